@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+export { z };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Parses the environment once against a zod object schema whose keys are the
+ * variable names. Fails fast with every offending variable named, and returns
+ * a frozen result.
+ */
+export function loadConfig<S extends z.ZodObject>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): Readonly<z.infer<S>> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`),
+    );
+  }
+  return Object.freeze(parsed.data);
+}
+
+/** Building blocks shared by the services' config schemas. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  url: (fallback?: string) => (fallback === undefined ? z.url() : z.url().default(fallback)),
+  bool: (fallback: boolean) =>
+    z
+      .enum(["true", "false", "1", "0", "yes", "no"])
+      .default(fallback ? "true" : "false")
+      .transform((v) => v === "true" || v === "1" || v === "yes"),
+  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  secret: (minLength = 32) => z.string().min(minLength, `must be at least ${minLength} characters`),
+};
+
+/** Variables every service reads. */
+export const baseConfigShape = {
+  LOG_LEVEL: env.logLevel(),
+  HEALTH_PORT: env.port(0),
+  SHUTDOWN_TIMEOUT_MS: env.int(20_000, 1000),
+};

@@ -1,0 +1,57 @@
+import { Kysely, Migrator, PostgresDialect, sql, type Migration } from "kysely";
+import pg from "pg";
+import type { Logger } from "../logger";
+
+/**
+ * A Kysely instance whose connections use the service's own schema.
+ *
+ * An idle pooled connection that the server ends (a restart, a failover, a
+ * terminated backend) is dropped by the pool and replaced on next use; its
+ * error is logged, never thrown: unhandled, it would end the process.
+ */
+export function createDb<DB>(options: { url: string; schema: string; max?: number; logger?: Logger }): Kysely<DB> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    options: `-c search_path=${quoteIdent(options.schema)}`,
+    application_name: options.schema,
+  });
+  pool.on("error", (err) => options.logger?.warn({ err }, "idle database connection lost"));
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid schema name "${name}"`);
+  return name;
+}
+
+/**
+ * Applies a service's migrations (named by timestamp, frozen in time) inside
+ * its own schema, recording them in that schema. Run by each service's
+ * migrate entrypoint, never at service start.
+ */
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
+  schema: string,
+  migrations: Record<string, Migration>,
+): Promise<string[]> {
+  await sql`create schema if not exists ${sql.id(quoteIdent(schema))}`.execute(db);
+  const migrator = new Migrator({
+    db,
+    migrationTableSchema: schema,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Checks the database answers; used by readiness probes. */
+export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

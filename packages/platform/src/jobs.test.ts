@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { jobEventsV1 } from "@pressroom/contracts";
+import { foldJob, jobEvent, type StoredJobEvent } from "./jobs";
+
+const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
+
+function history(...events: jobEventsV1.JobEvent[]): StoredJobEvent[] {
+  return events.map((event, i) => ({ seq: i + 10, event }));
+}
+
+const accepted = (webhookUrl = "") =>
+  jobEvent("job.accepted", { ...ids, source: "gateway", accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, html: "", dataJson: "{}", webhookUrl, plan: "demo" } });
+const started = (attempt = 1) => jobEvent("job.started", { ...ids, source: "render", started: { worker: "w", attempt } });
+const succeeded = () =>
+  jobEvent("job.succeeded", { ...ids, source: "render", succeeded: { outputId: "out_x", url: "u", expiresAt: "e", contentType: "application/pdf", sizeBytes: "10", pages: 1, renderMs: 5 } });
+const failed = () => jobEvent("job.failed", { ...ids, source: "render", failed: { code: "RENDER_FAILED", message: "deadline", refund: false } });
+
+describe("foldJob", () => {
+  it("is undefined without an acceptance", () => {
+    assert.equal(foldJob(history(started())), undefined);
+  });
+
+  it("folds accepted → started → succeeded and tracks the last sequence", () => {
+    const job = foldJob(history(accepted(), started(), succeeded()))!;
+    assert.equal(job.status, "succeeded");
+    assert.equal(job.result?.outputId, "out_x");
+    assert.equal(job.lastSeq, 12);
+    assert.deepEqual(job.history.map((e) => e.type), ["job.accepted", "job.started", "job.succeeded"]);
+    assert.equal(job.webhook.state, "none");
+  });
+
+  it("never lets a job succeed after failing, or succeed twice", () => {
+    const afterFail = foldJob(history(accepted(), started(), failed(), succeeded()))!;
+    assert.equal(afterFail.status, "failed");
+    assert.equal(afterFail.result, undefined);
+    const twice = foldJob(history(accepted(), started(), succeeded(), started(2), succeeded()))!;
+    assert.equal(twice.status, "succeeded");
+    assert.equal(twice.history.filter((e) => e.type === "job.succeeded").length, 1);
+  });
+
+  it("keeps webhook bookkeeping after the terminal event", () => {
+    const attempt = jobEvent("job.webhook_attempted", { ...ids, source: "webhook", webhookAttempted: { attempt: 1, status: 503, error: "", nextAttemptAt: "2026-01-01T00:00:05Z" } });
+    const delivered = jobEvent("job.webhook_delivered", { ...ids, source: "webhook", webhookDelivered: { attempt: 2, status: 200 } });
+    const job = foldJob(history(accepted("https://example.com/hook"), started(), succeeded(), attempt))!;
+    assert.equal(job.webhook.state, "pending");
+    assert.equal(job.webhook.nextAttemptAt, "2026-01-01T00:00:05Z");
+    const done = foldJob(history(accepted("https://example.com/hook"), started(), succeeded(), attempt, delivered))!;
+    assert.deepEqual({ state: done.webhook.state, attempts: done.webhook.attempts, last: done.webhook.lastStatus }, { state: "delivered", attempts: 2, last: 200 });
+  });
+});

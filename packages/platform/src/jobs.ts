@@ -1,0 +1,173 @@
+import { jobEventsV1 } from "@pressroom/contracts";
+import type { JetStreamClient, JetStreamManager, PubAck, StoredMsg } from "nats";
+import { newId } from "./ids";
+import { publishEvent } from "./nats/events";
+import { streams, subjects } from "./nats/topology";
+
+export type JobEvent = jobEventsV1.JobEvent;
+export type JobEventType =
+  | "job.accepted"
+  | "job.started"
+  | "job.succeeded"
+  | "job.failed"
+  | "job.webhook_attempted"
+  | "job.webhook_delivered"
+  | "job.webhook_exhausted";
+
+export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
+
+export interface StoredJobEvent {
+  seq: number;
+  event: JobEvent;
+}
+
+export interface JobState {
+  id: string;
+  keyId: string;
+  status: JobStatus;
+  kind: "render" | "image";
+  templateId: string;
+  webhookUrl: string;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  attempts: number;
+  result?: jobEventsV1.JobSucceeded;
+  error?: jobEventsV1.JobFailed;
+  webhook: {
+    state: "none" | "pending" | "delivered" | "exhausted";
+    attempts: number;
+    lastStatus?: number;
+    nextAttemptAt?: string;
+  };
+  /** Stream sequence of the last event: the expected sequence for the next append. */
+  lastSeq: number;
+  history: { id: string; type: string; time: string; source: string }[];
+}
+
+export function isTerminal(status: JobStatus): boolean {
+  return status === "succeeded" || status === "failed";
+}
+
+/** Builds an event with a fresh id and the current time. */
+export function jobEvent(
+  type: JobEventType,
+  fields: { jobId: string; keyId: string; source: string } & Partial<Omit<JobEvent, "id" | "type" | "time" | "source" | "jobId" | "keyId">>,
+): JobEvent {
+  const { jobId, keyId, source, ...data } = fields;
+  return jobEventsV1.JobEvent.fromPartial({ id: newId("evt"), type, time: new Date().toISOString(), source, jobId, keyId, ...data });
+}
+
+/**
+ * The job's state is the fold of its events. Events that an append guard
+ * would have refused (anything but webhook bookkeeping after a terminal
+ * event) are ignored, so a corrupt history can never resurrect a job.
+ */
+export function foldJob(events: StoredJobEvent[]): JobState | undefined {
+  let state: JobState | undefined;
+  for (const { seq, event } of events) {
+    if (event.type === "job.accepted" && event.accepted) {
+      if (state) continue;
+      state = {
+        id: event.jobId,
+        keyId: event.keyId,
+        status: "queued",
+        kind: event.accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "image" : "render",
+        templateId: event.accepted.templateId,
+        webhookUrl: event.accepted.webhookUrl,
+        createdAt: event.time,
+        attempts: 0,
+        webhook: { state: event.accepted.webhookUrl ? "pending" : "none", attempts: 0 },
+        lastSeq: seq,
+        history: [],
+      };
+    }
+    if (!state) continue;
+    const terminal = isTerminal(state.status);
+    switch (event.type) {
+      case "job.started":
+        if (terminal) continue;
+        state.status = "rendering";
+        state.startedAt ??= event.time;
+        state.attempts = Math.max(state.attempts, event.started?.attempt ?? state.attempts + 1);
+        break;
+      case "job.succeeded":
+        if (terminal) continue;
+        state.status = "succeeded";
+        state.finishedAt = event.time;
+        state.result = event.succeeded;
+        break;
+      case "job.failed":
+        if (terminal) continue;
+        state.status = "failed";
+        state.finishedAt = event.time;
+        state.error = event.failed;
+        break;
+      case "job.webhook_attempted":
+        state.webhook.attempts = Math.max(state.webhook.attempts, event.webhookAttempted?.attempt ?? 0);
+        state.webhook.lastStatus = event.webhookAttempted?.status;
+        state.webhook.nextAttemptAt = event.webhookAttempted?.nextAttemptAt || undefined;
+        break;
+      case "job.webhook_delivered":
+        state.webhook.state = "delivered";
+        state.webhook.attempts = Math.max(state.webhook.attempts, event.webhookDelivered?.attempt ?? 0);
+        state.webhook.lastStatus = event.webhookDelivered?.status;
+        state.webhook.nextAttemptAt = undefined;
+        break;
+      case "job.webhook_exhausted":
+        state.webhook.state = "exhausted";
+        state.webhook.nextAttemptAt = undefined;
+        break;
+    }
+    state.lastSeq = seq;
+    state.history.push({ id: event.id, type: event.type, time: event.time, source: event.source });
+  }
+  return state;
+}
+
+/** nats.js exposes direct get on the manager object without declaring it on the interface. */
+type DirectGet = { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+
+function directApi(jsm: JetStreamManager): DirectGet {
+  const direct = (jsm as JetStreamManager & { direct?: DirectGet }).direct;
+  if (!direct) throw new Error("this nats client has no direct get API");
+  return direct;
+}
+
+/** Reads every event of one job, in order, by direct get on the job's subject. */
+export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent[]> {
+  const subject = subjects.job(jobId);
+  const events: StoredJobEvent[] = [];
+  let seq = 1;
+  for (;;) {
+    let message;
+    try {
+      message = await directApi(jsm).getMessage(streams.JOBS, { seq, next_by_subj: subject });
+    } catch (err) {
+      if ((err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message)) break;
+      throw err;
+    }
+    events.push({ seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) });
+    seq = message.seq + 1;
+  }
+  return events;
+}
+
+export async function loadJob(jsm: JetStreamManager, jobId: string): Promise<JobState | undefined> {
+  return foldJob(await readJobEvents(jsm, jobId));
+}
+
+/**
+ * Appends an event to the job's subject. With expectLastSeq, the append only
+ * succeeds if no other event was appended since (optimistic concurrency).
+ */
+export function appendJobEvent(js: JetStreamClient, event: JobEvent, expectLastSeq?: number): Promise<PubAck> {
+  return publishEvent(js, {
+    subject: subjects.job(event.jobId),
+    spanSubject: "pressroom.job.{id}.v1",
+    msgId: event.id,
+    type: event.type,
+    data: jobEventsV1.JobEvent.encode(event).finish(),
+    expectLastSubjectSequence: expectLastSeq,
+  });
+}

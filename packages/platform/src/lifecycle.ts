@@ -1,0 +1,119 @@
+import { createServer, type Server } from "node:http";
+import type { Logger } from "./logger";
+import { shutdownTelemetry } from "./telemetry/setup";
+
+/**
+ * Shutdown runs in this order, each stage after the previous one finished:
+ * not ready → stop accepting → drain NATS → finish in-flight work → close db
+ * → flush telemetry → exit, all within SHUTDOWN_TIMEOUT_MS.
+ */
+export const SHUTDOWN_STAGES = ["notReady", "stopAccepting", "drainNats", "finishWork", "closeDb", "flushTelemetry"] as const;
+export type ShutdownStage = (typeof SHUTDOWN_STAGES)[number];
+
+type Hook = { name: string; fn: () => Promise<void> | void };
+
+export class Lifecycle {
+  private readonly hooks = new Map<ShutdownStage, Hook[]>();
+  private ready = false;
+  private stopping: Promise<void> | undefined;
+  private readonly readinessChecks: (() => Promise<boolean> | boolean)[] = [];
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly timeoutMs: number,
+  ) {
+    this.on("notReady", "readiness", () => {
+      this.ready = false;
+    });
+    this.on("flushTelemetry", "telemetry", () => shutdownTelemetry());
+  }
+
+  on(stage: ShutdownStage, name: string, fn: () => Promise<void> | void): this {
+    const list = this.hooks.get(stage) ?? [];
+    list.push({ name, fn });
+    this.hooks.set(stage, list);
+    return this;
+  }
+
+  /** Readiness: the process is started and every dependency check passes. */
+  addReadinessCheck(check: () => Promise<boolean> | boolean): void {
+    this.readinessChecks.push(check);
+  }
+
+  setReady(): void {
+    this.ready = true;
+  }
+
+  get isStopping(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  async isReady(): Promise<boolean> {
+    if (!this.ready || this.stopping) return false;
+    for (const check of this.readinessChecks) if (!(await check())) return false;
+    return true;
+  }
+
+  /** Runs the shutdown stages once; later calls return the same promise. */
+  shutdown(reason: string): Promise<void> {
+    this.stopping ??= this.runStages(reason);
+    return this.stopping;
+  }
+
+  private async runStages(reason: string): Promise<void> {
+    this.logger.info({ reason }, "shutting down");
+    const deadline = Date.now() + this.timeoutMs;
+    for (const stage of SHUTDOWN_STAGES) {
+      for (const hook of this.hooks.get(stage) ?? []) {
+        const remaining = Math.max(0, deadline - Date.now());
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([
+            Promise.resolve().then(hook.fn),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error("timed out")), remaining);
+            }),
+          ]);
+        } catch (err) {
+          this.logger.warn({ err, stage, hook: hook.name }, "shutdown step failed");
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+    }
+    this.logger.info("stopped");
+  }
+
+  /** Installs SIGINT/SIGTERM handlers that shut down and exit. */
+  handleSignals(): void {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      process.once(signal, () => {
+        void this.shutdown(signal).finally(() => process.exit(0));
+      });
+    }
+  }
+}
+
+/**
+ * A small HTTP server for probes: /livez answers while the process runs,
+ * /readyz only when the lifecycle is ready (dependencies checked).
+ */
+export async function startHealthServer(lifecycle: Lifecycle, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (req.url === "/livez") {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
+      return;
+    }
+    if (req.url === "/readyz") {
+      void lifecycle.isReady().then((ready) => {
+        res.writeHead(ready ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ready ? "ready" : "not_ready" }));
+      });
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" }).end('{"status":"not_found"}');
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const address = server.address();
+  lifecycle.on("flushTelemetry", "health server", () => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { server, port: typeof address === "object" && address ? address.port : port };
+}

@@ -1,0 +1,25 @@
+/** The plans of the spec's section 8: the one place they are defined. */
+export const PLANS = {
+  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, priceUsd: 0, public: true },
+  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, priceUsd: 0, public: false },
+  starter: { name: "Starter", rendersPerMonth: 1_000, requestsPerMinute: 60, concurrentRenders: 2, priceUsd: 9, public: false },
+  pro: { name: "Pro", rendersPerMonth: 10_000, requestsPerMinute: 300, concurrentRenders: 5, priceUsd: 29, public: false },
+  business: { name: "Business", rendersPerMonth: 100_000, requestsPerMinute: 1_000, concurrentRenders: 10, priceUsd: 99, public: false },
+} as const;
+
+export type PlanId = keyof typeof PLANS;
+export type Plan = (typeof PLANS)[PlanId];
+
+export const PLAN_ORDER: readonly PlanId[] = ["demo", "free", "starter", "pro", "business"];
+
+export function isPlanId(value: string): value is PlanId {
+  return Object.hasOwn(PLANS, value);
+}
+
+export function planOf(id: string): Plan {
+  if (!isPlanId(id)) throw new Error(`unknown plan "${id}"`);
+  return PLANS[id];
+}
+
+/** The public demo key, printed in the README. It has the demo plan. */
+export const DEMO_API_KEY = "pr_demo_public_try_pressroom_2026";

@@ -1,0 +1,76 @@
+import { metrics } from "@opentelemetry/api";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { registerInstrumentations, type Instrumentation } from "@opentelemetry/instrumentation";
+import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
+import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
+import { KoaInstrumentation } from "@opentelemetry/instrumentation-koa";
+import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { RedactingSpanExporter } from "./redact";
+
+export interface TelemetryHandle {
+  shutdown(): Promise<void>;
+}
+
+const HANDLE = Symbol.for("pressroom.telemetry");
+
+type GlobalWithHandle = typeof globalThis & { [HANDLE]?: TelemetryHandle };
+
+export function instrumentations(): Instrumentation[] {
+  return [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => req.url === "/livez" || req.url === "/readyz",
+    }),
+    new GrpcInstrumentation({ ignoreGrpcMethods: ["Check", "Watch"] }),
+    new KoaInstrumentation(),
+    new PgInstrumentation({ enhancedDatabaseReporting: false }),
+  ];
+}
+
+/**
+ * Starts tracing and metrics for one process. Spans are exported by OTLP/HTTP
+ * when OTEL_EXPORTER_OTLP_ENDPOINT is set (or to the given exporter, in
+ * tests); every exporter is wrapped so no secret leaves the process.
+ */
+export function startTelemetry(options: { serviceName: string; exporter?: SpanExporter }): TelemetryHandle {
+  const existing = (globalThis as GlobalWithHandle)[HANDLE];
+  if (existing) return existing;
+
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName });
+  const spanProcessors: SpanProcessor[] = [];
+  const exporter = options.exporter ?? (endpoint ? new OTLPTraceExporter() : undefined);
+  if (exporter) spanProcessors.push(new BatchSpanProcessor(new RedactingSpanExporter(exporter)));
+
+  const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
+  tracerProvider.register();
+
+  let meterProvider: MeterProvider | undefined;
+  if (endpoint) {
+    meterProvider = new MeterProvider({
+      resource,
+      readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: 15_000 })],
+    });
+    metrics.setGlobalMeterProvider(meterProvider);
+  }
+
+  registerInstrumentations({ instrumentations: instrumentations() });
+
+  const handle: TelemetryHandle = {
+    async shutdown() {
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]);
+    },
+  };
+  (globalThis as GlobalWithHandle)[HANDLE] = handle;
+  return handle;
+}
+
+/** Flushes and stops telemetry if it was started in this process. */
+export async function shutdownTelemetry(): Promise<void> {
+  await (globalThis as GlobalWithHandle)[HANDLE]?.shutdown();
+}
