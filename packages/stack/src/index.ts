@@ -1,0 +1,5 @@
+export * from "./nats";
+export * from "./ports";
+export * from "./postgres";
+export * from "./services";
+export * from "./test-stack";

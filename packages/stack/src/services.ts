@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import path from "node:path";
+import { stopChild } from "./nats";
+import { freePort, waitFor } from "./ports";
+
+export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
+
+export const SERVICE_NAMES = ["identity", "storage", "metering", "render", "webhook", "gateway"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+const MIGRATED: ServiceName[] = ["identity", "storage", "metering", "render", "webhook"];
+
+export interface StackPorts {
+  http: number;
+  grpc: Record<"identity" | "metering" | "render" | "storage", number>;
+  health: Record<ServiceName, number>;
+}
+
+export const DEFAULT_PORTS: StackPorts = {
+  http: 8080,
+  grpc: { identity: 7001, metering: 7002, render: 7003, storage: 7004 },
+  health: { identity: 7101, metering: 7102, render: 7103, storage: 7104, webhook: 7106, gateway: 8080 },
+};
+
+export async function freePorts(): Promise<StackPorts> {
+  const http = await freePort();
+  return {
+    http,
+    grpc: { identity: await freePort(), metering: await freePort(), render: await freePort(), storage: await freePort() },
+    health: { identity: await freePort(), metering: await freePort(), render: await freePort(), storage: await freePort(), webhook: await freePort(), gateway: http },
+  };
+}
+
+export interface ServiceProcess {
+  name: ServiceName;
+  child: ChildProcess;
+  env: NodeJS.ProcessEnv;
+  /** Everything the process wrote (stdout and stderr), for leak checks and debugging. */
+  output: string[];
+}
+
+export interface StackOptions {
+  databaseUrl: string;
+  natsUrl: string;
+  ports: StackPorts;
+  logDir: string;
+  publicBaseUrl?: string;
+  signingSecret?: string;
+  /** Extra environment for every service, or per service. */
+  env?: NodeJS.ProcessEnv;
+  serviceEnv?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+  /** Echo service output to this stream with a [service] prefix. */
+  echo?: NodeJS.WritableStream;
+}
+
+function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
+  return path.join(REPO_ROOT, "services", name, "dist", `${file}.js`);
+}
+
+export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.ProcessEnv {
+  const { ports } = options;
+  const publicBaseUrl = options.publicBaseUrl ?? `http://127.0.0.1:${ports.http}`;
+  const addr = (port: number) => `127.0.0.1:${port}`;
+  const common: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    DATABASE_URL: options.databaseUrl,
+    NATS_URL: options.natsUrl,
+    OTEL_SERVICE_NAME: name,
+    HEALTH_PORT: String(ports.health[name]),
+    IDENTITY_ADDR: addr(ports.grpc.identity),
+    METERING_ADDR: addr(ports.grpc.metering),
+    RENDER_ADDR: addr(ports.grpc.render),
+    STORAGE_ADDR: addr(ports.grpc.storage),
+    PUBLIC_BASE_URL: publicBaseUrl,
+    ...options.env,
+  };
+  const own: Record<ServiceName, NodeJS.ProcessEnv> = {
+    identity: { GRPC_PORT: String(ports.grpc.identity) },
+    metering: { GRPC_PORT: String(ports.grpc.metering) },
+    render: { GRPC_PORT: String(ports.grpc.render) },
+    storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
+    webhook: {},
+    gateway: { HTTP_PORT: String(ports.http), HTTP_HOST: "127.0.0.1" },
+  };
+  return { ...common, ...own[name], ...options.serviceEnv?.[name] };
+}
+
+/** Runs every service's migrate entrypoint (what the Kubernetes migrations Job does), in parallel: each owns its schema. */
+export async function runMigrations(databaseUrl: string): Promise<void> {
+  await Promise.all(
+    MIGRATED.map(
+      (name) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, ["--enable-source-maps", serviceEntry(name, "migrate")], {
+            env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
+            stdio: ["ignore", "pipe", "pipe"],
+          });
+          let output = "";
+          child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+          child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+          child.once("error", reject);
+          child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`migrations of ${name} failed:\n${output}`))));
+        }),
+    ),
+  );
+}
+
+/** Starts one service as its own process, preloading telemetry. */
+export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: string, echo?: NodeJS.WritableStream): ServiceProcess {
+  mkdirSync(logDir, { recursive: true });
+  const log: WriteStream = createWriteStream(path.join(logDir, `${name}.log`), { flags: "a" });
+  const child = spawn(process.execPath, ["--enable-source-maps", "--require", "@pressroom/platform/telemetry", serviceEntry(name, "main")], {
+    cwd: path.join(REPO_ROOT, "services", name),
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    output.push(text);
+    log.write(text);
+    if (echo) for (const line of text.split("\n")) if (line) echo.write(`[${name}] ${line}\n`);
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  child.once("exit", () => log.end());
+  return { name, child, env, output };
+}
+
+export async function waitReady(name: ServiceName, healthPort: number, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  await waitFor(`${name} readiness on :${healthPort}`, async () => {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} before it was ready`);
+    const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+    return response.ok;
+  }, timeoutMs, 100);
+}
+
+export interface RunningServices {
+  processes: Map<ServiceName, ServiceProcess>;
+  stop(): Promise<void>;
+  /** Kills one service abruptly (SIGKILL) and returns once it is gone. */
+  kill(name: ServiceName): Promise<void>;
+  /** Starts a stopped or killed service again and waits until it is ready. */
+  restart(name: ServiceName): Promise<void>;
+}
+
+/**
+ * Starts the six services, each as its own process, all at once: gRPC
+ * clients connect lazily, so no service needs another to be up to start.
+ */
+export async function startServices(options: StackOptions, only: readonly ServiceName[] = SERVICE_NAMES): Promise<RunningServices> {
+  const processes = new Map<ServiceName, ServiceProcess>();
+  const launch = async (name: ServiceName) => {
+    const env = serviceEnv(name, options);
+    const proc = startService(name, env, options.logDir, options.echo);
+    processes.set(name, proc);
+    await waitReady(name, options.ports.health[name], proc.child).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- ${name} output ---\n${proc.output.join("").slice(-4000)}`);
+    });
+  };
+  const running: RunningServices = {
+    processes,
+    async stop() {
+      const order = [...SERVICE_NAMES].reverse().filter((name) => processes.has(name));
+      for (const name of order) await stopChild(processes.get(name)!.child, "SIGTERM", 25_000);
+    },
+    async kill(name) {
+      const proc = processes.get(name);
+      if (proc) await stopChild(proc.child, "SIGKILL", 5_000);
+    },
+    async restart(name) {
+      const previous = processes.get(name);
+      await launch(name);
+      if (previous) processes.get(name)!.output.unshift(...previous.output);
+    },
+  };
+  try {
+    await Promise.all(SERVICE_NAMES.filter((name) => only.includes(name)).map(launch));
+  } catch (err) {
+    await running.stop();
+    throw err;
+  }
+  return running;
+}

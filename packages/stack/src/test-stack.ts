@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startPrivateNats, type PrivateNats } from "./nats";
+import { DEFAULT_DATABASE_URL, createDatabase, dropDatabase, postgresAnswers } from "./postgres";
+import { freePorts, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
+
+export interface TestStack {
+  baseUrl: string;
+  databaseUrl: string;
+  natsUrl: string;
+  nats: PrivateNats;
+  ports: StackPorts;
+  services: RunningServices;
+  signingSecret: string;
+  /** All output the services wrote so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The PostgreSQL server tests use: DATABASE_URL when set, else the local
+ * default. Fails with instructions when none answers.
+ */
+export async function testDatabaseServer(): Promise<string> {
+  const url = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  if (!(await postgresAnswers(url))) {
+    throw new Error(
+      `PostgreSQL does not answer at ${new URL(url).host}. Start it (pg_ctlcluster <version> main start, or ./scripts/up.sh which starts a private one) or set DATABASE_URL.`,
+    );
+  }
+  return url;
+}
+
+/** A fresh database on the test server; dropped by the returned function. */
+export async function isolatedDatabase(prefix = "pressroom_test"): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = await testDatabaseServer();
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const url = await createDatabase(server, name);
+  return { url, drop: () => dropDatabase(server, name) };
+}
+
+/**
+ * Boots an isolated Pressroom: its own database, its own nats-server on a
+ * free port, the six services as separate processes on free ports.
+ */
+export async function startTestStack(options: Partial<Pick<StackOptions, "env" | "serviceEnv">> & { only?: ServiceName[] } = {}): Promise<TestStack> {
+  const workDir = mkdtempSync(path.join(tmpdir(), "pressroom-test-"));
+  const database = await isolatedDatabase();
+  const nats = await startPrivateNats(path.join(workDir, "nats"));
+  const ports = await freePorts();
+  const signingSecret = randomBytes(32).toString("hex");
+  let services: RunningServices | undefined;
+  try {
+    await runMigrations(database.url);
+    services = await startServices(
+      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv: options.serviceEnv },
+      options.only,
+    );
+  } catch (err) {
+    await nats.stop();
+    await database.drop().catch(() => undefined);
+    throw err;
+  }
+  const running = services;
+  return {
+    baseUrl: `http://127.0.0.1:${ports.http}`,
+    databaseUrl: database.url,
+    natsUrl: nats.url,
+    nats,
+    ports,
+    services: running,
+    signingSecret,
+    output: () => [...running.processes.values()].map((p) => p.output.join("")).join(""),
+    async stop() {
+      await running.stop();
+      await nats.stop();
+      await database.drop().catch(() => undefined);
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}

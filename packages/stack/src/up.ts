@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
+import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
+import { DEFAULT_PORTS, REPO_ROOT, runMigrations, startServices, type RunningServices } from "./services";
+
+const DATA_DIR = path.join(REPO_ROOT, ".data");
+
+function say(message: string): void {
+  process.stdout.write(`pressroom: ${message}\n`);
+}
+
+/** A signing secret kept across runs, so links from an earlier run stay valid. */
+function signingSecret(): string {
+  const file = path.join(DATA_DIR, "output-signing-secret");
+  if (!existsSync(file)) {
+    mkdirSync(DATA_DIR, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600 });
+  }
+  return readFileSync(file, "utf8").trim();
+}
+
+async function main(): Promise<void> {
+  let privatePostgres: PrivatePostgres | undefined;
+  let privateNats: PrivateNats | undefined;
+  let services: RunningServices | undefined;
+  let stopping = false;
+
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say("stopping…");
+    await services?.stop();
+    await privateNats?.stop();
+    privatePostgres?.stop();
+    say("stopped");
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+
+  try {
+    let serverUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+    if (await postgresAnswers(serverUrl)) {
+      say(`using PostgreSQL at ${new URL(serverUrl).host}`);
+    } else {
+      say(`no PostgreSQL at ${new URL(serverUrl).host}; starting a private one under .data/postgres`);
+      privatePostgres = await startPrivatePostgres(path.join(DATA_DIR, "postgres"));
+      serverUrl = privatePostgres.url;
+    }
+    const databaseUrl = process.env.DATABASE_URL ?? (await createDatabase(serverUrl, "pressroom"));
+
+    let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;
+    if (await jetstreamAnswers(natsUrl)) {
+      say(`using NATS JetStream at ${new URL(natsUrl).host}`);
+    } else {
+      say(`no NATS JetStream at ${new URL(natsUrl).host}; starting a private one under .data/nats`);
+      privateNats = await startPrivateNats(path.join(DATA_DIR, "nats"));
+      natsUrl = privateNats.url;
+    }
+
+    say("running migrations");
+    await runMigrations(databaseUrl);
+    const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${DEFAULT_PORTS.http}`;
+    say("starting identity, storage, metering, render, webhook and gateway");
+    services = await startServices({
+      databaseUrl,
+      natsUrl,
+      ports: DEFAULT_PORTS,
+      logDir: path.join(DATA_DIR, "logs"),
+      publicBaseUrl: baseUrl,
+      signingSecret: signingSecret(),
+      env: { RENDER_SLOTS: process.env.RENDER_SLOTS ?? "2" },
+      echo: process.env.PRESSROOM_QUIET ? undefined : process.stderr,
+    });
+    say("ready");
+    process.stdout.write(
+      [
+        "",
+        `  Gateway:   ${baseUrl}`,
+        `  Demo key:  ${DEMO_API_KEY}`,
+        "",
+        `  curl -s ${baseUrl}/v1/render -H "Authorization: Bearer ${DEMO_API_KEY}" \\`,
+        `    -H "Content-Type: application/json" -d '{"html":"<h1>Hello {{name}}</h1>","data":{"name":"Ada"}}'`,
+        "",
+        "  Logs: .data/logs/<service>.log   Stop: Ctrl-C",
+        "",
+      ].join("\n"),
+    );
+    for (const proc of services.processes.values()) {
+      proc.child.once("exit", (code, signal) => {
+        if (!stopping) {
+          say(`${proc.name} exited (${signal ?? code}); stopping the stack`);
+          void stop(1);
+        }
+      });
+    }
+  } catch (err) {
+    process.stderr.write(`pressroom: ${(err as Error).message}\n`);
+    await stop(1);
+  }
+}
+
+void main();
