@@ -1,0 +1,13 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  GRPC_PORT: env.port(7001),
+  SIGNUP_LIMIT_PER_HOUR: env.int(5, 1),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadIdentityConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

@@ -1,0 +1,133 @@
+import { accountEventsV1, identityV1 } from "@pressroom/contracts";
+import { AppError, DEMO_API_KEY, isPlanId, newId, publishEvent, subjects, unary, type Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { JetStreamClient } from "nats";
+import type { IdentityDb } from "../db";
+import { signupBucket } from "./client-ip";
+import * as keys from "./keys.repository";
+import { isWellFormedKey } from "./secrets";
+
+export interface IdentityDeps {
+  db: Kysely<IdentityDb>;
+  js: JetStreamClient;
+  logger: Logger;
+  signupLimitPerHour: number;
+}
+
+const EMAIL = /^[^\s@"<>()[\]\\,;:]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+const authInvalid = () =>
+  new AppError("AUTH_INVALID", "API key missing, malformed or revoked", "Send Authorization: Bearer <API_KEY> with a valid key; sign up at POST /v1/signup.");
+
+function toRecord(row: keys.KeyRow): identityV1.KeyRecord {
+  return { keyId: row.keyId, email: row.email ?? "", plan: row.plan, revoked: row.revoked, createdAt: row.createdAt.toISOString() };
+}
+
+function validPlan(plan: string): string {
+  if (!isPlanId(plan)) {
+    throw new AppError("PLAN_INVALID", `unknown plan "${plan}"`, "Use one of demo, free, starter, pro, business.");
+  }
+  return plan;
+}
+
+async function resolveKey(deps: IdentityDeps, ref: { apiKey: string; keyId: string }): Promise<keys.KeyRow> {
+  const row = ref.keyId ? await keys.findById(deps.db, ref.keyId) : isWellFormedKey(ref.apiKey) ? await keys.findByApiKey(deps.db, ref.apiKey) : undefined;
+  if (!row) throw new AppError("NOT_FOUND", "no such key", "Check the key or key id.");
+  return row;
+}
+
+async function emitAccountEvent(deps: IdentityDeps, event: Omit<accountEventsV1.AccountEvent, "id" | "time" | "source">): Promise<void> {
+  const full = accountEventsV1.AccountEvent.fromPartial({ ...event, id: newId("evt"), time: new Date().toISOString(), source: "identity" });
+  await publishEvent(deps.js, {
+    subject: subjects.account(full.keyId),
+    spanSubject: "pressroom.account.{key_id}.v1",
+    msgId: full.id,
+    type: full.type,
+    data: accountEventsV1.AccountEvent.encode(full).finish(),
+  });
+}
+
+export function identityService(deps: IdentityDeps): identityV1.IdentityServiceServer {
+  const { logger } = deps;
+  return {
+    authenticate: unary(async (req: identityV1.AuthenticateRequest) => {
+      if (!isWellFormedKey(req.apiKey)) throw authInvalid();
+      const row = await keys.findByApiKey(deps.db, req.apiKey);
+      if (!row || row.revoked) throw authInvalid();
+      return { key: toRecord(row) };
+    }, logger),
+
+    signup: unary(async (req: identityV1.SignupRequest) => {
+      const email = req.email.trim();
+      if (email.length > 254 || !EMAIL.test(email)) {
+        throw new AppError("PAYLOAD_INVALID", "email: not a valid e-mail address", 'Send {"email": "you@example.com"}.');
+      }
+      const attempt = await keys.takeSignupAttempt(deps.db, signupBucket(req.clientIp), deps.signupLimitPerHour);
+      if (!attempt.allowed) {
+        throw new AppError(
+          "SIGNUP_THROTTLED",
+          `too many signups from this address (at most ${deps.signupLimitPerHour} an hour)`,
+          `Retry after ${attempt.retryAfterSeconds} s (Retry-After); one key per person is enough.`,
+          { retryAfterSeconds: attempt.retryAfterSeconds },
+        );
+      }
+      try {
+        const created = await keys.createKey(deps.db, { email, plan: "free" });
+        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "signup", planChanged: { fromPlan: "", toPlan: "free" } });
+        return { apiKey: created.apiKey, key: toRecord(created.key) };
+      } catch (err) {
+        if (err instanceof keys.EmailExistsError) {
+          throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Use the key you were given at signup, or contact support to recover it.");
+        }
+        throw err;
+      }
+    }, logger),
+
+    createKey: unary(async (req: identityV1.CreateKeyRequest) => {
+      const plan = validPlan(req.plan || "free");
+      try {
+        const created = await keys.createKey(deps.db, { email: req.email.trim() || null, plan });
+        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "operator", planChanged: { fromPlan: "", toPlan: plan } });
+        return { apiKey: created.apiKey, key: toRecord(created.key) };
+      } catch (err) {
+        if (err instanceof keys.EmailExistsError) throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Revoke the old key or use another address.");
+        throw err;
+      }
+    }, logger),
+
+    revokeKey: unary(async (req: identityV1.RevokeKeyRequest) => {
+      const row = await resolveKey(deps, req);
+      if (row.keyId === "key_demo" || req.apiKey === DEMO_API_KEY) {
+        throw new AppError("PAYLOAD_INVALID", "the public demo key cannot be revoked", "Revoke customer keys only.");
+      }
+      const revoked = await keys.revokeKey(deps.db, row.keyId);
+      if (!revoked) throw new AppError("NOT_FOUND", "no such key", "Check the key or key id.");
+      await emitAccountEvent(deps, { type: "account.key_revoked", keyId: row.keyId, actor: "operator", keyRevoked: {} });
+      return { key: toRecord(revoked) };
+    }, logger),
+
+    setPlan: unary(async (req: identityV1.SetPlanRequest) => {
+      const plan = validPlan(req.plan);
+      const row = await resolveKey(deps, req);
+      const result = await keys.setPlan(deps.db, row.keyId, plan);
+      if (!result) throw new AppError("NOT_FOUND", "no such key", "Check the key or key id.");
+      if (result.previousPlan !== plan) {
+        await emitAccountEvent(deps, {
+          type: "account.plan_changed",
+          keyId: row.keyId,
+          actor: req.actor || "operator",
+          planChanged: { fromPlan: result.previousPlan, toPlan: plan },
+        });
+      }
+      return { key: toRecord(result.key), previousPlan: result.previousPlan };
+    }, logger),
+
+    getKey: unary(async (req: identityV1.GetKeyRequest) => ({ key: toRecord(await resolveKey(deps, req)) }), logger),
+
+    getWebhookSecret: unary(async (req: identityV1.GetWebhookSecretRequest) => {
+      const secret = await keys.getWebhookSecret(deps.db, req.keyId);
+      if (!secret) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
+      return { secret };
+    }, logger),
+  };
+}

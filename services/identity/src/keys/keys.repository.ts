@@ -1,0 +1,133 @@
+import { sql, type Kysely } from "kysely";
+import { newId } from "@pressroom/platform";
+import type { IdentityDb } from "../db";
+import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, keyPrefix } from "./secrets";
+
+export interface KeyRow {
+  keyId: string;
+  email: string | null;
+  plan: string;
+  revoked: boolean;
+  createdAt: Date;
+}
+
+type Db = Kysely<IdentityDb>;
+
+const columns = ["key_id", "email", "plan", "revoked_at", "created_at", "key_hash"] as const;
+
+function toRow(row: { key_id: string; email: string | null; plan: string; revoked_at: Date | null; created_at: Date }): KeyRow {
+  return { keyId: row.key_id, email: row.email, plan: row.plan, revoked: row.revoked_at !== null, createdAt: row.created_at };
+}
+
+export async function findByApiKey(db: Db, apiKey: string): Promise<KeyRow | undefined> {
+  const hash = hashApiKey(apiKey);
+  const row = await db.selectFrom("api_keys").select(columns).where("key_hash", "=", hash).executeTakeFirst();
+  if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
+  return toRow(row);
+}
+
+export async function findById(db: Db, keyId: string): Promise<KeyRow | undefined> {
+  const row = await db.selectFrom("api_keys").select(columns).where("key_id", "=", keyId).executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+export class EmailExistsError extends Error {}
+
+/** Creates a key and its webhook secret; the plain key is returned once and never stored. */
+export async function createKey(db: Db, input: { email: string | null; plan: string }): Promise<{ apiKey: string; key: KeyRow }> {
+  const apiKey = generateApiKey();
+  try {
+    const row = await db
+      .insertInto("api_keys")
+      .values({
+        key_id: newId("key"),
+        key_hash: hashApiKey(apiKey),
+        key_prefix: keyPrefix(apiKey),
+        email: input.email,
+        plan: input.plan,
+        webhook_secret: generateWebhookSecret(),
+      })
+      .returning(["key_id", "email", "plan", "revoked_at", "created_at"])
+      .executeTakeFirstOrThrow();
+    return { apiKey, key: toRow(row) };
+  } catch (err) {
+    if ((err as { code?: string; constraint?: string }).code === "23505") throw new EmailExistsError("email exists");
+    throw err;
+  }
+}
+
+/** Ensures the well-known public demo key exists (idempotent, safe from every replica). */
+export async function ensureDemoKey(db: Db, demoKey: string): Promise<void> {
+  await db
+    .insertInto("api_keys")
+    .values({
+      key_id: "key_demo",
+      key_hash: hashApiKey(demoKey),
+      key_prefix: keyPrefix(demoKey),
+      email: null,
+      plan: "demo",
+      webhook_secret: generateWebhookSecret(),
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+export async function revokeKey(db: Db, keyId: string): Promise<KeyRow | undefined> {
+  const row = await db
+    .updateTable("api_keys")
+    .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+    .where("key_id", "=", keyId)
+    .returning(["key_id", "email", "plan", "revoked_at", "created_at"])
+    .executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+/** Sets the plan and returns the previous one, atomically. */
+export async function setPlan(db: Db, keyId: string, plan: string): Promise<{ key: KeyRow; previousPlan: string } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom("api_keys").select("plan").where("key_id", "=", keyId).forUpdate().executeTakeFirst();
+    if (!current) return undefined;
+    const row = await trx
+      .updateTable("api_keys")
+      .set({ plan })
+      .where("key_id", "=", keyId)
+      .returning(["key_id", "email", "plan", "revoked_at", "created_at"])
+      .executeTakeFirstOrThrow();
+    return { key: toRow(row), previousPlan: current.plan };
+  });
+}
+
+export async function getWebhookSecret(db: Db, keyId: string): Promise<string | undefined> {
+  const row = await db.selectFrom("api_keys").select("webhook_secret").where("key_id", "=", keyId).executeTakeFirst();
+  return row?.webhook_secret;
+}
+
+export interface SignupAttempt {
+  allowed: boolean;
+  /** When refused: seconds until the oldest attempt in the window leaves it. */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Records a signup attempt for a client's bucket (see signupBucket) and says
+ * whether it is within the limit of attempts in any hour. Serialised per
+ * bucket with an advisory lock so parallel attempts cannot slip past the
+ * limit; attempts older than the window are deleted on the way.
+ */
+export async function takeSignupAttempt(db: Db, bucket: string, limitPerHour: number): Promise<SignupAttempt> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`signup:${bucket}`}))`.execute(trx);
+    await trx.deleteFrom("signup_attempts").where("client_ip", "=", bucket).where("attempted_at", "<=", sql<Date>`now() - interval '1 hour'`).execute();
+    const { count, oldest } = await trx
+      .selectFrom("signup_attempts")
+      .select((eb) => [eb.fn.countAll<string>().as("count"), eb.fn.min("attempted_at").as("oldest")])
+      .where("client_ip", "=", bucket)
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= limitPerHour) {
+      const leavesAt = new Date(oldest as Date).getTime() + 3_600_000;
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((leavesAt - Date.now()) / 1000)) };
+    }
+    await trx.insertInto("signup_attempts").values({ client_ip: bucket }).execute();
+    return { allowed: true, retryAfterSeconds: 0 };
+  });
+}

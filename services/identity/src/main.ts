@@ -1,0 +1,41 @@
+import {
+  Lifecycle,
+  connectNats,
+  createDb,
+  createLogger,
+  pingDb,
+  provisionTopology,
+  startHealthServer,
+} from "@pressroom/platform";
+import { loadIdentityConfig } from "./config";
+import type { IdentityDb } from "./db";
+import { createIdentityServer } from "./server";
+
+async function main(): Promise<void> {
+  const config = loadIdentityConfig();
+  const logger = createLogger("identity", config.LOG_LEVEL);
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
+
+  const db = createDb<IdentityDb>({ url: config.DATABASE_URL, schema: "identity", logger });
+  const nc = await connectNats({ url: config.NATS_URL, name: "identity", logger });
+  const jsm = await nc.jetstreamManager();
+  await provisionTopology(jsm);
+
+  const grpc = await createIdentityServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR }, config.GRPC_PORT);
+
+  lifecycle.addReadinessCheck(() => pingDb(db));
+  lifecycle.addReadinessCheck(() => !nc.isClosed());
+  lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
+  lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
+  lifecycle.on("drainNats", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.setReady();
+  logger.info({ grpcPort: grpc.port }, "identity ready");
+}
+
+main().catch((err: unknown) => {
+  createLogger("identity").fatal({ err }, "identity failed to start");
+  process.exit(1);
+});
