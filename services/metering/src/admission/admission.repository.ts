@@ -1,0 +1,175 @@
+import { planOf } from "@pressroom/platform";
+import { sql, type Kysely } from "kysely";
+import type { MeteringDb } from "../db";
+import { periodOfStart } from "./period";
+
+export type Decision = "allowed" | "rate_limited" | "quota_exceeded" | "concurrency_exceeded";
+
+export interface AdmitResult {
+  decision: Decision;
+  rateLimit: number;
+  rateRemaining: number;
+  rateReset: number;
+  retryAfter: number;
+}
+
+type Db = Kysely<MeteringDb>;
+
+/**
+ * One atomic admission decision: one statement, one round trip (see the
+ * admit() SQL function of migration 20261121T200000). `counted`: decide again
+ * for a request already counted in the rate window.
+ */
+export async function admitRequest(db: Db, input: { keyId: string; plan: string; renderJobId: string; leaseSeconds: number; counted?: boolean }): Promise<AdmitResult> {
+  const plan = planOf(input.plan);
+  const { rows } = await sql<{ decision: Decision; rate_remaining: number; rate_reset: number; retry_after: number }>`
+    select decision, rate_remaining, rate_reset, retry_after
+    from admit(${input.keyId}, ${plan.requestsPerMinute}, ${plan.rendersPerMonth}, ${plan.concurrentRenders}, ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false})`.execute(db);
+  const row = rows[0]!;
+  return { decision: row.decision, rateLimit: plan.requestsPerMinute, rateRemaining: row.rate_remaining, rateReset: row.rate_reset, retryAfter: row.retry_after };
+}
+
+export type ReleaseOutcome = { released: boolean; refunded: boolean };
+
+/**
+ * Frees a job's slot and, when asked, refunds its quota unit to the period
+ * it was charged in. Refunds are once per job (the charge row remembers),
+ * whatever the number of events or calls; the slot may already be gone
+ * (reclaimed by its lease) and the refund still applies.
+ */
+async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<ReleaseOutcome> {
+  const slot = await trx.deleteFrom("slots").where("job_id", "=", jobId).returning("key_id").executeTakeFirst();
+  if (!refund) return { released: Boolean(slot), refunded: false };
+  const charge = await trx
+    .updateTable("charges")
+    .set({ refunded_at: sql<Date>`clock_timestamp()` })
+    .where("job_id", "=", jobId)
+    .where("refunded_at", "is", null)
+    .returning(["key_id", sql<string>`period_start::text`.as("period")])
+    .executeTakeFirst();
+  if (charge) {
+    await trx
+      .updateTable("usage_periods")
+      .set({ renders_used: sql`greatest(renders_used - 1, 0)` })
+      .where("key_id", "=", charge.key_id)
+      .where("period_start", "=", sql<Date>`${charge.period}::date`)
+      .execute();
+  }
+  return { released: Boolean(slot), refunded: Boolean(charge) };
+}
+
+/** A job's terminal event: idempotent per event (recorded in the same transaction). */
+export async function releaseForEvent(db: Db, input: { eventId: string; jobId: string; refund: boolean }): Promise<"duplicate" | ReleaseOutcome> {
+  return db.transaction().execute(async (trx) => {
+    const fresh = await trx.insertInto("processed_events").values({ event_id: input.eventId }).onConflict((oc) => oc.doNothing()).returning("event_id").executeTakeFirst();
+    if (!fresh) return "duplicate";
+    return releaseJob(trx, input.jobId, input.refund);
+  });
+}
+
+/** An admitted job that was never submitted (the gateway could not publish it). Idempotent. */
+export async function releaseAdmission(db: Db, input: { jobId: string; refund: boolean }): Promise<ReleaseOutcome> {
+  return db.transaction().execute((trx) => releaseJob(trx, input.jobId, input.refund));
+}
+
+/** The jobs holding a key's slots now. */
+export async function heldJobs(db: Db, keyId: string): Promise<string[]> {
+  const rows = await db.selectFrom("slots").select("job_id").where("key_id", "=", keyId).where("lease_expires_at", ">=", sql<Date>`clock_timestamp()`).execute();
+  return rows.map((row) => row.job_id);
+}
+
+/** A job that started keeps its slot for another lease from now (a long queue must not reclaim it). */
+export async function renewLease(db: Db, jobId: string, leaseSeconds: number): Promise<boolean> {
+  const result = await db
+    .updateTable("slots")
+    .set({ lease_expires_at: sql<Date>`greatest(lease_expires_at, clock_timestamp() + make_interval(secs => ${leaseSeconds}))` })
+    .where("job_id", "=", jobId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export interface UsageSnapshot {
+  plan: string;
+  periodStart: Date;
+  periodEnd: Date;
+  rendersUsed: number;
+  rendersLimit: number;
+  rateLimit: number;
+  rateRemaining: number;
+  rateReset: number;
+  concurrencyLimit: number;
+  inFlight: number;
+}
+
+/**
+ * The key's standing now, in one statement on the database clock, by the
+ * same rules as admit() (without counting): the window (now − 60 s, now],
+ * the UTC month, the slots whose lease has not expired.
+ */
+export async function readUsage(db: Db, keyId: string, planId: string): Promise<UsageSnapshot> {
+  const plan = planOf(planId);
+  const { rows } = await sql<{ period: string; used: string | null; rate_count: string; reset_ms: string | null; in_flight: string }>`
+    with t as (select clock_timestamp() as now),
+    p as (select now, date_trunc('month', now at time zone 'UTC')::date as period from t)
+    select
+      p.period::text as period,
+      (select renders_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as used,
+      (select count(*) from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as rate_count,
+      (select extract(epoch from (min(r.at) + interval '60 seconds' - p.now)) * 1000 from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as reset_ms,
+      (select count(*) from slots s where s.key_id = ${keyId} and s.lease_expires_at >= p.now) as in_flight
+    from p`.execute(db);
+  const row = rows[0]!;
+  const rateCount = Number(row.rate_count);
+  const period = periodOfStart(row.period);
+  return {
+    plan: planId,
+    periodStart: period.start,
+    periodEnd: period.end,
+    rendersUsed: Number(row.used ?? 0),
+    rendersLimit: plan.rendersPerMonth,
+    rateLimit: plan.requestsPerMinute,
+    rateRemaining: Math.max(0, plan.requestsPerMinute - rateCount),
+    rateReset: row.reset_ms === null ? 0 : Math.max(1, Math.ceil(Number(row.reset_ms) / 1000)),
+    concurrencyLimit: plan.concurrentRenders,
+    inFlight: Number(row.in_flight),
+  };
+}
+
+/**
+ * Operator correction of a key's renders used in the current period (UTC
+ * month of the database clock), serialised with admit() by the same lock.
+ * Returns the previous value and the period.
+ */
+export async function setRendersUsed(db: Db, keyId: string, used: number): Promise<{ previous: number; periodStart: Date }> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`metering:${keyId}`}, 0))`.execute(trx);
+    const { rows } = await sql<{ period: string }>`select date_trunc('month', clock_timestamp() at time zone 'UTC')::date::text as period`.execute(trx);
+    const period = rows[0]!.period;
+    const previous = await trx
+      .selectFrom("usage_periods")
+      .select("renders_used")
+      .where("key_id", "=", keyId)
+      .where("period_start", "=", sql<Date>`${period}::date`)
+      .executeTakeFirst();
+    await trx
+      .insertInto("usage_periods")
+      .values({ key_id: keyId, period_start: period, renders_used: used })
+      .onConflict((oc) => oc.columns(["key_id", "period_start"]).doUpdateSet({ renders_used: used }))
+      .execute();
+    return { previous: Number(previous?.renders_used ?? 0), periodStart: periodOfStart(period).start };
+  });
+}
+
+/**
+ * Housekeeping any replica may run at any time (nothing here changes a
+ * decision): rate events out of every window, expired leases, and the
+ * idempotency records and charges older than the JOBS stream keeps events.
+ */
+export async function sweep(db: Db, keepDays = 92): Promise<{ rateEvents: number; slots: number; processed: number; charges: number }> {
+  const rate = await sql`delete from rate_events where at <= clock_timestamp() - interval '60 seconds'`.execute(db);
+  const slots = await sql`delete from slots where lease_expires_at < clock_timestamp()`.execute(db);
+  const processed = await sql`delete from processed_events where processed_at < now() - make_interval(days => ${keepDays})`.execute(db);
+  const charges = await sql`delete from charges where charged_at < now() - make_interval(days => ${keepDays})`.execute(db);
+  const n = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0n);
+  return { rateEvents: n(rate), slots: n(slots), processed: n(processed), charges: n(charges) };
+}

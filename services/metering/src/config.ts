@@ -1,0 +1,31 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  GRPC_PORT: env.port(7002),
+  IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+  /** A concurrency slot whose job never finishes is reclaimed after this long. */
+  SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
+  PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
+  /** Postgres connections of this replica: each admission holds one for about a millisecond. */
+  DB_POOL_MAX: env.int(20, 1),
+  /** How long a checkout session can be confirmed or paid. */
+  CHECKOUT_TTL_SECONDS: env.int(2 * 60 * 60, 60),
+  /** When set, checkouts are Stripe Checkout Sessions (the "stripe" provider); otherwise the "local" provider. */
+  STRIPE_SECRET_KEY: z.string().default(""),
+  /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
+  STRIPE_WEBHOOK_SECRET: z.string().default(""),
+  /** How often a replica sweeps old rate events, expired leases and old idempotency records. */
+  SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
+}).superRefine((config, ctx) => {
+  // A Stripe checkout only completes through its webhook: one without the other could take payments and never upgrade.
+  if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
+    ctx.addIssue({ code: "custom", path: ["STRIPE_WEBHOOK_SECRET"], message: "required when STRIPE_SECRET_KEY is set (the endpoint's whsec_… signing secret)" });
+  }
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadMeteringConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

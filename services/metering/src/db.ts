@@ -1,0 +1,39 @@
+import type { ColumnType, Generated } from "kysely";
+
+/** The metering schema, as the migrations leave it. */
+export interface MeteringDb {
+  rate_events: { id: Generated<string>; key_id: string; at: Date };
+  usage_periods: { key_id: string; period_start: ColumnType<Date, string, string>; renders_used: ColumnType<string, number | undefined, number> };
+  slots: {
+    job_id: string;
+    key_id: string;
+    period_start: ColumnType<Date, string, string>;
+    acquired_at: ColumnType<Date, Date | undefined, never>;
+    lease_expires_at: ColumnType<Date, Date, Date>;
+  };
+  /** One row per render admitted: where its quota unit went, and whether it was refunded. */
+  charges: {
+    job_id: string;
+    key_id: string;
+    period_start: ColumnType<Date, string, never>;
+    charged_at: ColumnType<Date, Date, never>;
+    refunded_at: Date | null;
+  };
+  processed_events: { event_id: string; processed_at: ColumnType<Date, Date | undefined, never> };
+  checkout_sessions: {
+    session_id: string;
+    key_id: string;
+    provider: "local" | "stripe";
+    plan: string;
+    from_plan: string;
+    status: "open" | "completed";
+    checkout_url: string;
+    provider_session_id: string | null;
+    confirm_token_hash: string | null;
+    created_at: ColumnType<Date, Date | undefined, never>;
+    expires_at: Date;
+    completed_at: Date | null;
+  };
+  /** Stripe webhook events already handled (Stripe delivers at least once). */
+  stripe_events: { event_id: string; type: string; outcome: string; received_at: ColumnType<Date, Date | undefined, never> };
+}

@@ -1,0 +1,55 @@
+import { jobEventsV1 } from "@pressroom/contracts";
+import { readJobEvents, streams, subjects, type Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { JetStreamManager, StoredMsg } from "nats";
+import { heldJobs, releaseForEvent } from "../admission/admission.repository";
+import type { MeteringDb } from "../db";
+
+/** nats.js has direct get on the manager without declaring it on the interface. */
+type DirectGet = { getMessage(stream: string, query: { last_by_subj: string }): Promise<StoredMsg> };
+
+/** The type of the job's latest event, with one direct get; undefined when it has none. */
+async function latestEventType(jsm: JetStreamManager, jobId: string): Promise<string | undefined> {
+  const direct = (jsm as JetStreamManager & { direct?: DirectGet }).direct;
+  if (!direct) return "unknown";
+  try {
+    return jobEventsV1.JobEvent.decode((await direct.getMessage(streams.JOBS, { last_by_subj: subjects.job(jobId) })).data).type;
+  } catch (err) {
+    if ((err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}
+
+const RUNNING = new Set([undefined, "job.accepted", "job.started"]);
+
+/**
+ * Frees the slots of a key's jobs whose terminal event is already in the
+ * JOBS stream but not yet consumed. A sync client gets its answer when the
+ * terminal event is stored; its next render must not be refused for a slot
+ * the finished job still seems to hold because the consumer is a few
+ * milliseconds behind. Applied exactly like the consumer applies it (same
+ * event id, so the consumer later sees a duplicate). Asked only when a
+ * render would be refused for concurrency, never on the admitted path.
+ * Returns how many slots the key still holds.
+ */
+export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger }, keyId: string): Promise<number> {
+  // The refusal may have seen a slot the consumer was releasing that very moment: it is gone from this list then.
+  const jobs = await heldJobs(deps.db, keyId);
+  const freed = await Promise.all(
+    jobs.map(async (jobId) => {
+      try {
+        // Most held jobs are running: one read tells. Only a finished one is read in full.
+        if (RUNNING.has(await latestEventType(deps.jsm, jobId))) return false;
+        const terminal = (await readJobEvents(deps.jsm, jobId)).map((stored) => stored.event).find((event) => event.type === "job.succeeded" || event.type === "job.failed");
+        if (!terminal) return false;
+        const outcome = await releaseForEvent(deps.db, { eventId: terminal.id, jobId, refund: terminal.type === "job.failed" && Boolean(terminal.failed?.refund) });
+        // A duplicate means the consumer got there first: the slot is free either way.
+        return outcome === "duplicate" || outcome.released;
+      } catch (err) {
+        deps.logger.warn({ err, jobId }, "could not read a held job's events; its slot stays held");
+        return false;
+      }
+    }),
+  );
+  return jobs.length - freed.filter(Boolean).length;
+}
