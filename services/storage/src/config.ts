@@ -1,0 +1,20 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  GRPC_PORT: env.port(7004),
+  /** The public base URL that signed output URLs start with. */
+  PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
+  /** HMAC key for output URLs; shared by every storage replica. */
+  OUTPUT_SIGNING_SECRET: env.secret(32),
+  OUTPUT_TTL_SECONDS: env.int(86_400, 60),
+  OUTPUT_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default("outputs"),
+  OUTPUT_BUCKET_REPLICAS: env.int(1, 1),
+  SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadStorageConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

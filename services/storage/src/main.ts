@@ -1,0 +1,49 @@
+import { Lifecycle, connectNats, createDb, createLogger, pingDb, startHealthServer } from "@pressroom/platform";
+import { loadStorageConfig } from "./config";
+import type { StorageDb } from "./db";
+import { sweepExpired } from "./outputs/outputs.grpc";
+import { createStorageServer, openOutputStore } from "./server";
+
+async function main(): Promise<void> {
+  const config = loadStorageConfig();
+  const logger = createLogger("storage", config.LOG_LEVEL);
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
+
+  const db = createDb<StorageDb>({ url: config.DATABASE_URL, schema: "storage", logger });
+  const nc = await connectNats({ url: config.NATS_URL, name: "storage", logger });
+  const store = await openOutputStore(nc.jetstream(), { bucket: config.OUTPUT_BUCKET, ttlSeconds: config.OUTPUT_TTL_SECONDS, replicas: config.OUTPUT_BUCKET_REPLICAS });
+  const deps = {
+    db,
+    store,
+    logger,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    signingSecret: config.OUTPUT_SIGNING_SECRET,
+    ttlSeconds: config.OUTPUT_TTL_SECONDS,
+  };
+  const grpc = await createStorageServer(deps, config.GRPC_PORT);
+  const sweeper = setInterval(() => {
+    sweepExpired(deps).then(
+      (deleted) => {
+        if (deleted > 0) logger.info({ deleted }, "expired outputs deleted");
+      },
+      (err: unknown) => logger.warn({ err }, "output sweep failed"),
+    );
+  }, config.SWEEP_INTERVAL_MS);
+
+  lifecycle.addReadinessCheck(() => pingDb(db));
+  lifecycle.addReadinessCheck(() => !nc.isClosed());
+  lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
+  lifecycle.on("stopAccepting", "grpc", () => grpc.stop(10_000));
+  lifecycle.on("stopAccepting", "sweeper", () => clearInterval(sweeper));
+  lifecycle.on("drainNats", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.setReady();
+  logger.info({ grpcPort: grpc.port }, "storage ready");
+}
+
+main().catch((err: unknown) => {
+  createLogger("storage").fatal({ err }, "storage failed to start");
+  process.exit(1);
+});
