@@ -1,0 +1,63 @@
+import { sql, type Kysely, type Selectable } from "kysely";
+import type { RenderDb, TemplatesTable } from "../db";
+import type { BuiltinTemplate } from "./builtin-loader";
+
+export type TemplateRow = Selectable<TemplatesTable>;
+
+/**
+ * Makes the catalog hold every built-in template: a template whose content
+ * changed gets a new version; earlier versions stay for jobs that name them.
+ * Serialised with an advisory lock so replicas starting together agree.
+ */
+export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTemplate[]): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('render.templates.sync'))`.execute(trx);
+    const added: string[] = [];
+    for (const t of builtins) {
+      const latest = await trx
+        .selectFrom("templates")
+        .select(["version", "content_hash"])
+        .where("id", "=", t.id)
+        .orderBy("version", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      if (latest?.content_hash === t.contentHash) continue;
+      const version = (latest?.version ?? 0) + 1;
+      await trx
+        .insertInto("templates")
+        .values({
+          id: t.id,
+          version,
+          name: t.name,
+          description: t.description,
+          output: t.output,
+          page: t.page ? JSON.stringify(t.page) : null,
+          image: t.image ? JSON.stringify(t.image) : null,
+          data_schema: JSON.stringify(t.dataSchema),
+          sample_data: JSON.stringify(t.sampleData),
+          body: t.body,
+          content_hash: t.contentHash,
+        })
+        .execute();
+      added.push(`${t.id}@${version}`);
+    }
+    return added;
+  });
+}
+
+export async function listLatest(db: Kysely<RenderDb>): Promise<TemplateRow[]> {
+  return db
+    .selectFrom("templates as t")
+    .selectAll()
+    .where(({ eb, selectFrom }) =>
+      eb("t.version", "=", selectFrom("templates as v").select((v) => v.fn.max("v.version").as("max")).whereRef("v.id", "=", "t.id")),
+    )
+    .orderBy("t.id")
+    .execute();
+}
+
+export async function findTemplate(db: Kysely<RenderDb>, id: string, version?: number): Promise<TemplateRow | undefined> {
+  let query = db.selectFrom("templates").selectAll().where("id", "=", id);
+  query = version ? query.where("version", "=", version) : query.orderBy("version", "desc").limit(1);
+  return query.executeTakeFirst();
+}

@@ -1,0 +1,25 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  GRPC_PORT: env.port(7003),
+  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  /** Renders one worker runs at once; each has its own browser context. */
+  RENDER_SLOTS: env.int(2, 1),
+  RENDER_DEADLINE_MS: env.int(30_000, 1_000),
+  RENDER_MAX_PAGES: env.int(500, 1),
+  RENDER_MAX_OUTPUT_BYTES: env.int(50 * 1024 * 1024, 1024),
+  SUBREQUEST_TIMEOUT_MS: env.int(5_000, 100),
+  /** Development and tests only: lets documents load from loopback addresses. */
+  RENDER_ALLOW_LOOPBACK: env.bool(false),
+  /** Development and tests only: extra CA (PEM file) trusted for documents' sub-requests. */
+  RENDER_EXTRA_CA_FILE: z.string().optional(),
+  WORKER_NAME: z.string().default(`render-${process.pid}`),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadRenderConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

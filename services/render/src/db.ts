@@ -1,0 +1,31 @@
+import type { ColumnType, JSONColumnType } from "kysely";
+
+export interface PageJson {
+  format: string;
+  landscape: boolean;
+  margin_top: string;
+  margin_right: string;
+  margin_bottom: string;
+  margin_left: string;
+  header_template: string;
+  footer_template: string;
+}
+
+export interface TemplatesTable {
+  id: string;
+  version: number;
+  name: string;
+  description: string;
+  output: "pdf" | "png";
+  page: JSONColumnType<PageJson | null, string | null, string | null>;
+  image: JSONColumnType<{ width: number; height: number } | null, string | null, string | null>;
+  data_schema: JSONColumnType<Record<string, unknown>, string, string>;
+  sample_data: JSONColumnType<Record<string, unknown>, string, string>;
+  body: string;
+  content_hash: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface RenderDb {
+  templates: TemplatesTable;
+}

@@ -1,0 +1,69 @@
+import puppeteer, { type Browser } from "puppeteer-core";
+
+/** Where anything that escapes request interception is sent: nothing listens there. */
+export const DEAD_PROXY = "127.0.0.1:9";
+
+export interface LaunchSettings {
+  executablePath: string;
+  sandbox: boolean;
+  headless: true | "shell";
+  rendererHeapMiB: number;
+  protocolTimeoutMs: number;
+}
+
+/** Flags measured in README.md; each is either speed or containment. */
+export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendererHeapMiB">): string[] {
+  return [
+    ...(settings.sandbox ? [] : ["--no-sandbox"]),
+    // speed and quiet
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--mute-audio",
+    "--font-render-hinting=none",
+    "--hide-scrollbars",
+    "--deny-permission-prompts",
+    "--disable-notifications",
+    // RenderDocument/BackForwardCache/PaintHolding: a cheaper navigation, and no back/forward cache
+    // from which a previous job's live document could be restored. Site isolation off: every frame
+    // of a document lives in its page's process, so the page's request interception sees all of
+    // their requests, and no cross-site iframe costs a process. ThirdPartyStoragePartitioning off:
+    // with third-party cookies blocked, cross-site frames get no storage at all.
+    "--disable-features=RenderDocument,BackForwardCache,PaintHolding,IsolateOrigins,site-per-process,ThirdPartyStoragePartitioning,Prerender2,MediaRouter,OptimizationHints,Translate",
+    "--disable-site-isolation-trials",
+    // containment: whatever escapes interception (WebSocket, WebRTC, preconnect, workers) fails
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    `--proxy-server=${DEAD_PROXY}`,
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    // an allocation loop hits this and crashes its renderer instead of the machine
+    `--js-flags=--max-old-space-size=${settings.rendererHeapMiB}`,
+  ];
+}
+
+/** Launches Chromium over a pipe (no DevTools port a document could reach). */
+export async function launchChromium(settings: LaunchSettings): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: settings.executablePath,
+    headless: settings.headless,
+    pipe: true,
+    args: chromiumArgs(settings),
+    // Chrome's popup blocker stays on; popups that get through are closed at once.
+    ignoreDefaultArgs: ["--disable-popup-blocking"],
+    defaultViewport: null,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+    timeout: 30_000,
+    waitForInitialPage: false,
+    protocolTimeout: settings.protocolTimeoutMs,
+    // The engine drives its pages over its own sessions; puppeteer attaching a second
+    // session to each of them (and their workers) would only cost CPU per navigation.
+    targetFilter: (target) => target.type() === "browser",
+  });
+}

@@ -1,0 +1,235 @@
+import { FifoSemaphore } from "./fifo";
+import { Generation, GenerationGone, type GenerationOptions } from "./generation";
+import { layoutOf } from "./paper";
+import { NotStarted, type Slot } from "./slot";
+import { RenderFailure, type EngineLogger, type EngineOptions, type RenderJob, type RenderOutput } from "./types";
+
+const DEFAULTS = {
+  executablePath: "/usr/bin/chromium",
+  deadlineMs: 30_000,
+  maxPages: 500,
+  maxOutputBytes: 50 * 1024 * 1024,
+  subrequestTimeoutMs: 5_000,
+  recycleAfterRenders: 2_000,
+  sparePages: 1,
+  rendererHeapMiB: 512,
+};
+/** The longest a job waits for a browser to come back before failing as `crashed`. */
+const MIN_BROWSER_WAIT_MS = 30_000;
+const MAX_RELAUNCH_BACKOFF_MS = 10_000;
+/** Runs of a job whose browser died before its document was delivered. */
+const MAX_ATTEMPTS_NOT_STARTED = 3;
+
+export interface EngineStats {
+  /** Renders that reached a page (succeeded or failed). */
+  renders: number;
+  /** Browser launches after the first: crashes, hangs and recycling. */
+  relaunches: number;
+  browserPid: number | undefined;
+  /** Slots that could start a render right now without waiting. */
+  warmSlots: number;
+  /** Renders waiting for a slot. */
+  queued: number;
+  /** Pages being wiped or prepared in the background. */
+  preparing: number;
+}
+
+/**
+ * Renders HTML to PDF or PNG on one long-lived Chromium. `slots` renders run at
+ * once, each on its own browser context whose page was prepared before the job
+ * arrived; the rest wait in FIFO order. See README.md for the isolation and
+ * network model and the measurements behind it.
+ */
+export class RenderEngine {
+  private readonly permits: FifoSemaphore;
+  private readonly generationOptions: GenerationOptions;
+  private readonly generations = new Set<Generation>();
+  private current: Generation | undefined;
+  private launching: Promise<Generation> | undefined;
+  private nextGenerationId = 1;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private renders = 0;
+  private relaunches = 0;
+  private readonly deadlineMs: number;
+  private readonly recycleAfterRenders: number;
+  private readonly logger: EngineLogger | undefined;
+
+  private constructor(private readonly opts: EngineOptions) {
+    if (!Number.isInteger(opts.slots) || opts.slots < 1) throw new Error("EngineOptions.slots must be a positive integer");
+    this.permits = new FifoSemaphore(opts.slots);
+    this.deadlineMs = opts.deadlineMs ?? DEFAULTS.deadlineMs;
+    this.recycleAfterRenders = opts.recycleAfterRenders ?? DEFAULTS.recycleAfterRenders;
+    this.logger = opts.logger;
+    this.generationOptions = {
+      launch: {
+        executablePath: opts.executablePath ?? DEFAULTS.executablePath,
+        sandbox: opts.sandbox ?? false,
+        headless: opts.headless ?? true,
+        rendererHeapMiB: opts.rendererHeapMiB ?? DEFAULTS.rendererHeapMiB,
+        protocolTimeoutMs: Math.max(this.deadlineMs, 30_000) + 10_000,
+      },
+      pages: opts.slots + (opts.sparePages ?? DEFAULTS.sparePages),
+      slot: {
+        strategy: opts.isolation ?? "reuse",
+        fetchSubresource: opts.fetchSubresource,
+        subrequestTimeoutMs: opts.subrequestTimeoutMs ?? DEFAULTS.subrequestTimeoutMs,
+        maxPages: opts.maxPages ?? DEFAULTS.maxPages,
+        maxOutputBytes: opts.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
+        logger: opts.logger,
+      },
+      logger: opts.logger,
+      onDeath: (generation) => this.onDeath(generation),
+    };
+  }
+
+  /** Launches the browser and warms every slot before resolving. */
+  static async start(opts: EngineOptions): Promise<RenderEngine> {
+    const engine = new RenderEngine(opts);
+    engine.current = await engine.launch();
+    engine.logger?.info({ pid: engine.current.pid, slots: opts.slots, isolation: opts.isolation ?? "reuse" }, "render engine started");
+    return engine;
+  }
+
+  /**
+   * Renders one job. Rejects with RenderFailure (see its `reason`), or with
+   * `signal.reason` if the caller aborts.
+   */
+  async render(job: RenderJob, signal?: AbortSignal): Promise<RenderOutput> {
+    if (this.closed) throw shuttingDown();
+    const layout = layoutOf(job);
+    const deadlineMs = job.deadlineMs && job.deadlineMs > 0 ? Math.min(job.deadlineMs, this.deadlineMs) : this.deadlineMs;
+    const release = await this.permits.acquire(signal);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const { slot, generation } = await this.takeSlot(signal);
+        if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
+        try {
+          return await slot.run(job.html, job.kind, layout, deadlineMs, signal);
+        } catch (err) {
+          if (!(err instanceof NotStarted)) throw err;
+          // The page or browser failed before this document ran: not the document's doing.
+          if (this.closed || attempt >= MAX_ATTEMPTS_NOT_STARTED) throw err.failure;
+        } finally {
+          this.renders++;
+          generation.release(slot);
+        }
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** Kills the browser(s); renders in flight or queued fail with `crashed`. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.permits.rejectAll(shuttingDown());
+      const launching = this.launching?.catch(() => undefined);
+      await Promise.all([...this.generations].map((g) => g.close()));
+      const late = await launching;
+      if (late) await late.close();
+      this.current = undefined;
+    })();
+    return this.closing;
+  }
+
+  stats(): EngineStats {
+    const free = this.opts.slots - this.permits.inUse;
+    return {
+      renders: this.renders,
+      relaunches: this.relaunches,
+      browserPid: this.current?.pid,
+      warmSlots: Math.max(0, Math.min(this.current?.warmPages ?? 0, free)),
+      queued: this.permits.queued,
+      preparing: this.current?.preparing ?? 0,
+    };
+  }
+
+  /** A warm page of the live browser; waits out a relaunch, within a bound. */
+  private async takeSlot(signal?: AbortSignal): Promise<{ slot: Slot; generation: Generation }> {
+    const giveUp = AbortSignal.timeout(Math.max(this.deadlineMs, MIN_BROWSER_WAIT_MS));
+    const waitSignal = signal ? AbortSignal.any([signal, giveUp]) : giveUp;
+    for (;;) {
+      if (this.closed) throw shuttingDown();
+      try {
+        const generation = await this.liveGeneration(waitSignal);
+        return { slot: await generation.take(waitSignal), generation };
+      } catch (err) {
+        if (err instanceof GenerationGone) continue;
+        if (signal?.aborted) throw signal.reason;
+        if (giveUp.aborted) throw new RenderFailure("crashed", "no browser was available to render the document");
+        throw err;
+      }
+    }
+  }
+
+  private async liveGeneration(signal: AbortSignal): Promise<Generation> {
+    if (this.current?.state === "live") return this.current;
+    this.launching ??= this.relaunch();
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    aborted.catch(() => undefined);
+    await Promise.race([this.launching, aborted]);
+    throw new GenerationGone(); // loop round: current is set now
+  }
+
+  private async launch(): Promise<Generation> {
+    const generation = await Generation.launch(this.nextGenerationId++, this.generationOptions);
+    this.generations.add(generation);
+    return generation;
+  }
+
+  /** Launches a replacement until one comes up (or the engine closes), then makes it current. */
+  private relaunch(): Promise<Generation> {
+    const attempt = async (): Promise<Generation> => {
+      for (let failures = 0; ; failures++) {
+        if (this.closed) throw shuttingDown();
+        try {
+          const generation = await this.launch();
+          if (this.closed) {
+            await generation.close();
+            throw shuttingDown();
+          }
+          const previous = this.current;
+          this.current = generation;
+          for (const g of this.generations) if (g.state === "dead") this.generations.delete(g);
+          this.relaunches++;
+          previous?.retire();
+          this.logger?.info({ pid: generation.pid, generation: generation.id, relaunches: this.relaunches }, "browser relaunched");
+          return generation;
+        } catch (err) {
+          if (this.closed) throw shuttingDown();
+          this.logger?.error({ err, failures: failures + 1 }, "browser launch failed");
+          await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** failures, MAX_RELAUNCH_BACKOFF_MS)));
+        }
+      }
+    };
+    const launching = attempt().finally(() => {
+      if (this.launching === launching) this.launching = undefined;
+    });
+    launching.catch(() => undefined);
+    this.launching = launching;
+    return launching;
+  }
+
+  private onDeath(generation: Generation): void {
+    this.generations.delete(generation);
+    if (this.closed || generation !== this.current) return;
+    this.current = undefined;
+    this.launching ??= this.relaunch();
+  }
+
+  /** Starts a new browser in the background; the old one finishes its jobs, then closes. */
+  private recycle(generation: Generation): void {
+    if (this.closed || generation !== this.current || this.launching) return;
+    this.logger?.info({ generation: generation.id, renders: generation.renders }, "recycling the browser");
+    this.relaunch();
+  }
+}
+
+function shuttingDown(): RenderFailure {
+  return new RenderFailure("crashed", "the render engine is shutting down");
+}

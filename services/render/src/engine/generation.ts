@@ -1,0 +1,285 @@
+import type { Browser, CDPSession, Protocol } from "puppeteer-core";
+import { launchChromium, type LaunchSettings } from "./chromium";
+import { Slot, withTimeout, type SlotDeps } from "./slot";
+import { RenderFailure, type EngineLogger } from "./types";
+
+/** The generation stopped handing out pages (crash, recycle): take one from the next. */
+export class GenerationGone extends Error {}
+
+export interface GenerationOptions {
+  launch: LaunchSettings;
+  /** Pages kept warm: slots + spares. */
+  pages: number;
+  slot: Omit<SlotDeps, "browser">;
+  logger?: EngineLogger;
+  /** Called once when the browser goes away without being asked to. */
+  onDeath: (generation: Generation) => void;
+}
+
+interface Waiter {
+  resolve: (slot: Slot) => void;
+  reject: (err: unknown) => void;
+}
+
+const CLOSE_MS = 3_000;
+const OPEN_FAILURES_BEFORE_RELAUNCH = 5;
+const noop = () => {};
+
+/**
+ * One Chromium process and its warm pages. Replaced as a whole when the browser
+ * dies or hangs, and retired (after its in-flight jobs) when it is recycled.
+ */
+export class Generation {
+  state: "live" | "retiring" | "dead" = "live";
+  renders = 0;
+  private busy = 0;
+  /** Pages being wiped or opened: work the engine does between jobs. */
+  private preparingCount = 0;
+  private closing = false;
+  private openFailures = 0;
+  private readonly slots = new Map<string, Slot>();
+  private readonly idle: Slot[] = [];
+  private readonly waiters: Waiter[] = [];
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    readonly id: number,
+    private readonly browser: Browser,
+    private readonly session: CDPSession,
+    private readonly opts: GenerationOptions,
+  ) {}
+
+  /** Launches Chromium and resolves once every page is warm. */
+  static async launch(id: number, opts: GenerationOptions): Promise<Generation> {
+    const browser = await launchChromium(opts.launch);
+    let generation: Generation | undefined;
+    try {
+      const session = await browser.target().createCDPSession();
+      generation = new Generation(id, browser, session, opts);
+      const gen = generation;
+      browser.on("disconnected", () => gen.onDisconnected());
+      session.on("Target.targetCreated", (e: Protocol.Target.TargetCreatedEvent) => gen.onTargetCreated(e.targetInfo));
+      session.on("Target.targetCrashed", (e: Protocol.Target.TargetCrashedEvent) =>
+        gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")),
+      );
+      session.on("Target.detachedFromTarget", (e: Protocol.Target.DetachedFromTargetEvent) => {
+        if (e.targetId) gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("crashed", "the page closed while rendering the document"));
+      });
+      await session.send("Target.setDiscoverTargets", { discover: true });
+      await Promise.all(Array.from({ length: opts.pages }, () => gen.openSlot(true)));
+      return gen;
+    } catch (err) {
+      if (generation) await generation.close();
+      else await browser.close().catch(() => browser.process()?.kill("SIGKILL"));
+      throw err;
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.browser.process()?.pid;
+  }
+
+  get warmPages(): number {
+    return this.state === "live" ? this.idle.length : 0;
+  }
+
+  get preparing(): number {
+    return this.state === "live" ? this.preparingCount : 0;
+  }
+
+  /** A warm page for one job; waits (FIFO) for a wipe to finish if none is idle. */
+  take(signal?: AbortSignal): Promise<Slot> {
+    if (this.state !== "live") return Promise.reject(new GenerationGone());
+    const slot = this.idle.shift();
+    if (slot) {
+      this.busy++;
+      return Promise.resolve(slot);
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i !== -1) this.waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      const waiter: Waiter = {
+        resolve: (s) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(s);
+        },
+        reject: (err) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Gives a page back after its job: wiped and reused, or replaced by a fresh one. */
+  release(slot: Slot): void {
+    this.busy--;
+    if (this.state === "dead") return;
+    if (this.state === "retiring") {
+      this.slots.delete(slot.contextId);
+      if (this.busy === 0) void this.close();
+      return;
+    }
+    if (slot.reusable) {
+      this.preparingCount++;
+      slot.wipe().then(
+        () => {
+          this.preparingCount--;
+          this.makeIdle(slot);
+        },
+        (err: unknown) => {
+          this.preparingCount--;
+          if (this.state !== "live") return;
+          this.opts.logger?.warn({ err, generation: this.id }, "page wipe failed; replacing the page");
+          this.replace(slot);
+        },
+      );
+    } else {
+      this.replace(slot);
+    }
+  }
+
+  /** Stops handing out pages; closes the browser once the jobs in flight are done. */
+  retire(): void {
+    if (this.state !== "live") return;
+    this.state = "retiring";
+    for (const waiter of this.waiters.splice(0)) waiter.reject(new GenerationGone());
+    this.idle.length = 0;
+    if (this.busy === 0) void this.close();
+  }
+
+  /** Kills the browser: in-flight jobs fail with `crashed`. Never hangs. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closing = true;
+      this.die(new RenderFailure("crashed", "the render engine is shutting down"));
+      try {
+        await withTimeout(this.browser.close(), CLOSE_MS, "browser close");
+      } catch {
+        this.kill();
+      }
+    })();
+    return this.closed;
+  }
+
+  /**
+   * SIGKILL to the browser's whole process group (puppeteer starts it as a group
+   * leader), so no renderer, zygote or GPU process outlives it. Used for a browser
+   * that no longer answers; the disconnect then triggers a relaunch.
+   */
+  kill(): void {
+    const proc = this.browser.process();
+    if (!proc?.pid) return;
+    try {
+      process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      try {
+        proc.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private onDisconnected(): void {
+    const unexpected = !this.closing && this.state !== "dead";
+    this.die(new RenderFailure("crashed", "the browser stopped while rendering the document"));
+    // Whatever is left of it (renderers of a killed browser) goes too.
+    this.kill();
+    if (unexpected) {
+      this.opts.logger?.error({ generation: this.id, pid: this.pid }, "browser disconnected; relaunching");
+      this.opts.onDeath(this);
+    }
+  }
+
+  private die(failure: RenderFailure): void {
+    this.state = "dead";
+    for (const slot of this.slots.values()) slot.markBroken(failure);
+    for (const waiter of this.waiters.splice(0)) waiter.reject(new GenerationGone());
+    this.idle.length = 0;
+  }
+
+  private slotOfTarget(targetId: string): Slot | undefined {
+    for (const slot of this.slots.values()) if (slot.targetId === targetId) return slot;
+    return undefined;
+  }
+
+  /** Popups (window.open, target=_blank) get closed as soon as they exist. */
+  private onTargetCreated(info: Protocol.Target.TargetInfo): void {
+    if (info.type !== "page" || !info.browserContextId) return;
+    const owner = this.slots.get(info.browserContextId);
+    if (owner && owner.targetId !== info.targetId) {
+      void this.session.send("Target.closeTarget", { targetId: info.targetId }).catch(noop);
+    }
+  }
+
+  private makeIdle(slot: Slot): void {
+    if (this.state !== "live") return;
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.busy++;
+      waiter.resolve(slot);
+    } else {
+      this.idle.push(slot);
+    }
+  }
+
+  private replace(slot: Slot): void {
+    this.slots.delete(slot.contextId);
+    void slot.destroy().then((disposed) => {
+      if (this.state !== "live") return;
+      if (!disposed) {
+        this.opts.logger?.error({ generation: this.id }, "browser did not dispose a context in time; killing it");
+        this.kill();
+        return;
+      }
+      void this.openSlot(false).catch(noop);
+    });
+  }
+
+  /** Opens one page. During launch a failure fails the launch; later it is retried, then the browser is relaunched. */
+  private async openSlot(launching: boolean): Promise<void> {
+    this.preparingCount++;
+    try {
+      const slot = await Slot.open({ ...this.opts.slot, browser: this.session });
+      // Register first so a popup or crash during the warm-up is attributed to this page.
+      this.slots.set(slot.contextId, slot);
+      try {
+        // A "fresh" page is used once: warming it would only double its cost.
+        if (launching || this.opts.slot.strategy === "reuse") await slot.warmUp();
+      } catch (err) {
+        this.slots.delete(slot.contextId);
+        void slot.destroy();
+        throw err;
+      }
+      if (this.state !== "live") {
+        void slot.destroy();
+        return;
+      }
+      this.openFailures = 0;
+      this.makeIdle(slot);
+    } catch (err) {
+      if (launching) throw err;
+      if (this.state !== "live") return;
+      this.openFailures++;
+      this.opts.logger?.warn({ err, generation: this.id, failures: this.openFailures }, "could not open a page");
+      if (this.openFailures >= OPEN_FAILURES_BEFORE_RELAUNCH) {
+        this.kill();
+        return;
+      }
+      setTimeout(() => void this.openSlot(false).catch(noop), 100 * this.openFailures).unref();
+    } finally {
+      this.preparingCount--;
+    }
+  }
+
+  /** Renders started on this browser (for recycling). */
+  countRender(): number {
+    return ++this.renders;
+  }
+}

@@ -1,0 +1,14 @@
+export { RenderEngine, type EngineStats } from "./engine";
+export {
+  RenderFailure,
+  type EngineLogger,
+  type EngineOptions,
+  type FailureReason,
+  type IsolationStrategy,
+  type PageSettings,
+  type RenderJob,
+  type RenderOutput,
+  type SubresourceFetcher,
+} from "./types";
+export { countPdfPages } from "./pdf";
+export { chromiumArgs } from "./chromium";

@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import * as zlib from "node:zlib";
+
+/**
+ * Every job's document lives at its own origin under this (reserved, never
+ * resolvable) name, so whatever one job stores under its origin is out of reach
+ * of every later job by the same-origin policy, before any wipe.
+ */
+export const SYNTHETIC_SITE = "pressroom.invalid";
+const SYNTHETIC_SUFFIX = `.document.${SYNTHETIC_SITE}`;
+
+export function newDocumentOrigin(): string {
+  return `https://${randomBytes(12).toString("hex")}${SYNTHETIC_SUFFIX}`;
+}
+
+export type RequestDecision =
+  /** The main frame asks for the job's document: answer with its HTML, once. */
+  | { kind: "document" }
+  /** Anything else under the document's own origin (favicon, relative links): 404. */
+  | { kind: "not_found" }
+  /** An http(s) sub-resource: ask the SubresourceFetcher. */
+  | { kind: "fetch"; url: URL }
+  /** data: and blob: never leave the renderer. */
+  | { kind: "continue" }
+  /** Refused. `navigation`: the top-level document tried to go somewhere else. */
+  | { kind: "block"; navigation: boolean };
+
+export interface RequestFacts {
+  url: string;
+  resourceType: string;
+  isMainFrame: boolean;
+}
+
+export interface JobFacts {
+  documentUrl: string;
+  documentServed: boolean;
+}
+
+/** The network policy, as a pure function of one intercepted request. */
+export function decideRequest(req: RequestFacts, job: JobFacts | undefined): RequestDecision {
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    return { kind: "block", navigation: false };
+  }
+  const topLevelNavigation = req.isMainFrame && req.resourceType === "Document";
+  if (topLevelNavigation) {
+    if (job && !job.documentServed && req.url === job.documentUrl) return { kind: "document" };
+    return { kind: "block", navigation: true };
+  }
+  if (url.protocol === "data:" || url.protocol === "blob:") return { kind: "continue" };
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { kind: "block", navigation: false };
+  if (!job) return { kind: "block", navigation: false };
+  const host = url.hostname.toLowerCase();
+  if (url.protocol === "https:" && host === new URL(job.documentUrl).hostname && url.port === "") return { kind: "not_found" };
+  // Other jobs' origins, and the synthetic site itself, are never reachable.
+  if (host === SYNTHETIC_SITE || host.endsWith(`.${SYNTHETIC_SITE}`)) return { kind: "block", navigation: false };
+  return { kind: "fetch", url };
+}
+
+/**
+ * Response headers that would leave state behind in the browser context beyond
+ * the job (HSTS, Alt-Svc, reporting endpoints, client-hint and compression
+ * dictionary opt-ins) or that describe an encoding the body no longer has.
+ */
+const DROPPED_RESPONSE_HEADERS = new Set([
+  "accept-ch",
+  "alt-svc",
+  "clear-site-data",
+  "connection",
+  "content-encoding",
+  "content-length",
+  "critical-ch",
+  "etag",
+  "expires",
+  "keep-alive",
+  "last-modified",
+  "nel",
+  "proxy-authenticate",
+  "public-key-pins",
+  "public-key-pins-report-only",
+  "report-to",
+  "reporting-endpoints",
+  "service-worker-allowed",
+  "strict-transport-security",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "use-as-dictionary",
+  "cache-control",
+  "pragma",
+]);
+
+export interface HeaderEntry {
+  name: string;
+  value: string;
+}
+
+/** Fetcher headers → CDP header entries, minus stateful headers, never cacheable. */
+export function responseHeaders(headers: Record<string, string>): HeaderEntry[] {
+  const out: HeaderEntry[] = [];
+  for (const [rawName, rawValue] of Object.entries(headers)) {
+    const name = rawName.toLowerCase();
+    if (DROPPED_RESPONSE_HEADERS.has(name) || typeof rawValue !== "string") continue;
+    // Several Set-Cookie headers may arrive joined by newlines.
+    const values = name === "set-cookie" ? rawValue.split("\n") : [rawValue.replace(/[\r\n]+/g, " ")];
+    for (const value of values) if (value.trim()) out.push({ name, value: value.trim() });
+  }
+  out.push({ name: "cache-control", value: "no-store" });
+  return out;
+}
+
+/** Fetcher statuses outside HTTP's range would make Chromium reject the whole response. */
+export function responseStatus(status: number): number {
+  return Number.isInteger(status) && status >= 200 && status <= 599 ? status : 502;
+}
+
+/** Encodings the engine can undo (Node 20's zlib has no zstd). */
+const ACCEPTED_ENCODINGS = "gzip, deflate, br";
+/** The most a decompressed sub-resource may grow to (a decompression bomb stops here). */
+export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
+
+/** Chromium's request headers as the fetcher should send them: only encodings the engine can decode. */
+export function fetcherRequestHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() !== "accept-encoding") out[name] = value;
+  out["Accept-Encoding"] = ACCEPTED_ENCODINGS;
+  return out;
+}
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+
+/**
+ * Chromium does not decode a body handed to it by the interception, so a body
+ * the fetcher returns still encoded (Content-Encoding) is decoded here.
+ */
+export async function decodeBody(headers: Record<string, string>, body: Buffer): Promise<Buffer> {
+  const encoding = Object.entries(headers)
+    .find(([name]) => name.toLowerCase() === "content-encoding")?.[1]
+    ?.trim()
+    .toLowerCase();
+  if (!encoding || encoding === "identity" || body.byteLength === 0) return body;
+  const limit = { maxOutputLength: MAX_DECODED_BYTES };
+  switch (encoding) {
+    case "gzip":
+    case "x-gzip":
+      return gunzip(body, limit);
+    case "deflate":
+      // Servers send both zlib-wrapped and raw deflate under this name.
+      return inflate(body, limit).catch(() => inflateRaw(body, limit));
+    case "br":
+      return brotli(body, limit);
+    default:
+      throw new Error(`unsupported content-encoding ${encoding}`);
+  }
+}

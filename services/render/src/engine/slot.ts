@@ -1,0 +1,546 @@
+import type { CDPSession, Protocol } from "puppeteer-core";
+import { DEAD_PROXY } from "./chromium";
+import { FifoSemaphore } from "./fifo";
+import { decideRequest, decodeBody, fetcherRequestHeaders, newDocumentOrigin, responseHeaders, responseStatus } from "./network";
+import type { JobLayout } from "./paper";
+import { countPdfPages } from "./pdf";
+import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
+
+export interface SlotDeps {
+  /** The browser-level session of the slot's browser. */
+  browser: CDPSession;
+  strategy: IsolationStrategy;
+  fetchSubresource?: SubresourceFetcher;
+  subrequestTimeoutMs: number;
+  maxPages: number;
+  maxOutputBytes: number;
+  logger?: EngineLogger;
+}
+
+interface Limits {
+  maxPages: number;
+  maxOutputBytes: number;
+}
+
+/** Sub-requests of one document the fetcher works on at once; the rest wait. */
+const FETCHES_PER_JOB = 16;
+/** Bound on the CDP steps that tidy up a page (wipe, dispose). */
+const HOUSEKEEPING_MS = 5_000;
+const IO_CHUNK = 4 * 1024 * 1024;
+/**
+ * Per-origin storage a document can write (Storage.clearDataForOrigin types).
+ * "all" would add the shader cache and other browser-wide caches, which cost
+ * ~10 ms of CPU per call and hold nothing a document controls.
+ */
+const CLEARED_STORAGE = "local_storage,indexeddb,cache_storage,file_systems,service_workers,shared_storage,storage_buckets,interest_groups";
+/** What a fresh page holds until its job arrives: no script, nothing to keep. */
+const SHELL_HTML = "<!doctype html><html><head></head><body></body></html>";
+
+const WARM_UP_HTML = `<!doctype html><html><body style="font-family:sans-serif"><h1>warm-up</h1><p>0123456789 <b>bold</b> <i>italic</i></p></body></html>`;
+const WARM_UP_LAYOUT: JobLayout = {
+  viewport: { width: 718, height: 1047, deviceScaleFactor: 1 },
+  print: { paperWidth: 8.2677, paperHeight: 11.6929, landscape: false, displayHeaderFooter: false, preferCSSPageSize: true },
+  pageHeightPx: 1047,
+};
+const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 };
+
+const noop = () => {};
+
+/**
+ * The page (or the whole browser) went away before the job's document started
+ * running: the document cannot be the cause, so the engine runs it again.
+ */
+export class NotStarted extends Error {
+  constructor(readonly failure: RenderFailure) {
+    super(failure.message);
+  }
+}
+
+/** One render's view of the page: its document, the origins it reached, its failure if any. */
+class ActiveJob {
+  readonly documentUrl: string;
+  /** The document is in the page (or being served): top-level navigations from now on are blocked. */
+  documentServed = false;
+  /** The document was handed to a page that was alive: from here on a failure may be the document's doing. */
+  started = false;
+  readonly origins: Set<string>;
+  readonly controller = new AbortController();
+  readonly fetches = new FifoSemaphore(FETCHES_PER_JOB);
+  failure: RenderFailure | undefined;
+  readonly interrupted: Promise<never>;
+  private rejectInterrupted!: (failure: RenderFailure) => void;
+
+  constructor(
+    readonly origin: string,
+    readonly html: string,
+    readonly limits: Limits,
+  ) {
+    this.documentUrl = `${origin}/`;
+    this.origins = new Set([origin]);
+    this.interrupted = new Promise<never>((_, reject) => (this.rejectInterrupted = reject));
+    this.interrupted.catch(noop);
+  }
+
+  interrupt(failure: RenderFailure): void {
+    if (this.failure) return;
+    this.failure = failure;
+    this.controller.abort(failure);
+    this.rejectInterrupted(failure);
+  }
+}
+
+/**
+ * One browser context with one page, driven over its own CDP session (no
+ * puppeteer Page: its per-navigation bookkeeping costs CPU the engine does not
+ * need). Every request of the page is intercepted and answered by the engine.
+ *
+ * Between jobs the page is navigated to an empty "shell" document, served by
+ * the interception at the next job's own fresh origin. That navigation unloads
+ * the previous job's document (its window, timers, workers, everything), and
+ * gives the next job a brand-new window that no script has touched. The job's
+ * HTML is then written into that window (Page.setDocumentContent), so the
+ * navigation is paid for between jobs instead of on the job's clock.
+ */
+export class Slot {
+  /** Set when the page's renderer or target went away: the slot must be replaced. */
+  broken = false;
+  private job: ActiveJob | undefined;
+  private lastViewport = "";
+  /** Every origin the last job's documents and sub-requests had: what the wipe clears. */
+  private lastOrigins: string[] = [];
+  private loadWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  /** The shell being navigated to (served once), then the loaded shell the next job will use. */
+  private pendingShellUrl: string | undefined;
+  private shell: { origin: string } | undefined;
+
+  private constructor(
+    private readonly deps: SlotDeps,
+    readonly contextId: string,
+    readonly targetId: string,
+    private readonly session: CDPSession,
+  ) {}
+
+  /** Creates a context and its page, with interception, dialogs and downloads handled, and loads a shell. */
+  static async open(deps: SlotDeps): Promise<Slot> {
+    const { browserContextId } = await deps.browser.send("Target.createBrowserContext", {
+      disposeOnDetach: true,
+      proxyServer: DEAD_PROXY,
+      proxyBypassList: "<-loopback>",
+    });
+    try {
+      await deps.browser.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId });
+      const { targetId } = await deps.browser.send("Target.createTarget", { url: "about:blank", browserContextId });
+      const { sessionId } = await deps.browser.send("Target.attachToTarget", { targetId, flatten: true });
+      const session = deps.browser.connection()?.session(sessionId);
+      if (!session) throw new Error("no CDP session for the new page");
+      const slot = new Slot(deps, browserContextId, targetId, session);
+      slot.listen();
+      await Promise.all([
+        session.send("Page.enable"),
+        session.send("Inspector.enable"),
+        session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
+        // Third-party cookies (and with them, third-party storage) are refused outright.
+        session
+          .send("Network.setCookieControls", {
+            enableThirdPartyCookieRestriction: true,
+            disableThirdPartyCookieMetadata: true,
+            disableThirdPartyCookieHeuristics: true,
+          })
+          .catch(noop),
+      ]);
+      await withTimeout(slot.loadShell(), HOUSEKEEPING_MS, "loading the first shell");
+      return slot;
+    } catch (err) {
+      await deps.browser.send("Target.disposeBrowserContext", { browserContextId }).catch(noop);
+      throw err;
+    }
+  }
+
+  private listen(): void {
+    const s = this.session;
+    s.on("Fetch.requestPaused", (e: Protocol.Fetch.RequestPausedEvent) => this.onRequestPaused(e));
+    s.on("Page.loadEventFired", () => {
+      for (const waiter of this.loadWaiters.splice(0)) waiter.resolve();
+    });
+    s.on("Page.frameNavigated", (e: Protocol.Page.FrameNavigatedEvent) => {
+      const job = this.job;
+      // A top-level navigation the interception did not see (about:, javascript:, history).
+      if (job?.documentServed && !e.frame.parentId && e.frame.url !== job.documentUrl) job.interrupt(blockedNavigation());
+    });
+    s.on("Page.javascriptDialogOpening", (e: Protocol.Page.JavascriptDialogOpeningEvent) => {
+      // alert/confirm/prompt are dismissed; beforeunload is accepted so the page can always be left.
+      void s.send("Page.handleJavaScriptDialog", { accept: e.type === "beforeunload" }).catch(noop);
+    });
+    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")));
+  }
+
+  /** The page's renderer or target is gone (seen here or by the browser session). */
+  markBroken(failure: RenderFailure): void {
+    this.broken = true;
+    this.job?.interrupt(failure);
+    for (const waiter of this.loadWaiters.splice(0)) waiter.reject(failure);
+  }
+
+  /** Whether the page can be wiped and reused (rather than thrown away). */
+  get reusable(): boolean {
+    return !this.broken && this.deps.strategy === "reuse";
+  }
+
+  /** Renders one job on this page; the deadline starts now. */
+  async run(html: string, kind: "pdf" | "png", layout: JobLayout, deadlineMs: number, signal?: AbortSignal, limits: Limits = this.deps): Promise<RenderOutput> {
+    const started = performance.now();
+    const shell = this.shell;
+    this.shell = undefined;
+    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits);
+    this.job = job;
+    const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadlineMs)} deadline`)), deadlineMs);
+    const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      if (signal?.aborted) onAbort();
+      const work = this.execute(job, kind, layout, shell !== undefined);
+      work.catch(noop);
+      const { data, pages } = await Promise.race([work, job.interrupted]);
+      return {
+        data,
+        pages,
+        contentType: kind === "pdf" ? "application/pdf" : "image/png",
+        renderMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      if (signal?.aborted) {
+        this.broken = true;
+        throw signal.reason;
+      }
+      if (!job.started) {
+        // Nothing of the document ran: whatever failed was the page's or the browser's fault.
+        this.broken = true;
+        throw new NotStarted(job.failure ?? new RenderFailure("crashed", "the browser failed before the document could be rendered"));
+      }
+      if (job.failure) throw job.failure;
+      if (err instanceof RenderFailure) throw err;
+      this.broken = true;
+      this.deps.logger?.warn({ err }, "render failed unexpectedly");
+      throw new RenderFailure("crashed", "the renderer failed while rendering the document");
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      job.controller.abort();
+      this.job = undefined;
+      this.lastOrigins = [...job.origins];
+      // A page interrupted mid-work may still be running the document's script: throw it away.
+      if (job.failure?.reason === "deadline" || job.failure?.reason === "crashed") this.broken = true;
+    }
+  }
+
+  /**
+   * A first print initialises fonts and the printing pipeline in the page's
+   * renderer (~150 ms); doing it here keeps that off the first real job.
+   */
+  async warmUp(): Promise<void> {
+    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, HOUSEKEEPING_MS, undefined, WARM_UP_LIMITS);
+    await this.wipe();
+  }
+
+  private async execute(job: ActiveJob, kind: "pdf" | "png", layout: JobLayout, inShell: boolean): Promise<{ data: Uint8Array; pages: number }> {
+    const s = this.session;
+    const { width, height, deviceScaleFactor } = layout.viewport;
+    const viewportKey = `${width}x${height}@${deviceScaleFactor}`;
+    if (viewportKey !== this.lastViewport) {
+      await s.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor, mobile: false });
+      this.lastViewport = viewportKey;
+    } else {
+      // A round trip to the renderer: a browser killed since the last job shows up here,
+      // before the document is handed over, so the job can go to the next browser.
+      await s.send("Runtime.evaluate", { expression: "0" });
+    }
+
+    const loaded = this.nextLoad();
+    if (inShell) {
+      // document.open/write/close into the shell's untouched window, at the job's origin.
+      job.documentServed = true;
+      job.started = true;
+      await s.send("Page.setDocumentContent", { frameId: this.targetId, html: job.html });
+    } else {
+      // No shell (it could not be loaded): navigate, and the interception serves the HTML.
+      const nav = await s.send("Page.navigate", { url: job.documentUrl });
+      if (nav.errorText) throw new Error(`navigation failed: ${nav.errorText}`);
+    }
+    await loaded;
+
+    // Fonts, and a cheap estimate so that a 10 000-page document fails before it is printed.
+    const probe = await s.send("Runtime.evaluate", {
+      expression: probeScript(job.limits.maxPages, kind === "png"),
+      awaitPromise: true,
+      returnByValue: true,
+    });
+    const estimate = probe.exceptionDetails ? undefined : (probe.result.value as { height: number; breaks: number } | null);
+    if (kind === "pdf" && estimate && estimatedPagesOverCap(estimate, layout.pageHeightPx, job.limits.maxPages)) {
+      throw pageCap(job.limits.maxPages);
+    }
+
+    if (kind === "png") {
+      const shot = await s.send("Page.captureScreenshot", {
+        format: "png",
+        clip: { x: 0, y: 0, width, height, scale: 1 },
+        captureBeyondViewport: false,
+        optimizeForSpeed: true,
+        fromSurface: true,
+      });
+      const data = Buffer.from(shot.data, "base64");
+      if (data.byteLength > job.limits.maxOutputBytes) throw outputCap(job.limits.maxOutputBytes);
+      return { data, pages: 1 };
+    }
+
+    let stream: string | undefined;
+    try {
+      const printed = await s.send("Page.printToPDF", {
+        ...layout.print,
+        printBackground: true,
+        pageRanges: `1-${job.limits.maxPages + 1}`,
+        transferMode: "ReturnAsStream",
+        generateTaggedPDF: true,
+        generateDocumentOutline: false,
+      });
+      stream = printed.stream;
+    } catch (err) {
+      if (job.failure) throw job.failure;
+      const message = err instanceof Error ? err.message : String(err);
+      if (/content area is empty|invalid print parameters|page range/i.test(message)) {
+        throw new RenderFailure("invalid_document", "the page settings leave nothing to print on");
+      }
+      throw err;
+    }
+    if (!stream) throw new Error("printToPDF returned no stream");
+    const data = await this.readStream(stream, job.limits.maxOutputBytes);
+    const pages = countPdfPages(data);
+    if (pages > job.limits.maxPages) throw pageCap(job.limits.maxPages);
+    return { data, pages };
+  }
+
+  private async readStream(handle: string, maxOutputBytes: number): Promise<Uint8Array> {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+      for (;;) {
+        const chunk = await this.session.send("IO.read", { handle, size: IO_CHUNK });
+        const bytes = Buffer.from(chunk.data, chunk.base64Encoded ? "base64" : "utf8");
+        total += bytes.byteLength;
+        if (total > maxOutputBytes) throw outputCap(maxOutputBytes);
+        chunks.push(bytes);
+        if (chunk.eof) break;
+      }
+    } finally {
+      void this.session.send("IO.close", { handle }).catch(noop);
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  }
+
+  private nextLoad(): Promise<void> {
+    if (this.broken) return Promise.reject(new Error("page is broken"));
+    const loaded = new Promise<void>((resolve, reject) => this.loadWaiters.push({ resolve, reject }));
+    loaded.catch(noop);
+    return loaded;
+  }
+
+  /** Navigates to an empty document at a fresh origin (served by the interception). */
+  private async loadShell(): Promise<void> {
+    const origin = newDocumentOrigin();
+    this.pendingShellUrl = `${origin}/`;
+    const loaded = this.nextLoad();
+    const nav = await this.session.send("Page.navigate", { url: this.pendingShellUrl });
+    if (nav.errorText) throw new Error(`shell: ${nav.errorText}`);
+    await loaded;
+    this.pendingShellUrl = undefined;
+    this.shell = { origin };
+  }
+
+  /**
+   * Leaves nothing of the last job behind. Loading the next job's shell unloads
+   * the last document (its window, timers, workers, locks go with it); then,
+   * with no script of that job left anywhere, cookies, history, window.name and
+   * the storage of every origin the job reached are cleared.
+   */
+  async wipe(): Promise<void> {
+    const s = this.session;
+    await withTimeout(
+      (async () => {
+        await this.loadShell();
+        await Promise.all([
+          s.send("Page.resetNavigationHistory"),
+          s.send("Network.clearBrowserCookies"),
+          // window.name survives same-tab navigations; this runs in the (script-free) shell.
+          s.send("Runtime.evaluate", { expression: "window.name = ''" }),
+          ...this.lastOrigins.map((origin) => s.send("Storage.clearDataForOrigin", { origin, storageTypes: CLEARED_STORAGE })),
+        ]);
+      })(),
+      HOUSEKEEPING_MS,
+      "wipe",
+    );
+    if (this.broken) throw new Error("page broke during the wipe");
+  }
+
+  private onRequestPaused(e: Protocol.Fetch.RequestPausedEvent): void {
+    const s = this.session;
+    const job = this.job;
+    const requestId = e.requestId;
+    const isMainFrame = e.frameId === this.targetId;
+    if (!job && this.pendingShellUrl && isMainFrame && e.resourceType === "Document" && e.request.url === this.pendingShellUrl) {
+      this.pendingShellUrl = undefined; // served once
+      void this.serveHtml(requestId, SHELL_HTML).catch(noop);
+      return;
+    }
+    const decision = decideRequest({ url: e.request.url, resourceType: e.resourceType, isMainFrame }, job && { documentUrl: job.documentUrl, documentServed: job.documentServed });
+    switch (decision.kind) {
+      case "document":
+        job!.documentServed = true;
+        job!.started = true;
+        void this.serveHtml(requestId, job!.html).catch(noop);
+        return;
+      case "not_found":
+        void s.send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" }).catch(noop);
+        return;
+      case "continue":
+        void s.send("Fetch.continueRequest", { requestId }).catch(noop);
+        return;
+      case "block":
+        void s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
+        if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
+        return;
+      case "fetch":
+        void this.fetchFor(job!, e, decision.url);
+        return;
+    }
+  }
+
+  private async serveHtml(requestId: string, html: string): Promise<void> {
+    await this.session.send("Fetch.fulfillRequest", {
+      requestId,
+      responseCode: 200,
+      responseHeaders: [
+        { name: "content-type", value: "text/html; charset=utf-8" },
+        { name: "cache-control", value: "no-store" },
+      ],
+      body: Buffer.from(html, "utf8").toString("base64"),
+    });
+  }
+
+  /** Answers one http(s) sub-request through the SubresourceFetcher. */
+  private async fetchFor(job: ActiveJob, e: Protocol.Fetch.RequestPausedEvent, url: URL): Promise<void> {
+    const s = this.session;
+    const requestId = e.requestId;
+    const fetcher = this.deps.fetchSubresource;
+    if (!fetcher) {
+      await s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
+      return;
+    }
+    job.origins.add(url.origin);
+    let release: (() => void) | undefined;
+    let errorReason: Protocol.Network.ErrorReason = "Failed";
+    try {
+      release = await job.fetches.acquire(job.controller.signal);
+      const timeout = AbortSignal.timeout(this.deps.subrequestTimeoutMs);
+      const res = await fetcher({
+        url,
+        method: e.request.method,
+        headers: fetcherRequestHeaders(e.request.headers),
+        body: requestBody(e.request),
+        signal: AbortSignal.any([job.controller.signal, timeout]),
+      }).catch((err: unknown) => {
+        if (timeout.aborted) errorReason = "TimedOut";
+        throw err;
+      });
+      const body = await decodeBody(res.headers, res.body);
+      if (this.job !== job) return;
+      await s.send("Fetch.fulfillRequest", {
+        requestId,
+        responseCode: responseStatus(res.status),
+        responseHeaders: responseHeaders(res.headers),
+        body: body.toString("base64"),
+      });
+    } catch {
+      if (this.job === job) await s.send("Fetch.failRequest", { requestId, errorReason }).catch(noop);
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
+   * Throws the context away. A renderer stuck in `while(true){}` is stopped
+   * first; returns false if Chromium did not confirm within the bound (the
+   * browser is then presumed hung).
+   */
+  async destroy(): Promise<boolean> {
+    this.markBroken(new RenderFailure("crashed", "the page was closed"));
+    void this.session.send("Runtime.terminateExecution").catch(noop);
+    try {
+      await withTimeout(this.deps.browser.send("Target.disposeBrowserContext", { browserContextId: this.contextId }), HOUSEKEEPING_MS, "dispose");
+      return true;
+    } catch (err) {
+      return err instanceof Error && /not found|Failed to find context/i.test(err.message);
+    }
+  }
+}
+
+function requestBody(request: Protocol.Network.Request): Buffer | undefined {
+  if (request.postDataEntries?.length) {
+    return Buffer.concat(request.postDataEntries.map((entry) => Buffer.from(entry.bytes ?? "", "base64")));
+  }
+  return request.postData === undefined ? undefined : Buffer.from(request.postData, "utf8");
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1))} s`;
+}
+
+function pageCap(maxPages: number): RenderFailure {
+  return new RenderFailure("page_cap", `document has more than ${maxPages} pages (the page cap)`);
+}
+
+function outputCap(maxBytes: number): RenderFailure {
+  const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
+  return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
+}
+
+function blockedNavigation(): RenderFailure {
+  return new RenderFailure("blocked_navigation", "the document tried to navigate away from itself, which is not allowed");
+}
+
+/**
+ * Height-based and forced-break-based lower bounds on the page count. Both are
+ * halved before comparing, so that a document near the cap is printed (and
+ * judged by its real page count) rather than refused on a guess.
+ */
+export function estimatedPagesOverCap(estimate: { height: number; breaks: number }, pageHeightPx: number, maxPages: number): boolean {
+  const byHeight = pageHeightPx > 0 ? estimate.height / pageHeightPx / 2 : 0;
+  const byBreaks = estimate.breaks / 2;
+  return Math.max(byHeight, byBreaks) > maxPages;
+}
+
+function probeScript(maxPages: number, png: boolean): string {
+  return `(async (cap, png) => {
+  if (document.fonts && document.fonts.ready) await document.fonts.ready;
+  if (png) { window.scrollTo(0, 0); return null; }
+  const root = document.documentElement;
+  const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
+  const all = document.getElementsByTagName("*");
+  let breaks = 0;
+  if (all.length > cap) {
+    const forced = new Set(["page", "left", "right", "recto", "verso", "always"]);
+    for (let i = 0; i < all.length && breaks <= 2 * cap + 2; i++) {
+      const style = getComputedStyle(all[i]);
+      if ((forced.has(style.breakBefore) || forced.has(style.breakAfter)) && all[i].getClientRects().length) breaks++;
+    }
+  }
+  return { height, breaks };
+})(${maxPages}, ${png})`;
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,114 @@
+/** Print settings of a PDF template (margins are CSS lengths: px, in, cm, mm, pt, pc). */
+export interface PageSettings {
+  format: string;
+  landscape: boolean;
+  marginTop: string;
+  marginRight: string;
+  marginBottom: string;
+  marginLeft: string;
+  /** Chromium header template (pageNumber, totalPages, date, title, url classes); "" for none. */
+  headerTemplate: string;
+  footerTemplate: string;
+}
+
+export interface RenderJob {
+  html: string;
+  kind: "pdf" | "png";
+  /** PDF only. Absent for raw HTML: the document's CSS `@page` rules decide (A4 otherwise). */
+  page?: PageSettings;
+  /** PNG only: the exact output size in CSS pixels (times deviceScaleFactor in device pixels). */
+  image?: { width: number; height: number; deviceScaleFactor?: 1 | 2 };
+  /** Lowers the engine's deadline for this job; never raises it. */
+  deadlineMs?: number;
+}
+
+export interface RenderOutput {
+  data: Uint8Array;
+  contentType: "application/pdf" | "image/png";
+  pages: number;
+  /** Time on a slot: navigation, load, fonts and print/screenshot (not time queued). */
+  renderMs: number;
+}
+
+export type FailureReason = "deadline" | "page_cap" | "output_cap" | "crashed" | "blocked_navigation" | "invalid_document";
+
+/**
+ * Why a document could not be rendered. The message is safe to show the
+ * customer and names the limit that was hit. Only `crashed` is retryable:
+ * every other reason is the document's own and would fail again.
+ */
+export class RenderFailure extends Error {
+  override readonly name = "RenderFailure";
+  readonly retryable: boolean;
+
+  constructor(
+    readonly reason: FailureReason,
+    message: string,
+  ) {
+    super(message);
+    this.retryable = reason === "crashed";
+  }
+}
+
+/**
+ * Fetches one sub-resource of a document on the engine's behalf. Chromium never
+ * touches the network itself: every http(s) request a document makes (images,
+ * fonts, stylesheets, scripts, iframes, XHR/fetch, each redirect hop) comes here.
+ * The fetcher decides what may be reached (resolve, then refuse private, loopback,
+ * link-local and IPv4-mapped addresses) and must NOT follow redirects: return the
+ * 3xx with its Location header and Chromium asks again for the next hop. The
+ * request headers offer only gzip, deflate and br; a body returned still encoded
+ * (with its Content-Encoding header) is decoded by the engine, up to 64 MiB.
+ * Throw to fail the request.
+ */
+export type SubresourceFetcher = (req: {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  signal: AbortSignal;
+}) => Promise<{ status: number; headers: Record<string, string>; body: Buffer }>;
+
+/** pino-compatible subset. */
+export interface EngineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/**
+ * How jobs are kept apart. "reuse" (the default, see README.md for the numbers)
+ * wipes a warm page between jobs; "fresh" throws the browser context away after
+ * every job and prepares a new one in the background.
+ */
+export type IsolationStrategy = "reuse" | "fresh";
+
+export interface EngineOptions {
+  /** Default /usr/bin/chromium. */
+  executablePath?: string;
+  /** Renders at once; each has its own browser context. Others wait in FIFO order. */
+  slots: number;
+  /** Hard limit per render, from the moment it gets a slot. Default 30 000. */
+  deadlineMs?: number;
+  /** Default 500. */
+  maxPages?: number;
+  /** Default 50 MiB. */
+  maxOutputBytes?: number;
+  /** Per sub-request limit handed to the fetcher as an AbortSignal. Default 5 000. */
+  subrequestTimeoutMs?: number;
+  /** Default: refuse all network access (only data: and blob: URLs load). */
+  fetchSubresource?: SubresourceFetcher;
+  /** Relaunch the browser after this many renders (in-flight jobs finish first). Default 2 000. */
+  recycleAfterRenders?: number;
+  logger?: EngineLogger;
+  /** Default "reuse". "fresh" exists for the benchmark; it is 3-5x slower. */
+  isolation?: IsolationStrategy;
+  /** Warm pages kept beyond `slots` so a page's wipe never delays the next job. Default 1. */
+  sparePages?: number;
+  /** Run Chromium with its sandbox (needs a non-root user and kernel support). Default false. */
+  sandbox?: boolean;
+  /** Benchmark only: puppeteer's headless mode. */
+  headless?: true | "shell";
+  /** Renderer V8 old-space limit in MiB. Default 512. */
+  rendererHeapMiB?: number;
+}

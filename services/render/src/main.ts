@@ -1,0 +1,85 @@
+import { renderV1, storageV1 } from "@pressroom/contracts";
+import {
+  Lifecycle,
+  connectNats,
+  createDb,
+  createGrpcClient,
+  createLogger,
+  pingDb,
+  provisionTopology,
+  startGrpcServer,
+  startHealthServer,
+} from "@pressroom/platform";
+import { loadBuiltinTemplates } from "./catalog/builtin-loader";
+import { TemplateCatalog } from "./catalog/catalog";
+import { catalogService } from "./catalog/catalog.grpc";
+import { syncBuiltins } from "./catalog/catalog.repository";
+import { loadRenderConfig } from "./config";
+import type { RenderDb } from "./db";
+import { RenderEngine } from "./engine";
+import { createSubresourceFetcher } from "./worker/subresources";
+import { RenderWorker } from "./worker/worker";
+
+async function main(): Promise<void> {
+  const config = loadRenderConfig();
+  const logger = createLogger("render", config.LOG_LEVEL);
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
+
+  const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
+  const [engine, nc] = await Promise.all([
+    RenderEngine.start({
+      executablePath: config.CHROMIUM_PATH,
+      slots: config.RENDER_SLOTS,
+      deadlineMs: config.RENDER_DEADLINE_MS,
+      maxPages: config.RENDER_MAX_PAGES,
+      maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
+      subrequestTimeoutMs: config.SUBREQUEST_TIMEOUT_MS,
+      fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
+      logger,
+    }),
+    connectNats({ url: config.NATS_URL, name: "render", logger }),
+  ]);
+  lifecycle.on("closeDb", "chromium", () => engine.close());
+  const jsm = await nc.jetstreamManager();
+  await provisionTopology(jsm);
+
+  const added = await syncBuiltins(db, loadBuiltinTemplates());
+  if (added.length) logger.info({ added }, "built-in templates added to the catalog");
+  const catalog = new TemplateCatalog(db);
+  const grpc = await startGrpcServer({
+    port: config.GRPC_PORT,
+    services: [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, engine, logger }) }],
+  });
+
+  const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
+  const worker = new RenderWorker({
+    js: nc.jetstream(),
+    jsm,
+    engine,
+    catalog,
+    storage,
+    logger,
+    workerName: config.WORKER_NAME,
+    slots: config.RENDER_SLOTS,
+  });
+  await worker.start();
+
+  lifecycle.addReadinessCheck(() => pingDb(db));
+  lifecycle.addReadinessCheck(() => !nc.isClosed());
+  lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
+  lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
+  lifecycle.on("drainNats", "render queue", () => worker.stopConsuming());
+  lifecycle.on("finishWork", "renders in flight", () => worker.finishInFlight());
+  lifecycle.on("finishWork", "storage client", () => storage.close());
+  lifecycle.on("closeDb", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.setReady();
+  logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid }, "render ready");
+}
+
+main().catch((err: unknown) => {
+  createLogger("render").fatal({ err }, "render failed to start");
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+import type * as dns from "node:dns";
+import { readFileSync } from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform";
+import type { SubresourceFetcher } from "../engine";
+
+/** The most a single sub-request (an image, a font, a stylesheet) may download. */
+const MAX_SUBRESOURCE_BYTES = 20 * 1024 * 1024;
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "content-length"]);
+
+export interface SubresourceOptions {
+  /** Development and tests only: allow loopback targets. */
+  allowLoopback?: boolean;
+  /** Development and tests only: an extra CA file (PEM) to trust. */
+  caFile?: string;
+  /** Tests only: a resolver to use instead of the system's (e.g. names mapped to test addresses). */
+  lookup?: typeof dns.lookup;
+}
+
+/**
+ * Fetches a document's sub-requests for Chromium, which never touches the
+ * network itself: every hop's host is resolved and every address checked
+ * (the same rules as webhooks), the connection is pinned to the checked
+ * address, and redirects are returned to Chromium unfollowed, so each hop
+ * comes back here and is checked again.
+ */
+export function createSubresourceFetcher(options: SubresourceOptions = {}): SubresourceFetcher {
+  const guard = { allowLoopback: options.allowLoopback ?? false, label: "document sub-request", lookup: options.lookup };
+  const ca = options.caFile ? readFileSync(options.caFile) : undefined;
+  const httpsAgent = createGuardedAgent({ ...guard, ca, keepAlive: true });
+  const httpAgent = createGuardedHttpAgent({ ...guard, keepAlive: true });
+
+  return async ({ url, method, headers, body, signal }) => {
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`scheme ${url.protocol} is not allowed`);
+    await resolvePublic(url.hostname, guard);
+    const outgoing: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name.toLowerCase())) outgoing[name] = value;
+    const transport = url.protocol === "https:" ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = transport.request(url, { method, headers: outgoing, agent: url.protocol === "https:" ? httpsAgent : httpAgent, signal }, (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_SUBRESOURCE_BYTES) {
+            request.destroy(new Error(`sub-request larger than ${MAX_SUBRESOURCE_BYTES} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on("end", () => {
+          const responseHeaders: Record<string, string> = {};
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value === undefined || HOP_BY_HOP.has(name)) continue;
+            responseHeaders[name] = Array.isArray(value) ? value.join(name === "set-cookie" ? "\n" : ", ") : value;
+          }
+          resolve({ status: response.statusCode ?? 502, headers: responseHeaders, body: Buffer.concat(chunks) });
+        });
+        response.on("error", reject);
+      });
+      request.on("error", reject);
+      request.end(body);
+    });
+  };
+}

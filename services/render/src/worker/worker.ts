@@ -1,0 +1,231 @@
+import { jobEventsV1, storageV1 } from "@pressroom/contracts";
+import {
+  AppError,
+  appendJobEvent,
+  consumeSpan,
+  consumers,
+  isTerminal,
+  isWrongLastSequence,
+  jobEvent,
+  readJobEvents,
+  foldJob,
+  streams,
+  withSpan,
+  type JobState,
+  type Logger,
+} from "@pressroom/platform";
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "nats";
+import { pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
+import { compileTemplate } from "../catalog/handlebars";
+import { RenderFailure, type RenderEngine, type RenderJob } from "../engine";
+import { storeOutput } from "./storage-client";
+
+export interface WorkerDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  engine: RenderEngine;
+  catalog: TemplateCatalog;
+  storage: storageV1.StorageServiceClient;
+  logger: Logger;
+  workerName: string;
+  slots: number;
+}
+
+/** How often a long render tells JetStream it is still working on the message. */
+const HEARTBEAT_MS = 10_000;
+/** Deliveries of one job before it is failed (the consumer's max_deliver). */
+const MAX_ATTEMPTS = 3;
+
+class StaleJob extends Error {}
+
+/**
+ * Consumes render commands from the RENDER work queue, at most `slots` at a
+ * time, and drives each job through started → succeeded | failed with
+ * optimistic appends, so a redelivered job can never succeed twice.
+ */
+export class RenderWorker {
+  private messages: ConsumerMessages | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  async start(): Promise<void> {
+    const consumer = await this.deps.js.consumers.get(streams.RENDER, consumers.renderWorkers);
+    this.messages = await consumer.consume({ max_messages: this.deps.slots });
+    void this.loop(this.messages);
+  }
+
+  private async loop(messages: ConsumerMessages): Promise<void> {
+    for await (const msg of messages) {
+      const task = this.handle(msg).finally(() => this.inFlight.delete(task));
+      this.inFlight.add(task);
+      while (this.inFlight.size >= this.deps.slots) await Promise.race(this.inFlight);
+    }
+  }
+
+  /** Stops pulling messages; those delivered but not started are redelivered after ack_wait. */
+  async stopConsuming(): Promise<void> {
+    await this.messages?.close();
+  }
+
+  /** Waits for the renders in progress to finish and record their outcome. */
+  async finishInFlight(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let command: jobEventsV1.RenderCommand;
+    try {
+      command = jobEventsV1.RenderCommand.decode(msg.data);
+    } catch (err) {
+      this.deps.logger.error({ err, seq: msg.seq }, "undecodable render command; terminating it");
+      msg.term("undecodable");
+      return;
+    }
+    const attempt = msg.info.redeliveryCount;
+    await consumeSpan("pressroom.render.requested.v1", msg.headers, { "pressroom.job.id": command.jobId, "pressroom.attempt": attempt }, async () => {
+      const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
+      try {
+        await this.process(command, attempt);
+        msg.ack();
+      } catch (err) {
+        if (err instanceof StaleJob) {
+          msg.ack();
+          return;
+        }
+        if (err instanceof RenderFailure && err.retryable && attempt < 2) {
+          this.deps.logger.warn({ jobId: command.jobId, reason: err.reason, attempt }, "render crashed; retrying once");
+          msg.nak(250);
+          return;
+        }
+        const final = !(err instanceof RenderFailure && err.retryable) && !(err instanceof AppError && err.code === "UNAVAILABLE");
+        if (final || attempt >= MAX_ATTEMPTS) {
+          await this.fail(command, err).then(
+            () => msg.ack(),
+            (failErr: unknown) => {
+              this.deps.logger.error({ err: failErr, jobId: command.jobId }, "could not record the failure; redelivering");
+              msg.nak(1_000);
+            },
+          );
+        } else {
+          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "transient failure; redelivering");
+          msg.nak(1_000 * attempt);
+        }
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
+  }
+
+  /** Loads the job and restores its acceptance if the gateway could not append it. */
+  private async loadJob(command: jobEventsV1.RenderCommand): Promise<JobState> {
+    let job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
+    if (!job && command.accepted) {
+      try {
+        await appendJobEvent(this.deps.js, command.accepted, 0);
+      } catch (err) {
+        if (!isWrongLastSequence(err)) throw err;
+      }
+      job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
+    }
+    if (!job) throw new AppError("INTERNAL_ERROR", "render command without an accepted job", "");
+    return job;
+  }
+
+  private async process(command: jobEventsV1.RenderCommand, attempt: number): Promise<void> {
+    const { js, logger } = this.deps;
+    const job = await this.loadJob(command);
+    if (isTerminal(job.status)) throw new StaleJob();
+    const accepted = command.accepted?.accepted;
+    if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
+
+    let lastSeq: number;
+    try {
+      const ack = await appendJobEvent(
+        js,
+        jobEvent("job.started", { jobId: job.id, keyId: job.keyId, source: "render", started: { worker: this.deps.workerName, attempt } }),
+        job.lastSeq,
+      );
+      lastSeq = ack.seq;
+    } catch (err) {
+      if (isWrongLastSequence(err)) throw new StaleJob();
+      throw err;
+    }
+
+    const renderJob = await this.buildRenderJob(accepted);
+    const started = performance.now();
+    const output = await withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
+      this.deps.engine.render(renderJob),
+    );
+    const renderMs = Math.round(performance.now() - started);
+    const extension = output.contentType === "application/pdf" ? "pdf" : "png";
+    const stored = await storeOutput(
+      this.deps.storage,
+      { outputId: "", contentType: output.contentType, filename: `${accepted.templateId || "document"}-${job.id}.${extension}`, jobId: job.id, keyId: job.keyId },
+      output.data,
+    );
+    try {
+      await appendJobEvent(
+        js,
+        jobEvent("job.succeeded", {
+          jobId: job.id,
+          keyId: job.keyId,
+          source: "render",
+          succeeded: {
+            outputId: stored.outputId,
+            url: stored.url,
+            expiresAt: stored.expiresAt,
+            contentType: stored.contentType,
+            sizeBytes: stored.sizeBytes,
+            pages: output.pages,
+            renderMs,
+          },
+        }),
+        lastSeq,
+      );
+    } catch (err) {
+      if (isWrongLastSequence(err)) throw new StaleJob();
+      throw err;
+    }
+    logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
+  }
+
+  private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
+    const data: unknown = JSON.parse(accepted.dataJson || "{}");
+    const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
+    if (accepted.templateId) {
+      const template = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
+      return {
+        html: renderHandlebars(() => template.render(data)),
+        kind: template.row.output,
+        page: pageSettingsOf(template.row),
+        image: template.row.image ?? undefined,
+      };
+    }
+    return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
+  }
+
+  private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
+    const documentFault = err instanceof RenderFailure || (err instanceof AppError && err.code === "RENDER_FAILED");
+    const failed: jobEventsV1.JobFailed = documentFault
+      ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
+      : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
+    if (!documentFault) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
+    const job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
+    if (!job || isTerminal(job.status)) return;
+    try {
+      await appendJobEvent(this.deps.js, jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed }), job.lastSeq);
+    } catch (appendErr) {
+      if (!isWrongLastSequence(appendErr)) throw appendErr;
+    }
+  }
+}
+
+/** Template errors (a bad helper call, malformed raw HTML template) are the document's fault. */
+function renderHandlebars(fn: () => string): string {
+  try {
+    return fn();
+  } catch (err) {
+    throw new AppError("RENDER_FAILED", `template error: ${(err as Error).message}`, "Fix the template syntax or the data passed to it.");
+  }
+}
