@@ -1,0 +1,32 @@
+import { connectNats, createDb, createLogger, loadConfig, z } from "@pressroom/platform";
+import { rebuildAuditProjection } from "./audit/rebuild";
+import type { WebhookDb } from "./db";
+
+/**
+ * Operator entrypoint: `node dist/audit-rebuild.js` drops the audit
+ * projection (webhook.audit_job_events) and replays the JOBS stream from the
+ * start. Safe while the service runs.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig(
+    z.object({
+      DATABASE_URL: z.string().min(1),
+      NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+      LOG_LEVEL: z.string().default("info"),
+    }),
+  );
+  const logger = createLogger("webhook-audit-rebuild", config.LOG_LEVEL);
+  const db = createDb<WebhookDb>({ url: config.DATABASE_URL, schema: "webhook", max: 1, logger });
+  const nc = await connectNats({ url: config.NATS_URL, name: "webhook-audit-rebuild", logger });
+  try {
+    await rebuildAuditProjection({ db, js: nc.jetstream(), jsm: await nc.jetstreamManager(), logger });
+  } catch (err) {
+    logger.error({ err }, "audit projection rebuild failed");
+    process.exitCode = 1;
+  } finally {
+    await nc.drain();
+    await db.destroy();
+  }
+}
+
+void main();

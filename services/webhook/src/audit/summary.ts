@@ -1,0 +1,52 @@
+import { jobEventsV1 } from "@pressroom/contracts";
+
+/**
+ * What the audit projection keeps of an event's payload: enough to answer
+ * who did what and when, nothing secret. The signed download URL is left
+ * out (its output id and expiry are kept), the webhook URL is reduced to its
+ * host (its path or query may carry the customer's token), and the document
+ * (html, data) to its size.
+ */
+export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> {
+  if (event.accepted) {
+    const a = event.accepted;
+    return {
+      kind: a.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "image" : "render",
+      template_id: a.templateId || null,
+      template_version: a.templateId ? a.templateVersion : null,
+      html_bytes: Buffer.byteLength(a.html, "utf8"),
+      data_bytes: Buffer.byteLength(a.dataJson, "utf8"),
+      plan: a.plan || null,
+      webhook_host: webhookHost(a.webhookUrl),
+    };
+  }
+  if (event.started) return { worker: event.started.worker, attempt: event.started.attempt };
+  if (event.succeeded) {
+    const s = event.succeeded;
+    return {
+      output_id: s.outputId,
+      content_type: s.contentType,
+      size_bytes: Number(s.sizeBytes),
+      pages: s.pages,
+      render_ms: s.renderMs,
+      expires_at: s.expiresAt || null,
+    };
+  }
+  if (event.failed) return { code: event.failed.code, message: event.failed.message, refund: event.failed.refund };
+  if (event.webhookAttempted) {
+    const w = event.webhookAttempted;
+    return { attempt: w.attempt, status: w.status, error: w.error || null, next_attempt_at: w.nextAttemptAt || null };
+  }
+  if (event.webhookDelivered) return { attempt: event.webhookDelivered.attempt, status: event.webhookDelivered.status };
+  if (event.webhookExhausted) return { attempts: event.webhookExhausted.attempts, reason: event.webhookExhausted.reason };
+  return {};
+}
+
+function webhookHost(url: string): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).host;
+  } catch {
+    return "(invalid)";
+  }
+}

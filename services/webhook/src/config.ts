@@ -1,0 +1,46 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+const SECOND = 1_000;
+const HOUR = 3_600 * SECOND;
+
+export const configSchema = z
+  .object({
+    ...baseConfigShape,
+    HEALTH_PORT: env.port(7106),
+    DATABASE_URL: z.string().min(1),
+    NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+    IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+    /** A callback succeeds when a 2xx status arrives within this time (connect, TLS and response headers). */
+    WEBHOOK_TIMEOUT_MS: env.int(10 * SECOND, 100),
+    /**
+     * The first retry waits a random time in [0, base); each later one doubles
+     * the range, up to WEBHOOK_RETRY_CAP_MS (exponential backoff, full jitter).
+     * Lowering it is for tests only: production keeps the 5 s default.
+     */
+    WEBHOOK_RETRY_BASE_MS: env.int(5 * SECOND, 1),
+    /** The largest range a single retry wait is drawn from. */
+    WEBHOOK_RETRY_CAP_MS: env.int(4 * HOUR, 1),
+    /** Retries stop this long after the job finished (the last attempt is made at the end of the window). */
+    WEBHOOK_RETRY_WINDOW_MS: env.int(24 * HOUR, 1),
+    /** Callbacks in flight at once, per replica. */
+    WEBHOOK_CONCURRENCY: env.int(32, 1),
+    /** Development and tests only: lets callbacks go to loopback addresses (127.0.0.0/8, ::1). Off by default. */
+    WEBHOOK_ALLOW_LOOPBACK: env.bool(false),
+    /** Development and tests only: an extra CA (PEM file) trusted for callbacks, beside the public roots. */
+    WEBHOOK_EXTRA_CA_FILE: z.string().min(1).optional(),
+    /**
+     * Development and tests only, and only together with WEBHOOK_ALLOW_LOOPBACK:
+     * connect to this port instead of 443. The public API accepts only
+     * default-port webhook URLs, and a test receiver cannot listen on 443
+     * without root; the Host header and TLS name stay those of the URL.
+     */
+    WEBHOOK_DEV_TARGET_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  })
+  .refine((c) => c.WEBHOOK_DEV_TARGET_PORT === undefined || c.WEBHOOK_ALLOW_LOOPBACK, {
+    path: ["WEBHOOK_DEV_TARGET_PORT"],
+    message: "is for development and tests only and requires WEBHOOK_ALLOW_LOOPBACK=true",
+  });
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadWebhookConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

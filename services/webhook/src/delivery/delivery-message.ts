@@ -1,0 +1,31 @@
+import { z } from "@pressroom/platform";
+
+/**
+ * The work item on the WEBHOOKS work queue (pressroom.webhook.delivery.v1):
+ * which job's callback to deliver. Everything else (target, body, attempts,
+ * schedule) is read from the job's events at each attempt, so the event log
+ * stays the one record. Published with Nats-Msg-Id = event_id.
+ */
+const schema = z.object({
+  v: z.literal(1),
+  /** The job's terminal event: the callback's id. */
+  event_id: z.string().min(1),
+  job_id: z.string().min(1),
+  key_id: z.string().min(1),
+});
+
+export type DeliveryMessage = z.infer<typeof schema>;
+
+export function encodeDelivery(message: DeliveryMessage): Uint8Array {
+  return Buffer.from(JSON.stringify(message), "utf8");
+}
+
+/** Undefined when the bytes are not a delivery message. */
+export function decodeDelivery(data: Uint8Array): DeliveryMessage | undefined {
+  try {
+    const parsed = schema.safeParse(JSON.parse(Buffer.from(data).toString("utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

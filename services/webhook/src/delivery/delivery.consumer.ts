@@ -1,0 +1,248 @@
+import { consumeSpan, consumers, foldJob, jobEvent, readJobEvents, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
+import { sql, type Kysely } from "kysely";
+import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
+import { ConsumerLoop } from "../consumer-loop";
+import type { WebhookDb } from "../db";
+import { USER_AGENT, callbackBody, signatureHeaders } from "./callback";
+import { decodeDelivery, type DeliveryMessage } from "./delivery-message";
+import type { Poster, PostResult } from "./http";
+import { appendAfter } from "./job-log";
+import { nextStep, parseRetryAfter, type RetryPolicy } from "./schedule";
+
+/** Where the key's current webhook secret comes from (identity's GetWebhookSecret). Undefined: the key no longer exists. */
+export interface SecretSource {
+  get(keyId: string): Promise<string | undefined>;
+}
+
+export interface DeliveryDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  db: Kysely<WebhookDb>;
+  logger: Logger;
+  poster: Poster;
+  secrets: SecretSource;
+  policy: RetryPolicy;
+  concurrency: number;
+}
+
+/** What to do with the WEBHOOKS message once the handler is done. */
+type Disposition = { ack: true } | { nakMs: number } | { term: string };
+
+const SOURCE = "webhook";
+/** A due time this close is attempted now rather than waited for. */
+const DUE_SLACK_MS = 250;
+/** Wait before looking again when another handler holds the delivery, or a dependency failed. */
+const BUSY_RETRY_MS = 2_000;
+const SECRET_RETRY_MS = 5_000;
+/** How often a handler tells JetStream it is still working on the message. */
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * Delivers callbacks from the WEBHOOKS work queue (durable
+ * `webhook-delivery`). Each message is one job's callback; the schedule lives
+ * in JetStream (a failed attempt naks the message with the delay until the
+ * next one) and in the job's events (every attempt is recorded as
+ * job.webhook_attempted with its next_attempt_at). A message that comes back
+ * early (after a crash, an ack_wait expiry or a server restart) finds the due
+ * time in the job's history and is put back until then, so each attempt
+ * happens once and on schedule, whichever replica or process runs it.
+ *
+ * Exclusivity: an attempt runs under a Postgres advisory lock on the event id
+ * (held by a transaction, so a crash releases it), and re-reads the job's
+ * events after taking it.
+ */
+export class DeliveryConsumer {
+  private readonly loop: ConsumerLoop;
+
+  constructor(private readonly deps: DeliveryDeps) {
+    this.loop = new ConsumerLoop({
+      js: deps.js,
+      stream: streams.WEBHOOKS,
+      consumer: consumers.webhookDelivery,
+      concurrency: deps.concurrency,
+      handle: (msg) => this.handle(msg),
+      onError: (err, msg) => {
+        deps.logger.warn({ err, seq: msg.seq }, "webhook delivery step failed; will look again");
+        msg.nak(BUSY_RETRY_MS);
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  finish(): Promise<void> {
+    return this.loop.finish();
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    const message = decodeDelivery(msg.data);
+    if (!message) {
+      this.deps.logger.error({ seq: msg.seq }, "undecodable webhook delivery message; terminating it");
+      msg.term("undecodable");
+      return;
+    }
+    const disposition = await consumeSpan(subjects.webhookDelivery, msg.headers, { "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }, async () => {
+      const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
+      try {
+        return await this.underLock(message.event_id, () => this.deliver(message));
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
+    if ("ack" in disposition) msg.ack();
+    else if ("term" in disposition) msg.term(disposition.term);
+    else msg.nak(disposition.nakMs);
+  }
+
+  private underLock(eventId: string, fn: () => Promise<Disposition>): Promise<Disposition> {
+    return this.deps.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`webhook-delivery:${eventId}`}, 0)) as locked`.execute(trx);
+      if (!rows[0]?.locked) return { nakMs: BUSY_RETRY_MS };
+      return fn();
+    });
+  }
+
+  /** One step of one delivery: wait more, attempt, or drop the message. */
+  private async deliver(message: DeliveryMessage): Promise<Disposition> {
+    const { logger } = this.deps;
+    const events = await readJobEvents(this.deps.jsm, message.job_id);
+    const job = foldJob(events);
+    if (!job) {
+      logger.error({ jobId: message.job_id }, "webhook delivery for a job without events; dropping it");
+      return { term: "job not found" };
+    }
+    const body = callbackBody(job);
+    if (!body || body.eventId !== message.event_id || !job.webhookUrl) {
+      logger.warn({ jobId: job.id, eventId: message.event_id }, "webhook delivery does not match the job's outcome; dropping it");
+      return { ack: true };
+    }
+    if (job.webhook.state === "delivered" || job.webhook.state === "exhausted") return { ack: true };
+
+    if (job.webhook.attempts > 0 && !job.webhook.nextAttemptAt) {
+      // The last attempt was final (only final attempts have no next one),
+      // but the process died before recording its conclusion: record it now
+      // instead of calling again.
+      const status = job.webhook.lastStatus ?? 0;
+      const conclusion =
+        status >= 200 && status < 300
+          ? this.event(job, { webhookDelivered: { attempt: job.webhook.attempts, status } })
+          : this.event(job, { webhookExhausted: { attempts: job.webhook.attempts, reason: status === 410 ? "the receiver answered 410 Gone" : "stopped after the last attempt" } });
+      await this.record(job, events.at(-1)?.seq ?? job.lastSeq, [conclusion]);
+      return { ack: true };
+    }
+
+    const now = Date.now();
+    const due = job.webhook.nextAttemptAt ? Date.parse(job.webhook.nextAttemptAt) : now;
+    if (Number.isFinite(due) && due - now > DUE_SLACK_MS) return { nakMs: due - now };
+
+    const attempt = job.webhook.attempts + 1;
+    const lastSeq = events.at(-1)?.seq ?? job.lastSeq;
+
+    // A job that finished before its retry window ended unseen (the service
+    // was down, or did not exist yet, for longer than the window) is not
+    // called back out of the blue days later.
+    const windowEnd = Date.parse(job.finishedAt ?? job.createdAt) + this.deps.policy.windowMs;
+    if (attempt === 1 && now > windowEnd) {
+      await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: 0, reason: "the retry window ended before the first attempt" } })]);
+      logger.warn({ jobId: job.id }, "webhook dropped: its retry window ended before the first attempt");
+      return { ack: true };
+    }
+
+    let secret: string | undefined;
+    try {
+      secret = await this.deps.secrets.get(job.keyId);
+    } catch (err) {
+      // Our side is down: not an attempt, look again shortly.
+      logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
+      return { nakMs: SECRET_RETRY_MS };
+    }
+    if (secret === undefined) {
+      await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: attempt - 1, reason: "the API key no longer exists" } })]);
+      logger.warn({ jobId: job.id }, "webhook dropped: the key no longer exists");
+      return { ack: true };
+    }
+
+    const headers = {
+      "Content-Type": "application/json",
+      "User-Agent": USER_AGENT,
+      ...signatureHeaders({ eventId: body.eventId, body: body.text, secret, timestampSeconds: Math.floor(Date.now() / 1_000) }),
+    };
+    const result = await this.deps.poster.post(job.webhookUrl, body.text, headers);
+    return this.settle(job, lastSeq, attempt, result);
+  }
+
+  /** Records the attempt and what follows it; returns what to do with the message. */
+  private async settle(job: JobState, lastSeq: number, attempt: number, result: PostResult): Promise<Disposition> {
+    const { logger, policy } = this.deps;
+    const status = result.status;
+    const error = result.error ?? (status >= 300 && status < 400 ? "redirects are not followed" : "");
+    const log = { jobId: job.id, attempt, status };
+
+    if (status >= 200 && status < 300) {
+      await this.record(job, lastSeq, [
+        this.event(job, { webhookAttempted: { attempt, status, error: "", nextAttemptAt: "" } }),
+        this.event(job, { webhookDelivered: { attempt, status } }),
+      ]);
+      logger.info(log, "webhook delivered");
+      return { ack: true };
+    }
+
+    let stop: string | undefined;
+    let nextAt: Date | undefined;
+    if (status === 410) stop = "the receiver answered 410 Gone";
+    else if (result.permanent) stop = error;
+    else {
+      const now = new Date();
+      const step = nextStep(policy, {
+        attempt,
+        finishedAt: new Date(job.finishedAt ?? job.createdAt),
+        now,
+        retryAfterMs: parseRetryAfter(result.retryAfter, now.getTime()),
+      });
+      if (step.kind === "retry") nextAt = step.at;
+      else stop = step.reason;
+    }
+
+    const attempted = this.event(job, { webhookAttempted: { attempt, status, error, nextAttemptAt: nextAt?.toISOString() ?? "" } });
+    if (nextAt) {
+      await this.record(job, lastSeq, [attempted]);
+      logger.info({ ...log, error, nextAttemptAt: nextAt.toISOString() }, "webhook attempt failed; retry scheduled");
+      return { nakMs: Math.max(0, nextAt.getTime() - Date.now()) };
+    }
+    await this.record(job, lastSeq, [attempted, this.event(job, { webhookExhausted: { attempts: attempt, reason: stop ?? "stopped" } })]);
+    logger.warn({ ...log, error, reason: stop }, "webhook delivery stopped");
+    return { ack: true };
+  }
+
+  private event(job: JobState, data: Partial<JobEvent>): JobEvent {
+    const type = data.webhookDelivered ? "job.webhook_delivered" : data.webhookExhausted ? "job.webhook_exhausted" : "job.webhook_attempted";
+    return jobEvent(type, { jobId: job.id, keyId: job.keyId, source: SOURCE, ...data });
+  }
+
+  /**
+   * Appends the events in order, each after the previous one. A NATS blip
+   * (a server restart) is ridden out for a few seconds, so an attempt that
+   * was made is not made again just because recording it failed once.
+   */
+  private async record(job: JobState, lastSeq: number, events: JobEvent[]): Promise<void> {
+    let seq = lastSeq;
+    for (const event of events) {
+      for (let tries = 1; ; tries++) {
+        try {
+          seq = await appendAfter(this.deps, event, seq);
+          break;
+        } catch (err) {
+          if (tries >= 10) throw err;
+          this.deps.logger.warn({ err, jobId: job.id, type: event.type }, "recording a webhook event failed; retrying");
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import { jobEventsV1 } from "@pressroom/contracts";
+import { consumeSpan, consumers, loadJob, publishEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
+import { ConsumerLoop } from "../consumer-loop";
+import { terminalEventOf } from "./callback";
+import { encodeDelivery } from "./delivery-message";
+
+export interface DispatchDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  logger: Logger;
+}
+
+/**
+ * Consumes JOBS (durable `webhook-dispatch`) and, for the terminal event of a
+ * job accepted with a webhook_url, schedules its delivery: one message on the
+ * WEBHOOKS work queue, published with Nats-Msg-Id = the terminal event's id,
+ * so a redelivered job event cannot schedule twice. The job event is acked
+ * only after the WEBHOOKS publish is acknowledged.
+ */
+export class DispatchConsumer {
+  private readonly loop: ConsumerLoop;
+
+  constructor(private readonly deps: DispatchDeps) {
+    this.loop = new ConsumerLoop({
+      js: deps.js,
+      stream: streams.JOBS,
+      consumer: consumers.webhookDispatch,
+      concurrency: 16,
+      handle: (msg) => this.handle(msg),
+      onError: (err, msg) => {
+        deps.logger.warn({ err, seq: msg.seq }, "scheduling a webhook failed; will retry");
+        msg.nak(1_000);
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  finish(): Promise<void> {
+    return this.loop.finish();
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let event: jobEventsV1.JobEvent;
+    try {
+      event = jobEventsV1.JobEvent.decode(msg.data);
+    } catch (err) {
+      this.deps.logger.error({ err, seq: msg.seq }, "undecodable job event; terminating it");
+      msg.term("undecodable");
+      return;
+    }
+    if (event.type !== "job.succeeded" && event.type !== "job.failed") {
+      msg.ack();
+      return;
+    }
+    await consumeSpan("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, async () => {
+      const job = await loadJob(this.deps.jsm, event.jobId);
+      // No callback wanted, or this terminal event is not the one the fold kept.
+      if (!job || !job.webhookUrl || terminalEventOf(job)?.id !== event.id) {
+        msg.ack();
+        return;
+      }
+      // Delivery already under way or over: its WEBHOOKS message exists or has done its work.
+      if (job.webhook.state !== "pending" || job.webhook.attempts > 0) {
+        msg.ack();
+        return;
+      }
+      await publishEvent(this.deps.js, {
+        subject: subjects.webhookDelivery,
+        spanSubject: subjects.webhookDelivery,
+        msgId: event.id,
+        type: "webhook.delivery",
+        data: encodeDelivery({ v: 1, event_id: event.id, job_id: job.id, key_id: job.keyId }),
+      });
+      msg.ack();
+      this.deps.logger.info({ jobId: job.id, eventId: event.id }, "webhook scheduled");
+    });
+  }
+}

@@ -1,0 +1,134 @@
+import * as https from "node:https";
+import { createGuardedAgent, NetGuardError, type GuardedAgentOptions } from "@pressroom/platform";
+
+/** What one POST came to. `status` is 0 when no response arrived. */
+export interface PostResult {
+  status: number;
+  /** The raw Retry-After header, when the receiver sent one. */
+  retryAfter?: string;
+  /** Why no (2xx) response came, in words safe to show the customer: never the URL. */
+  error?: string;
+  /** True when retrying cannot help: the URL is unusable or its host is not a public address. */
+  permanent?: boolean;
+}
+
+export interface PosterOptions {
+  /** A 2xx must arrive within this time, from the start of the connection. */
+  timeoutMs: number;
+  /** Development and tests only. */
+  allowLoopback?: boolean;
+  /** Development and tests only: an extra CA (PEM), added to the public roots. */
+  ca?: string | Buffer;
+  /** Development and tests only: connect to this port instead of 443. */
+  devTargetPort?: number;
+  /** The resolver behind the network guard; for tests. */
+  lookup?: GuardedAgentOptions["lookup"];
+}
+
+export interface Poster {
+  post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;
+  close(): void;
+}
+
+/** The most of a response body that is read (and thrown away) before the socket is closed. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Re-checks a webhook_url at delivery time (the gateway checked it at
+ * acceptance): absolute https, default port, no credentials.
+ */
+export function targetProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "webhook_url is not a valid absolute URL";
+  }
+  if (url.protocol !== "https:") return "webhook_url does not use https";
+  if (url.port !== "" && url.port !== "443") return "webhook_url does not use the default port";
+  if (url.username || url.password) return "webhook_url contains credentials";
+  if (!url.hostname) return "webhook_url has no host";
+  return undefined;
+}
+
+function truncate(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** A description of a failed request for the job's history. The URL (it may carry a token) never appears. */
+export function describeError(err: unknown, timeoutMs: number): { error: string; permanent: boolean } {
+  if (err instanceof NetGuardError || (err as { code?: string })?.code === "ERR_NETGUARD_BLOCKED") {
+    return { error: truncate((err as Error).message), permanent: true };
+  }
+  if (err instanceof TimeoutError) return { error: `no response within ${timeoutMs / 1_000} s`, permanent: false };
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === "string" ? e.code : undefined;
+  if (code === "ENOTFOUND") return { error: "ENOTFOUND: the host name does not resolve", permanent: false };
+  const message = typeof e?.message === "string" ? e.message : String(err);
+  return { error: truncate(code && !message.includes(code) ? `${code}: ${message}` : message), permanent: false };
+}
+
+class TimeoutError extends Error {}
+
+/**
+ * Sends callbacks with node:https through the network guard's agent: every
+ * resolved address is checked and the socket is pinned to the checked
+ * address; IP literals are classified before connecting. Redirects are never
+ * followed (node:https does not follow them; a 3xx is just a failed attempt).
+ */
+export function createPoster(options: PosterOptions): Poster {
+  const agentOptions: GuardedAgentOptions = { allowLoopback: options.allowLoopback ?? false, label: "webhook host", keepAlive: false };
+  if (options.ca !== undefined) agentOptions.ca = options.ca;
+  if (options.lookup) agentOptions.lookup = options.lookup;
+  const agent = createGuardedAgent(agentOptions);
+
+  function post(raw: string, body: string, headers: Record<string, string>): Promise<PostResult> {
+    const problem = targetProblem(raw);
+    if (problem) return Promise.resolve({ status: 0, error: problem, permanent: true });
+    const url = new URL(raw);
+    const payload = Buffer.from(body, "utf8");
+    return new Promise<PostResult>((resolve) => {
+      let settled = false;
+      const finish = (result: PostResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const req = https.request({
+        method: "POST",
+        hostname: url.hostname.replace(/^\[|\]$/g, ""),
+        port: options.devTargetPort ?? 443,
+        path: `${url.pathname}${url.search}`,
+        agent,
+        headers: {
+          ...headers,
+          // The URL's own host (no port), also when a dev target port is in use.
+          Host: url.host,
+          "Content-Length": String(payload.byteLength),
+        },
+      });
+      const timer = setTimeout(() => req.destroy(new TimeoutError("timeout")), options.timeoutMs);
+      req.on("response", (res) => {
+        const retryAfter = res.headers["retry-after"];
+        finish({ status: res.statusCode ?? 0, ...(typeof retryAfter === "string" ? { retryAfter } : {}) });
+        // Read a little of the body so a keep-alive receiver is not cut off mid-write, then close.
+        let read = 0;
+        const cutoff = setTimeout(() => res.destroy(), 2_000);
+        res.on("data", (chunk: Buffer) => {
+          read += chunk.byteLength;
+          if (read > MAX_RESPONSE_BYTES) res.destroy();
+        });
+        res.on("close", () => clearTimeout(cutoff));
+        res.on("error", () => undefined);
+      });
+      req.on("error", (err) => {
+        const { error, permanent } = describeError(err, options.timeoutMs);
+        finish({ status: 0, error, permanent });
+      });
+      req.end(payload);
+    });
+  }
+
+  return { post, close: () => agent.destroy() };
+}
