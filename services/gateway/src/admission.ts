@@ -1,0 +1,51 @@
+import { meteringV1 } from "@pressroom/contracts";
+import { AppError, call } from "@pressroom/platform";
+import type { Context } from "koa";
+import type { Principal } from "./auth";
+
+const { Decision } = meteringV1;
+
+/**
+ * Asks metering once for this request: it always counts toward the rate
+ * window and, for an accepted render, takes a quota unit and a concurrency
+ * slot. Sets the RateLimit headers on every keyed response.
+ */
+export async function admit(
+  ctx: Context,
+  metering: meteringV1.MeteringServiceClient,
+  principal: Principal,
+  renderJobId = "",
+): Promise<meteringV1.AdmitResponse> {
+  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId });
+  if (response.rate) {
+    ctx.set("RateLimit-Limit", String(response.rate.limit));
+    ctx.set("RateLimit-Remaining", String(response.rate.remaining));
+    ctx.set("RateLimit-Reset", String(response.rate.resetSeconds));
+  }
+  return response;
+}
+
+/** The rate-limit part of a decision: thrown before anything else is checked. */
+export function throwIfRateLimited(response: meteringV1.AdmitResponse): void {
+  if (response.decision === Decision.DECISION_RATE_LIMITED) {
+    throw new AppError("RATE_LIMITED", "per-minute request limit exceeded", `Wait ${response.retryAfterSeconds} s (Retry-After) before the next request, or upgrade with POST /v1/billing/checkout.`, {
+      retryAfterSeconds: response.retryAfterSeconds,
+    });
+  }
+}
+
+/** Quota and concurrency, checked after the body and the template. */
+export function throwIfNotAdmitted(response: meteringV1.AdmitResponse): void {
+  throwIfRateLimited(response);
+  if (response.decision === Decision.DECISION_QUOTA_EXCEEDED) {
+    throw new AppError("QUOTA_EXCEEDED", "monthly render quota exhausted", "Upgrade your plan with POST /v1/billing/checkout, or wait for the next period (GET /v1/keys/usage).", {
+      retryAfterSeconds: response.retryAfterSeconds,
+    });
+  }
+  if (response.decision === Decision.DECISION_CONCURRENCY_EXCEEDED) {
+    throw new AppError("CONCURRENCY_EXCEEDED", "too many renders in flight for your plan", `Retry after ${response.retryAfterSeconds} s, when a render in flight has finished.`, {
+      retryAfterSeconds: response.retryAfterSeconds,
+    });
+  }
+  if (response.decision !== Decision.DECISION_ALLOWED) throw new AppError("INTERNAL_ERROR", "admission failed", "Retry with exponential backoff.");
+}

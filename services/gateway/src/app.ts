@@ -1,0 +1,85 @@
+import { randomBytes } from "node:crypto";
+import Router from "@koa/router";
+import { trace } from "@opentelemetry/api";
+import Koa, { type Middleware } from "koa";
+import type { GatewayDeps } from "./deps";
+import { allowedMethods, errorMiddleware } from "./http/errors";
+import { openApiHandler } from "./routes/openapi";
+import { accountRoutes } from "./routes/account";
+import { billingRoutes } from "./routes/billing";
+import { outputHandler } from "./routes/outputs";
+import { jobHandler } from "./routes/render";
+
+export interface Route {
+  method: "GET" | "POST";
+  /** koa-router path; `:name` parameters. */
+  path: string;
+  handler: Middleware;
+}
+
+/**
+ * Every route of the public API, in one table: the app registers exactly
+ * these, and a unit test holds the OpenAPI document to the same list.
+ */
+export function routes(deps: GatewayDeps): Route[] {
+  const account = accountRoutes(deps);
+  const billing = billingRoutes(deps);
+  return [
+    { method: "POST", path: "/v1/render", handler: jobHandler(deps, "render") },
+    { method: "POST", path: "/v1/image", handler: jobHandler(deps, "image") },
+    { method: "GET", path: "/v1/templates", handler: account.listTemplates },
+    { method: "GET", path: "/v1/templates/:id/preview.png", handler: account.templatePreview },
+    { method: "GET", path: "/v1/keys/usage", handler: account.usage },
+    { method: "GET", path: "/v1/keys/webhook-secret", handler: account.webhookSecret },
+    { method: "POST", path: "/v1/billing/checkout", handler: billing.checkout },
+    { method: "GET", path: "/v1/billing/checkout/:id", handler: billing.checkoutPage },
+    { method: "POST", path: "/v1/billing/checkout/:id", handler: billing.confirm },
+    { method: "POST", path: "/v1/billing/stripe/webhook", handler: billing.stripeWebhook },
+    { method: "POST", path: "/v1/signup", handler: account.signup },
+    { method: "GET", path: "/v1/jobs/:id", handler: account.job },
+    { method: "GET", path: "/v1/outputs/:id", handler: outputHandler(deps) },
+    { method: "GET", path: "/v1/openapi.json", handler: openApiHandler() },
+    {
+      method: "GET",
+      path: "/livez",
+      handler: (ctx) => {
+        ctx.set("Cache-Control", "no-store");
+        ctx.body = { status: "ok" };
+      },
+    },
+    {
+      method: "GET",
+      path: "/readyz",
+      handler: async (ctx) => {
+        const ready = await deps.isReady();
+        ctx.set("Cache-Control", "no-store");
+        ctx.status = ready ? 200 : 503;
+        ctx.body = { status: ready ? "ready" : "not_ready" };
+      },
+    },
+  ];
+}
+
+/** Builds the public HTTP API. Nothing listens here; main.ts and tests do. */
+export function createApp(deps: GatewayDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+
+  app.use(errorMiddleware(deps.logger));
+  app.use(async (ctx, next) => {
+    // The trace id; requests that are not traced (health probes) get an id of the same form.
+    ctx.set("Request-Id", trace.getActiveSpan()?.spanContext().traceId ?? randomBytes(16).toString("hex"));
+    ctx.set("X-Content-Type-Options", "nosniff");
+    await next();
+  });
+
+  const router = new Router();
+  for (const route of routes(deps)) {
+    if (route.method === "GET") router.get(route.path, route.handler);
+    else router.post(route.path, route.handler);
+  }
+  app.use(allowedMethods());
+  app.use(router.routes());
+  return app;
+}

@@ -1,0 +1,22 @@
+import { identityV1, meteringV1, renderV1, storageV1 } from "@pressroom/contracts";
+import { createGrpcClient } from "@pressroom/platform";
+
+export interface Clients {
+  identity: identityV1.IdentityServiceClient;
+  metering: meteringV1.MeteringServiceClient;
+  catalog: renderV1.TemplateCatalogServiceClient;
+  storage: storageV1.StorageServiceClient;
+}
+
+export function createClients(addresses: { identity: string; metering: string; render: string; storage: string }): Clients {
+  return {
+    identity: createGrpcClient(identityV1.IdentityServiceClient, addresses.identity),
+    metering: createGrpcClient(meteringV1.MeteringServiceClient, addresses.metering),
+    catalog: createGrpcClient(renderV1.TemplateCatalogServiceClient, addresses.render),
+    storage: createGrpcClient(storageV1.StorageServiceClient, addresses.storage),
+  };
+}
+
+export function closeClients(clients: Clients): void {
+  for (const client of Object.values(clients)) client.close();
+}

@@ -1,0 +1,23 @@
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  HTTP_PORT: env.port(8080),
+  HTTP_HOST: z.string().default("0.0.0.0"),
+  IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+  METERING_ADDR: z.string().min(1).default("127.0.0.1:7002"),
+  RENDER_ADDR: z.string().min(1).default("127.0.0.1:7003"),
+  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  /** How long a successful authentication is reused; a revocation takes effect within this time. */
+  AUTH_CACHE_MS: env.int(2_000, 0),
+  /** How long a sync request waits for its job before answering 202 with the job's Location. */
+  SYNC_WAIT_MS: env.int(60_000, 1_000),
+  /** Comma-separated proxy addresses whose X-Forwarded-For is trusted for the client IP. */
+  TRUSTED_PROXIES: z.string().default(""),
+  MAX_BODY_BYTES: env.int(2 * 1024 * 1024, 1024),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadGatewayConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

@@ -1,0 +1,19 @@
+import type { Logger } from "@pressroom/platform";
+import type { Authenticator } from "./auth";
+import type { Clients } from "./clients";
+import type { TrustedProxies } from "./http/client-ip";
+import type { JobBus } from "./jobs/submit";
+import type { TemplateDirectory } from "./templates";
+
+/** Everything the HTTP app needs; main.ts builds it, tests build their own. */
+export interface GatewayDeps {
+  logger: Logger;
+  clients: Clients;
+  auth: Authenticator;
+  templates: TemplateDirectory;
+  bus: JobBus;
+  syncWaitMs: number;
+  maxBodyBytes: number;
+  trustedProxies: TrustedProxies;
+  isReady: () => Promise<boolean>;
+}

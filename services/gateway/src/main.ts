@@ -1,0 +1,57 @@
+import { createServer } from "node:http";
+import { Lifecycle, connectNats, createLogger, provisionTopology } from "@pressroom/platform";
+import { createApp } from "./app";
+import { Authenticator } from "./auth";
+import { closeClients, createClients } from "./clients";
+import { TrustedProxies } from "./http/client-ip";
+import { answerClientError } from "./http/errors";
+import { loadGatewayConfig } from "./config";
+import { TemplateDirectory } from "./templates";
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = createLogger("gateway", config.LOG_LEVEL);
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.handleSignals();
+
+  const nc = await connectNats({ url: config.NATS_URL, name: "gateway", logger });
+  const jsm = await nc.jetstreamManager();
+  await provisionTopology(jsm);
+  const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
+
+  lifecycle.addReadinessCheck(() => !nc.isClosed());
+  const app = createApp({
+    logger,
+    clients,
+    auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
+    templates: new TemplateDirectory(clients.catalog),
+    bus: { nc, js: nc.jetstream(), jsm },
+    syncWaitMs: config.SYNC_WAIT_MS,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    trustedProxies: new TrustedProxies(config.TRUSTED_PROXIES),
+    isReady: () => lifecycle.isReady(),
+  });
+
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = config.SYNC_WAIT_MS + 30_000;
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HTTP_HOST, resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.HTTP_PORT;
+
+  lifecycle.on("stopAccepting", "http", () => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  }));
+  lifecycle.on("drainNats", "nats", () => nc.drain());
+  lifecycle.on("finishWork", "grpc clients", () => closeClients(clients));
+  lifecycle.setReady();
+  logger.info({ port }, "gateway ready");
+}
+
+main().catch((err: unknown) => {
+  createLogger("gateway").fatal({ err }, "gateway failed to start");
+  process.exit(1);
+});

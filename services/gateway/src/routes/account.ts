@@ -1,0 +1,135 @@
+import { renderV1 } from "@pressroom/contracts";
+import { AppError, call, loadJob } from "@pressroom/platform";
+import type { Context } from "koa";
+import { admit, throwIfRateLimited } from "../admission";
+import type { Principal } from "../auth";
+import type { GatewayDeps } from "../deps";
+import { readJsonObject } from "../http/body";
+import { errors } from "../http/errors";
+import { clientIp } from "../http/client-ip";
+
+/** Authenticates and counts a keyed request that is not a render. */
+async function keyed(deps: GatewayDeps, ctx: Context): Promise<Principal> {
+  const principal = await deps.auth.authenticate(ctx);
+  throwIfRateLimited(await admit(ctx, deps.clients.metering, principal));
+  return principal;
+}
+
+export function onlyFields(body: Record<string, unknown>, allowed: string[]): void {
+  const unknown = Object.keys(body).filter((field) => !allowed.includes(field));
+  if (unknown.length) throw errors.payload(`unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, `Send only ${allowed.join(", ")}.`);
+}
+
+export function templateEntry(t: renderV1.Template) {
+  const png = t.output === renderV1.OutputFormat.OUTPUT_FORMAT_PNG;
+  return {
+    id: t.id,
+    version: t.version,
+    name: t.name,
+    description: t.description,
+    output: png ? ("png" as const) : ("pdf" as const),
+    ...(png && t.image
+      ? { width: t.image.width, height: t.image.height }
+      : {
+          page: {
+            format: t.page?.format ?? "A4",
+            landscape: t.page?.landscape ?? false,
+            margin: { top: t.page?.marginTop ?? "", right: t.page?.marginRight ?? "", bottom: t.page?.marginBottom ?? "", left: t.page?.marginLeft ?? "" },
+            header: Boolean(t.page?.headerTemplate),
+            footer: Boolean(t.page?.footerTemplate),
+          },
+        }),
+    data_schema: JSON.parse(t.dataSchemaJson) as unknown,
+    sample_data: JSON.parse(t.sampleDataJson) as unknown,
+    preview_url: `/v1/templates/${t.id}/preview.png`,
+  };
+}
+
+export function accountRoutes(deps: GatewayDeps) {
+  const { identity, metering, catalog } = deps.clients;
+  return {
+    /** GET /v1/templates: public. */
+    async listTemplates(ctx: Context) {
+      const { templates } = await call(catalog, catalog.listTemplates, {});
+      ctx.set("Cache-Control", "public, max-age=60");
+      ctx.body = { templates: templates.map(templateEntry) };
+    },
+
+    /** GET /v1/templates/<id>/preview.png: public, rendered once per template version. */
+    async templatePreview(ctx: Context) {
+      const id = ctx.params.id as string;
+      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(id)) throw new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
+      const preview = await call(catalog, catalog.getPreview, { id }, 60_000);
+      ctx.status = 200;
+      ctx.set("Cache-Control", "public, max-age=300");
+      ctx.set("ETag", `"${id}-v${preview.version}"`);
+      if (ctx.fresh) {
+        ctx.status = 304;
+        return;
+      }
+      ctx.type = "image/png";
+      ctx.body = Buffer.from(preview.png);
+    },
+
+    /** GET /v1/keys/usage */
+    async usage(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const { usage } = await call(metering, metering.getUsage, { keyId: principal.keyId, plan: principal.plan });
+      if (!usage) throw errors.internal();
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = {
+        plan: usage.plan,
+        period: { start: usage.periodStart, end: usage.periodEnd },
+        renders: { used: Number(usage.rendersUsed), limit: Number(usage.rendersLimit), remaining: Number(usage.rendersRemaining) },
+        rate_limit: { limit: usage.rate?.limit ?? 0, remaining: usage.rate?.remaining ?? 0, reset_seconds: usage.rate?.resetSeconds ?? 0, window_seconds: 60 },
+        concurrency: { limit: usage.concurrencyLimit, in_flight: usage.inFlight },
+      };
+    },
+
+    /** GET /v1/keys/webhook-secret */
+    async webhookSecret(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const { secret } = await call(identity, identity.getWebhookSecret, { keyId: principal.keyId });
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = { secret };
+    },
+
+    /** POST /v1/signup {"email"}: public, throttled per client IP. */
+    async signup(ctx: Context) {
+      const body = await readJsonObject(ctx, 16 * 1024);
+      onlyFields(body, ["email"]);
+      if (typeof body.email !== "string") throw errors.payload("email: required, a string", 'Send {"email": "you@example.com"}.');
+      const result = await call(identity, identity.signup, { email: body.email, clientIp: clientIp(ctx, deps.trustedProxies) });
+      ctx.status = 201;
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = { api_key: result.apiKey, plan: result.key?.plan ?? "free" };
+    },
+
+    /** GET /v1/jobs/<id>: the caller's own jobs only. */
+    async job(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const id = ctx.params.id as string;
+      const job = /^job_[0-9a-z]{26}$/.test(id) ? await loadJob(deps.bus.jsm, id) : undefined;
+      if (!job || job.keyId !== principal.keyId) throw new AppError("NOT_FOUND", `job "${id}" not found`, "Use the id returned by POST /v1/render or /v1/image with the same key.");
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = {
+        id: job.id,
+        status: job.status,
+        kind: job.kind,
+        template_id: job.templateId || null,
+        created_at: job.createdAt,
+        started_at: job.startedAt ?? null,
+        finished_at: job.finishedAt ?? null,
+        url: job.result?.url ?? null,
+        expires_at: job.result?.expiresAt ?? null,
+        content_type: job.result?.contentType ?? null,
+        size_bytes: job.result ? Number(job.result.sizeBytes) : null,
+        error: job.error ? { code: job.error.code, message: job.error.message } : null,
+        webhook: job.webhookUrl
+          ? { state: job.webhook.state, attempts: job.webhook.attempts, last_status: job.webhook.lastStatus ?? null, next_attempt_at: job.webhook.nextAttemptAt ?? null }
+          : null,
+        events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
+      };
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { AppError, newId, type JobState } from "@pressroom/platform";
+import type { Context } from "koa";
+import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
+import type { GatewayDeps } from "../deps";
+import { readJsonObject } from "../http/body";
+import { errors } from "../http/errors";
+import { JobWatch, submitJob } from "../jobs/submit";
+import { checkTemplateData, type TemplateInfo } from "../templates";
+import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
+
+/** The sync success body of DESIGN.md. */
+export function succeededBody(job: JobState) {
+  return {
+    id: job.id,
+    status: "succeeded" as const,
+    url: job.result!.url,
+    expires_at: job.result!.expiresAt,
+    content_type: job.result!.contentType,
+    size_bytes: Number(job.result!.sizeBytes),
+  };
+}
+
+const RENDER_FAILED_HINT = "Fix the document (scripts, size, page count) and try again; GET /v1/jobs/<id> shows the job's history.";
+
+function failedError(job: JobState): AppError {
+  if (job.error?.code === "RENDER_FAILED") return new AppError("RENDER_FAILED", job.error.message, RENDER_FAILED_HINT);
+  return new AppError("INTERNAL_ERROR", "the render failed on our side; the quota unit was refunded", "Retry with exponential backoff.");
+}
+
+/**
+ * Everything about a request that is checked before quota and concurrency:
+ * the body, then the template (exists, right kind, data matches its schema).
+ * A failure is returned, not thrown, so that the rate limit is answered
+ * first; a failure to reach the catalog is returned the same way.
+ */
+async function checkRequest(deps: GatewayDeps, kind: JobKind, ctx: Context): Promise<{ request?: JobRequest; template?: TemplateInfo; problem?: unknown }> {
+  let body: Record<string, unknown>;
+  try {
+    body = await readJsonObject(ctx, deps.maxBodyBytes);
+  } catch (err) {
+    return { problem: err };
+  }
+  const request = validateJobRequest(kind, body);
+  if (request instanceof AppError) return { problem: request };
+  if (!request.templateId) return { request };
+  let template: TemplateInfo;
+  try {
+    template = await deps.templates.get(request.templateId);
+  } catch (err) {
+    return { problem: err };
+  }
+  const output = template.template.image ? "png" : "pdf";
+  if (kind === "render" && output === "png") {
+    return { problem: errors.payload(`template_id: "${request.templateId}" makes a PNG image`, "Use POST /v1/image for image templates.") };
+  }
+  if (kind === "image" && output === "pdf") {
+    return { problem: errors.payload(`template_id: "${request.templateId}" makes a PDF document`, "Use POST /v1/render for document templates.") };
+  }
+  const dataProblem = checkTemplateData(template, request.data);
+  return dataProblem ? { problem: dataProblem } : { request, template };
+}
+
+/** POST /v1/render and POST /v1/image: one code path, sync being an async job waited on. */
+export function jobHandler(deps: GatewayDeps, kind: JobKind) {
+  return async (ctx: Context): Promise<void> => {
+    const principal = await deps.auth.authenticate(ctx);
+    const { request, template, problem } = await checkRequest(deps, kind, ctx);
+    const jobId = newId("job");
+    const decision = await admit(ctx, deps.clients.metering, principal, problem || !request ? "" : jobId);
+    throwIfRateLimited(decision);
+    if (problem !== undefined) throw problem;
+    if (!request) throw errors.internal();
+    throwIfNotAdmitted(decision);
+
+    const watch = request.webhookUrl ? undefined : new JobWatch(deps.bus, jobId);
+    try {
+      await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
+    } catch (err) {
+      watch?.close();
+      throw err;
+    }
+    const location = `/v1/jobs/${jobId}`;
+    if (!watch) {
+      ctx.status = 202;
+      ctx.set("Location", location);
+      ctx.body = { id: jobId, status: "queued" };
+      return;
+    }
+    const job = await watch.wait(deps.syncWaitMs);
+    if (!job) {
+      ctx.status = 202;
+      ctx.set("Location", location);
+      ctx.body = { id: jobId, status: "queued" };
+      return;
+    }
+    if (job.status === "failed") throw failedError(job);
+    ctx.status = 200;
+    ctx.body = succeededBody(job);
+  };
+}

@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { AppError } from "@pressroom/platform";
+import { MAX_HTML_BYTES, validateJobRequest, webhookUrlProblem } from "./validation";
+
+function problem(result: ReturnType<typeof validateJobRequest>): string {
+  assert.ok(result instanceof AppError, "expected a validation error");
+  assert.equal(result.code, "PAYLOAD_INVALID");
+  return result.message;
+}
+
+describe("validateJobRequest", () => {
+  it("accepts a template render and a raw html render", () => {
+    assert.ok(!(validateJobRequest("render", { template_id: "invoice", data: {} }) instanceof AppError));
+    assert.ok(!(validateJobRequest("render", { html: "<p>x</p>", data: { a: 1 } }) instanceof AppError));
+  });
+
+  it("names unknown fields", () => {
+    assert.match(problem(validateJobRequest("render", { html: "x", data: {}, colour: 1, size: 2 })), /unknown fields: colour, size/);
+    assert.match(problem(validateJobRequest("image", { template_id: "og-image", html: "x", data: {} })), /unknown field: html/);
+  });
+
+  it("requires exactly one of template_id and html", () => {
+    assert.match(problem(validateJobRequest("render", { data: {} })), /exactly one of template_id or html/);
+    assert.match(problem(validateJobRequest("render", { template_id: "a", html: "x", data: {} })), /exactly one/);
+  });
+
+  it("checks the template_id pattern at both ends of its length", () => {
+    assert.ok(!(validateJobRequest("render", { template_id: `a${"b".repeat(63)}`, data: {} }) instanceof AppError));
+    assert.match(problem(validateJobRequest("render", { template_id: `a${"b".repeat(64)}`, data: {} })), /^template_id/);
+    assert.match(problem(validateJobRequest("render", { template_id: "-abc", data: {} })), /^template_id/);
+    assert.match(problem(validateJobRequest("render", { template_id: "Invoice", data: {} })), /^template_id/);
+  });
+
+  it("limits html to 524,288 UTF-8 bytes", () => {
+    assert.ok(!(validateJobRequest("render", { html: "a".repeat(MAX_HTML_BYTES), data: {} }) instanceof AppError));
+    assert.match(problem(validateJobRequest("render", { html: "a".repeat(MAX_HTML_BYTES + 1), data: {} })), /^html: 524289 bytes/);
+    assert.match(problem(validateJobRequest("render", { html: "é".repeat(MAX_HTML_BYTES / 2 + 1), data: {} })), /^html/);
+  });
+
+  it("requires data to be an object", () => {
+    for (const data of [undefined, null, [], "x", 3]) assert.match(problem(validateJobRequest("render", { html: "x", data })), /^data/);
+  });
+});
+
+describe("webhookUrlProblem", () => {
+  it("accepts https on the default port", () => {
+    assert.equal(webhookUrlProblem("https://example.com/hooks?a=1"), undefined);
+    assert.equal(webhookUrlProblem("https://example.com:443/hooks"), undefined);
+    assert.equal(webhookUrlProblem(`https://example.com/${"a".repeat(2048 - 20)}`), undefined);
+    const exactly2048 = `https://example.com/${"a".repeat(2048 - "https://example.com/".length)}`;
+    assert.equal(exactly2048.length, 2048);
+    assert.equal(webhookUrlProblem(exactly2048), undefined);
+    assert.match(webhookUrlProblem(`${exactly2048}a`) ?? "", /at most 2048 characters/);
+  });
+
+  it("rejects everything else, naming the field", () => {
+    for (const bad of [
+      "http://example.com/h",
+      "https://example.com:8443/h",
+      "https://user:pw@example.com/h",
+      "https://user@example.com/h",
+      "not a url",
+      "/relative",
+      42,
+      `https://example.com/${"a".repeat(2048)}`,
+      "https://exa\tmple.com/h",
+      "https://example.com/h\n",
+      " https://example.com/h",
+      "ftp://example.com/h",
+      "https://",
+    ]) {
+      assert.match(webhookUrlProblem(bad) ?? "", /^webhook_url: /, String(bad));
+    }
+  });
+});
