@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { identityV1, meteringV1 } from "@pressroom/contracts";
+import { AppError, call, createGrpcClient } from "@pressroom/platform";
+
+const USAGE = `pressroom-admin: operator commands (talks gRPC to identity and metering)
+
+  pressroom-admin keys create --email <email> --plan <plan>   prints the new key on its own line
+  pressroom-admin keys revoke <key | key_id>
+  pressroom-admin keys set-plan <key | key_id> <plan>
+  pressroom-admin keys show <key | key_id>
+  pressroom-admin usage show <key | key_id>
+  pressroom-admin usage set <key | key_id> --used <n>
+
+Environment: IDENTITY_ADDR (default 127.0.0.1:7001), METERING_ADDR (default 127.0.0.1:7002).
+Plans: demo, free, starter, pro, business.`;
+
+function keyRef(value: string | undefined): { apiKey: string; keyId: string } {
+  if (!value) throw new UsageError("a key or key id is required");
+  return value.startsWith("key_") ? { apiKey: "", keyId: value } : { apiKey: value, keyId: "" };
+}
+
+class UsageError extends Error {}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { email: { type: "string" }, plan: { type: "string" }, used: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  const [area, command, ...rest] = positionals;
+  if (values.help || !area) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? "127.0.0.1:7001");
+  const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? "127.0.0.1:7002");
+  try {
+    switch (`${area} ${command ?? ""}`) {
+      case "keys create": {
+        if (!values.email || !values.plan) throw new UsageError("keys create needs --email and --plan");
+        const created = await call(identity, identity.createKey, { email: values.email, plan: values.plan });
+        process.stderr.write(`created ${created.key?.keyId} (${created.key?.plan}) for ${created.key?.email}; the key is shown once:\n`);
+        process.stdout.write(`${created.apiKey}\n`);
+        return;
+      }
+      case "keys revoke": {
+        const { key } = await call(identity, identity.revokeKey, keyRef(rest[0]));
+        print({ key_id: key?.keyId, revoked: key?.revoked });
+        return;
+      }
+      case "keys set-plan": {
+        if (!rest[1]) throw new UsageError("keys set-plan needs <key> <plan>");
+        const result = await call(identity, identity.setPlan, { ...keyRef(rest[0]), plan: rest[1], actor: "operator" });
+        print({ key_id: result.key?.keyId, from: result.previousPlan, to: result.key?.plan });
+        return;
+      }
+      case "keys show": {
+        const { key } = await call(identity, identity.getKey, keyRef(rest[0]));
+        print(key);
+        return;
+      }
+      case "usage show": {
+        const { key } = await call(identity, identity.getKey, keyRef(rest[0]));
+        const { usage } = await call(metering, metering.getUsage, { keyId: key!.keyId, plan: key!.plan });
+        print({ key_id: key!.keyId, ...usage });
+        return;
+      }
+      case "usage set": {
+        if (values.used === undefined || !/^\d+$/.test(values.used)) throw new UsageError("usage set needs --used <n>");
+        const { key } = await call(identity, identity.getKey, keyRef(rest[0]));
+        const result = await call(metering, metering.setUsage, { keyId: key!.keyId, plan: key!.plan, rendersUsed: values.used, actor: "operator" });
+        print({ key_id: key!.keyId, from: Number(result.previousRendersUsed), to: Number(result.usage?.rendersUsed) });
+        return;
+      }
+      default:
+        throw new UsageError(`unknown command "${positionals.join(" ")}"`);
+    }
+  } finally {
+    identity.close();
+    metering.close();
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) process.stderr.write(`error: ${err.message}\n\n${USAGE}\n`);
+  else if (err instanceof AppError) process.stderr.write(`error: ${err.code}: ${err.message}\n`);
+  else process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exit(err instanceof UsageError ? 2 : 1);
+});

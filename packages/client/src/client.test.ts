@@ -1,0 +1,266 @@
+import assert from "node:assert/strict";
+import { inspect } from "node:util";
+import { after, before, beforeEach, describe, it } from "node:test";
+import { Pressroom, PressroomClient, PressroomError, type FetchLike, type RenderSucceeded } from "./index";
+import { parseRetryAfter } from "./http";
+import { TestServer, closedPort, json } from "./test-support/server";
+
+const API_KEY = "pr_test_key_0123456789";
+
+const succeeded: RenderSucceeded = {
+  id: "job_01",
+  status: "succeeded",
+  url: "http://127.0.0.1/v1/outputs/out_1?exp=1&sig=ab",
+  expires_at: "2026-01-02T00:00:00.000Z",
+  content_type: "application/pdf",
+  size_bytes: 1234,
+};
+
+async function rejection(promise: Promise<unknown>): Promise<PressroomError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof PressroomError, `expected PressroomError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail("expected a rejection");
+}
+
+describe("Pressroom constructor", () => {
+  it("requires an apiKey", () => {
+    const Loose = Pressroom as unknown as new (options?: unknown) => Pressroom;
+    assert.throws(() => new Loose({}), /apiKey is required/);
+    assert.throws(() => new Loose(), /apiKey is required/);
+    assert.throws(() => new Pressroom({ apiKey: "" }), /apiKey is required/);
+  });
+
+  it("defaults baseUrl to http://localhost:8080 and drops trailing slashes", () => {
+    assert.equal(new Pressroom({ apiKey: API_KEY }).baseUrl, "http://localhost:8080");
+    assert.equal(new Pressroom({ apiKey: API_KEY, baseUrl: "https://api.example.com/" }).baseUrl, "https://api.example.com");
+    assert.throws(() => new Pressroom({ apiKey: API_KEY, baseUrl: "not a url" }), TypeError);
+    assert.throws(() => new Pressroom({ apiKey: API_KEY, timeoutMs: 0 }), TypeError);
+  });
+
+  it("is also exported as PressroomClient", () => {
+    assert.equal(PressroomClient, Pressroom);
+  });
+
+  it("never reveals the API key when logged or serialized", () => {
+    const client = new Pressroom({ apiKey: API_KEY });
+    assert.ok(!JSON.stringify(client).includes(API_KEY));
+    assert.ok(!inspect(client, { showHidden: true, depth: 5 }).includes(API_KEY));
+  });
+});
+
+describe("Pressroom over HTTP", () => {
+  let server: TestServer;
+  let client: Pressroom;
+
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server.close();
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+    client = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl });
+  });
+
+  it("render (sync) posts JSON with the bearer key and returns the output", async () => {
+    server.handler = (_req, res) => json(res, 200, succeeded);
+    const request = { template_id: "invoice", data: { number: "INV-1", total: 12.5, items: [{ name: "a" }] } };
+    const result = await client.render(request);
+    assert.deepEqual(result, succeeded);
+    const req = server.last;
+    assert.equal(req.method, "POST");
+    assert.equal(req.url, "/v1/render");
+    assert.equal(req.headers.authorization, `Bearer ${API_KEY}`);
+    assert.match(req.headers["content-type"] ?? "", /^application\/json/);
+    assert.match(req.headers.accept ?? "", /application\/json/);
+    assert.deepEqual(JSON.parse(req.body), request);
+  });
+
+  it("render with raw html and webhook_url is accepted as queued", async () => {
+    server.handler = (_req, res) => json(res, 202, { id: "job_02", status: "queued" }, { Location: "/v1/jobs/job_02" });
+    const request = { html: "<h1>{{title}}</h1>", data: { title: "Hi" }, webhook_url: "https://example.com/hook" };
+    const queued = await client.render(request);
+    assert.deepEqual(queued, { id: "job_02", status: "queued" });
+    assert.deepEqual(JSON.parse(server.last.body), request);
+  });
+
+  it("image posts to /v1/image", async () => {
+    server.handler = (_req, res) => json(res, 200, { ...succeeded, content_type: "image/png" });
+    const result = await client.image({ template_id: "social-card", data: { title: "Launch" } });
+    assert.equal(result.status, "succeeded");
+    assert.equal(server.last.url, "/v1/image");
+    assert.equal(server.last.method, "POST");
+    assert.equal(server.last.headers.authorization, `Bearer ${API_KEY}`);
+    assert.deepEqual(JSON.parse(server.last.body), { template_id: "social-card", data: { title: "Launch" } });
+  });
+
+  it("templates, usage, webhookSecret and job are keyed GETs", async () => {
+    const answers: Record<string, unknown> = {
+      "/v1/templates": { templates: [{ id: "invoice", name: "Invoice", description: "", output: "pdf", data_schema: {}, sample_data: {} }] },
+      "/v1/keys/usage": { plan: "free", period: { start: "a", end: "b" }, renders: { used: 1, limit: 100, remaining: 99 }, rate_limit: { limit: 10, remaining: 9, reset_seconds: 30, window_seconds: 60 }, concurrency: { limit: 1, in_flight: 0 } },
+      "/v1/keys/webhook-secret": { secret: "whsec_abc" },
+      "/v1/jobs/job_01%2F..": { id: "job_01/..", status: "queued" },
+    };
+    server.handler = (req, res) => json(res, 200, answers[req.url]);
+    assert.equal((await client.templates()).templates[0]?.id, "invoice");
+    assert.equal((await client.usage()).renders.remaining, 99);
+    assert.deepEqual(await client.webhookSecret(), { secret: "whsec_abc" });
+    assert.equal((await client.job("job_01/..")).status, "queued");
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.url, r.headers.authorization, r.body]),
+      Object.keys(answers).map((path) => ["GET", path, `Bearer ${API_KEY}`, ""]),
+    );
+  });
+
+  it("checkout posts the plan and returns the session", async () => {
+    server.handler = (_req, res) => json(res, 201, { checkout_url: "http://x/checkout/cs_1", session_id: "cs_1", plan: "pro" });
+    const session = await client.checkout({ plan: "pro" });
+    assert.equal(session.session_id, "cs_1");
+    assert.equal(server.last.url, "/v1/billing/checkout");
+    assert.deepEqual(JSON.parse(server.last.body), { plan: "pro" });
+  });
+
+  it("Pressroom.signup posts the email without an Authorization header", async () => {
+    server.handler = (_req, res) => json(res, 201, { api_key: "pr_new", plan: "free" });
+    const result = await Pressroom.signup({ email: "ada@example.com", baseUrl: server.baseUrl });
+    assert.deepEqual(result, { api_key: "pr_new", plan: "free" });
+    assert.equal(server.last.method, "POST");
+    assert.equal(server.last.url, "/v1/signup");
+    assert.equal(server.last.headers.authorization, undefined);
+    assert.deepEqual(JSON.parse(server.last.body), { email: "ada@example.com" });
+  });
+
+  it("maps an error body to PressroomError code/status/message/hint", async () => {
+    server.handler = (_req, res) => json(res, 404, { error: 'template "nope" does not exist', code: "TEMPLATE_NOT_FOUND", hint: "List templates with GET /v1/templates." });
+    const err = await rejection(client.render({ template_id: "nope", data: {} }));
+    assert.equal(err.code, "TEMPLATE_NOT_FOUND");
+    assert.equal(err.status, 404);
+    assert.equal(err.message, 'template "nope" does not exist');
+    assert.equal(err.hint, "List templates with GET /v1/templates.");
+    assert.equal(err.retryAfter, undefined);
+    assert.equal(err.name, "PressroomError");
+    assert.ok(err instanceof Error);
+  });
+
+  it("maps 401 AUTH_INVALID and 422 PAYLOAD_INVALID", async () => {
+    server.handler = (_req, res) => json(res, 401, { error: "invalid API key", code: "AUTH_INVALID", hint: "Send Authorization: Bearer <key>." }, { "WWW-Authenticate": "Bearer" });
+    const auth = await rejection(client.usage());
+    assert.deepEqual([auth.code, auth.status], ["AUTH_INVALID", 401]);
+    server.handler = (_req, res) => json(res, 422, { error: "webhook_url: must be https", code: "PAYLOAD_INVALID", hint: "Use an https URL." });
+    const payload = await rejection(client.render({ html: "x", data: {}, webhook_url: "http://x" }));
+    assert.deepEqual([payload.code, payload.status, payload.hint], ["PAYLOAD_INVALID", 422, "Use an https URL."]);
+  });
+
+  it("reads Retry-After on the three distinct 429 codes", async () => {
+    for (const [code, seconds] of [["RATE_LIMITED", "7"], ["QUOTA_EXCEEDED", "86400"], ["CONCURRENCY_EXCEEDED", "1"]] as const) {
+      server.handler = (_req, res) => json(res, 429, { error: "slow down", code, hint: "Wait." }, { "Retry-After": seconds });
+      const err = await rejection(client.render({ template_id: "invoice", data: {} }));
+      assert.equal(err.code, code);
+      assert.equal(err.status, 429);
+      assert.equal(err.retryAfter, Number(seconds));
+    }
+  });
+
+  it("falls back to INTERNAL_ERROR when the error body is not the API's shape", async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(502, { "Content-Type": "text/html" });
+      res.end("<html>Bad Gateway</html>");
+    };
+    const html = await rejection(client.templates());
+    assert.deepEqual([html.code, html.status], ["INTERNAL_ERROR", 502]);
+    server.handler = (_req, res) => json(res, 500, { message: "boom" });
+    const other = await rejection(client.templates());
+    assert.deepEqual([other.code, other.status], ["INTERNAL_ERROR", 500]);
+    server.handler = (_req, res) => json(res, 503, ["not", "an", "object"], { "Retry-After": "3" });
+    const array = await rejection(client.templates());
+    assert.deepEqual([array.code, array.status, array.retryAfter], ["INTERNAL_ERROR", 503, 3]);
+  });
+
+  it("rejects a 2xx answer that is not JSON", async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      res.end("ok");
+    };
+    const err = await rejection(client.usage());
+    assert.deepEqual([err.code, err.status], ["INTERNAL_ERROR", 200]);
+  });
+
+  it("download returns the bytes and sends no Authorization header", async () => {
+    const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x80, 0x0a]);
+    server.handler = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/pdf", "Content-Length": pdf.length });
+      res.end(pdf);
+    };
+    const bytes = await client.download(`${server.baseUrl}/v1/outputs/out_1?exp=1767225600&sig=abc123`);
+    assert.ok(bytes instanceof Uint8Array);
+    assert.deepEqual(Buffer.from(bytes), pdf);
+    assert.equal(server.last.method, "GET");
+    assert.equal(server.last.url, "/v1/outputs/out_1?exp=1767225600&sig=abc123");
+    assert.equal(server.last.headers.authorization, undefined);
+
+    await client.download("/v1/outputs/out_2?exp=1&sig=def");
+    assert.equal(server.last.url, "/v1/outputs/out_2?exp=1&sig=def", "a relative URL resolves against baseUrl");
+    assert.equal(server.last.headers.authorization, undefined);
+  });
+
+  it("download maps expired and tampered URLs", async () => {
+    server.handler = (_req, res) => json(res, 410, { error: "this download link has expired", code: "URL_EXPIRED", hint: "Render again." });
+    const expired = await rejection(client.download(`${server.baseUrl}/v1/outputs/out_1?exp=1&sig=abc`));
+    assert.deepEqual([expired.code, expired.status], ["URL_EXPIRED", 410]);
+    server.handler = (_req, res) => json(res, 403, { error: "this download link is not valid", code: "URL_INVALID", hint: "Use the exact URL." });
+    const invalid = await rejection(client.download(`${server.baseUrl}/v1/outputs/out_1?exp=1&sig=abd`));
+    assert.deepEqual([invalid.code, invalid.status], ["URL_INVALID", 403]);
+    await assert.rejects(client.download("ftp://example.com/x"), TypeError);
+  });
+
+  it("times out with code TIMEOUT (status 0) and keeps the signed URL out of the message", async () => {
+    server.handler = (_req, res) => {
+      setTimeout(() => json(res, 200, succeeded), 1_000).unref();
+    };
+    const slow = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl, timeoutMs: 50 });
+    const err = await rejection(slow.download(`${server.baseUrl}/v1/outputs/out_1?exp=1&sig=secret-signature`));
+    assert.deepEqual([err.code, err.status], ["TIMEOUT", 0]);
+    assert.ok(!err.message.includes("secret-signature"));
+    const render = await rejection(slow.render({ template_id: "invoice", data: {} }));
+    assert.equal(render.code, "TIMEOUT");
+  });
+
+  it("uses an injected fetch", async () => {
+    const seen: string[] = [];
+    const fetchSpy: FetchLike = (input, init) => {
+      seen.push(`${init.method} ${input}`);
+      return fetch(input, init);
+    };
+    server.handler = (_req, res) => json(res, 200, { secret: "whsec_x" });
+    const injected = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl, fetch: fetchSpy });
+    await injected.webhookSecret();
+    assert.deepEqual(seen, [`GET ${server.baseUrl}/v1/keys/webhook-secret`]);
+  });
+});
+
+describe("Pressroom without a server", () => {
+  it("reports an unreachable service as CONNECTION_ERROR (status 0)", async () => {
+    const port = await closedPort();
+    const client = new Pressroom({ apiKey: API_KEY, baseUrl: `http://127.0.0.1:${port}` });
+    const err = await rejection(client.usage());
+    assert.deepEqual([err.code, err.status], ["CONNECTION_ERROR", 0]);
+    assert.ok(err.cause, "the network error is kept as cause");
+  });
+});
+
+describe("parseRetryAfter", () => {
+  it("reads delta-seconds and HTTP-dates", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    assert.equal(parseRetryAfter("120", now), 120);
+    assert.equal(parseRetryAfter(" 5 ", now), 5);
+    assert.equal(parseRetryAfter("Thu, 01 Jan 2026 00:00:30 GMT", now), 30);
+    assert.equal(parseRetryAfter("Wed, 31 Dec 2025 23:00:00 GMT", now), 0);
+    assert.equal(parseRetryAfter("soon", now), undefined);
+    assert.equal(parseRetryAfter(null, now), undefined);
+  });
+});

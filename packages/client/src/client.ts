@@ -1,0 +1,129 @@
+import { makeTransport, requestBytes, requestJson, type FetchLike, type Transport } from "./http";
+import type {
+  CheckoutRequest,
+  CheckoutResponse,
+  ImageRequest,
+  ImageResponse,
+  JobQueued,
+  JobView,
+  RenderRequest,
+  RenderResponse,
+  SignupResponse,
+  TemplatesResponse,
+  UsageResponse,
+  WebhookSecretResponse,
+} from "./types";
+
+export interface PressroomOptions {
+  /** Required: the API key, sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Service base address. Default `http://localhost:8080`. */
+  baseUrl?: string;
+  /** Deadline per request, including reading the answer. Default 90,000 ms. */
+  timeoutMs?: number;
+  /** A fetch implementation. Default: the global `fetch` (Node.js 18+). */
+  fetch?: FetchLike;
+}
+
+export interface SignupOptions {
+  email: string;
+  baseUrl?: string;
+  timeoutMs?: number;
+  fetch?: FetchLike;
+}
+
+/**
+ * The Pressroom API client. Every method resolves with the JSON answer and
+ * rejects with `PressroomError` (code, status, message, hint, retryAfter) on
+ * a non-2xx answer.
+ */
+export class Pressroom {
+  readonly baseUrl: string;
+  /** Private so the key never shows up when the client is logged or serialized. */
+  readonly #apiKey: string;
+  readonly #transport: Transport;
+
+  constructor(options: PressroomOptions) {
+    if (typeof options?.apiKey !== "string" || options.apiKey.trim() === "") {
+      throw new TypeError("Pressroom: apiKey is required (sign up with Pressroom.signup, or use the demo key)");
+    }
+    this.#apiKey = options.apiKey;
+    this.#transport = makeTransport(options);
+    this.baseUrl = this.#transport.baseUrl;
+  }
+
+  /** POST /v1/signup (no key needed): creates a free-plan key, shown only once. */
+  static async signup(options: SignupOptions): Promise<SignupResponse> {
+    const { email, ...transportOptions } = options;
+    return requestJson<SignupResponse>(makeTransport(transportOptions), "POST", "/v1/signup", { body: { email } });
+  }
+
+  #call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body });
+  }
+
+  /**
+   * POST /v1/render: a PDF from `template_id` or `html`. Without webhook_url
+   * the answer is the finished output (or `queued` when the service's wait
+   * ran out: poll `job(id)`); with webhook_url it is always `queued` and the
+   * result arrives by signed callback.
+   */
+  render(request: RenderRequest & { webhook_url: string }): Promise<JobQueued>;
+  render(request: RenderRequest): Promise<RenderResponse>;
+  render(request: RenderRequest): Promise<RenderResponse> {
+    return this.#call<RenderResponse>("POST", "/v1/render", request);
+  }
+
+  /** POST /v1/image: a PNG from an image template. Same answers as `render`. */
+  image(request: ImageRequest & { webhook_url: string }): Promise<JobQueued>;
+  image(request: ImageRequest): Promise<ImageResponse>;
+  image(request: ImageRequest): Promise<ImageResponse> {
+    return this.#call<ImageResponse>("POST", "/v1/image", request);
+  }
+
+  /** GET /v1/templates: the public catalog. */
+  templates(): Promise<TemplatesResponse> {
+    return this.#call<TemplatesResponse>("GET", "/v1/templates");
+  }
+
+  /** GET /v1/keys/usage: renders, rate limit and concurrency of this key. */
+  usage(): Promise<UsageResponse> {
+    return this.#call<UsageResponse>("GET", "/v1/keys/usage");
+  }
+
+  /** GET /v1/keys/webhook-secret: the secret that signs this key's callbacks. */
+  webhookSecret(): Promise<WebhookSecretResponse> {
+    return this.#call<WebhookSecretResponse>("GET", "/v1/keys/webhook-secret");
+  }
+
+  /** POST /v1/billing/checkout: starts an upgrade; send the user to `checkout_url`. */
+  checkout(request: CheckoutRequest): Promise<CheckoutResponse> {
+    return this.#call<CheckoutResponse>("POST", "/v1/billing/checkout", { plan: request.plan });
+  }
+
+  /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */
+  job(id: string): Promise<JobView> {
+    return this.#call<JobView>("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Downloads an output by its signed URL (absolute, or relative to baseUrl).
+   * The API key is not sent: the signed URL is the credential. Expired or
+   * altered URLs reject with URL_EXPIRED (410) or URL_INVALID (403).
+   */
+  download(url: string): Promise<Uint8Array> {
+    let target: URL;
+    try {
+      target = new URL(url, `${this.baseUrl}/`);
+    } catch {
+      return Promise.reject(new TypeError("Pressroom: download needs the url of a render or job"));
+    }
+    if (target.protocol !== "http:" && target.protocol !== "https:") {
+      return Promise.reject(new TypeError("Pressroom: download URLs must be http(s)"));
+    }
+    return requestBytes(this.#transport, target.href);
+  }
+}
+
+/** Alias of `Pressroom`. */
+export { Pressroom as PressroomClient };

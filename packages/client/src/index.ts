@@ -1,0 +1,14 @@
+export { Pressroom, PressroomClient, type PressroomOptions, type SignupOptions } from "./client";
+export { PressroomError, PressroomSignatureError, type PressroomErrorCode, type PressroomErrorInit } from "./errors";
+export { DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS, type FetchLike } from "./http";
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  constructEvent,
+  signWebhookPayload,
+  verifyWebhookSignature,
+  type RawBody,
+  type VerifyOptions,
+  type WebhookEvent,
+} from "./webhooks";
+export type * from "./types";

@@ -1,0 +1,152 @@
+/**
+ * Request and response bodies of the Pressroom HTTP API (spec
+ * service-interface.md plus the decisions of DESIGN.md). Field names are the
+ * wire names (snake_case).
+ */
+
+/** Every plan. */
+export type Plan = "demo" | "free" | "starter" | "pro" | "business";
+/** The plans an upgrade can target. */
+export type PaidPlan = "starter" | "pro" | "business";
+
+export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
+
+/** Body of POST /v1/render: exactly one of template_id or html. */
+export interface RenderRequest {
+  /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
+  template_id?: string;
+  /** Raw HTML (a Handlebars template), at most 512 KB. */
+  html?: string;
+  /** A JSON object with the values for the template. */
+  data: object;
+  /** HTTPS callback address (default port, ≤ 2,048 chars); makes the request asynchronous. */
+  webhook_url?: string;
+}
+
+/** Body of POST /v1/image. */
+export interface ImageRequest {
+  template_id: string;
+  data: object;
+  webhook_url?: string;
+}
+
+/** 200 answer of a synchronous render or image request. */
+export interface RenderSucceeded {
+  id: string;
+  status: "succeeded";
+  /** Signed, expiring download URL: anyone holding it can download the output. */
+  url: string;
+  expires_at: string;
+  content_type: string;
+  size_bytes: number;
+}
+
+/**
+ * 202 answer: the job was accepted and runs in the background. Returned for
+ * every request with webhook_url, and for a synchronous request that the
+ * service did not finish within its wait (poll it with `job(id)`).
+ */
+export interface JobQueued {
+  id: string;
+  status: "queued";
+}
+
+export type RenderResponse = RenderSucceeded | JobQueued;
+export type ImageResponse = RenderResponse;
+
+/** An entry of the public template catalog (GET /v1/templates). */
+export interface Template {
+  id: string;
+  version?: number;
+  name: string;
+  description: string;
+  output: "pdf" | "png";
+  /** PDF templates: page layout. */
+  page?: {
+    format: string;
+    landscape: boolean;
+    margin: { top: string; right: string; bottom: string; left: string };
+    header: boolean;
+    footer: boolean;
+  };
+  /** PNG templates: image size in pixels. */
+  width?: number;
+  height?: number;
+  /** JSON Schema that `data` must satisfy. */
+  data_schema: unknown;
+  sample_data: unknown;
+  preview_url?: string;
+}
+
+export interface TemplatesResponse {
+  templates: Template[];
+}
+
+/** GET /v1/keys/usage: the calling key's standing in the current period. */
+export interface UsageResponse {
+  plan: Plan;
+  period: { start: string; end: string };
+  renders: { used: number; limit: number; remaining: number };
+  rate_limit: { limit: number; remaining: number; reset_seconds: number; window_seconds: number };
+  concurrency: { limit: number; in_flight: number };
+}
+
+/** GET /v1/keys/webhook-secret. */
+export interface WebhookSecretResponse {
+  /** `whsec_…`: verify callbacks with it; keep it server-side. */
+  secret: string;
+}
+
+/** Body of POST /v1/billing/checkout. */
+export interface CheckoutRequest {
+  plan: PaidPlan;
+}
+
+/** 201 answer of POST /v1/billing/checkout. */
+export interface CheckoutResponse {
+  checkout_url: string;
+  session_id: string;
+  plan: PaidPlan;
+}
+
+/** Body of POST /v1/signup. */
+export interface SignupRequest {
+  email: string;
+}
+
+/** 201 answer of POST /v1/signup. The key is shown only once. */
+export interface SignupResponse {
+  api_key: string;
+  plan: Plan;
+}
+
+/** GET /v1/jobs/<id>: one of the caller's own jobs. */
+export interface JobView {
+  id: string;
+  status: JobStatus;
+  kind: "render" | "image";
+  template_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  url: string | null;
+  expires_at: string | null;
+  content_type: string | null;
+  size_bytes: number | null;
+  error: { code: string; message: string } | null;
+  webhook: {
+    state: "none" | "pending" | "delivered" | "exhausted";
+    attempts: number;
+    last_status: number | null;
+    next_attempt_at: string | null;
+  } | null;
+  /** The job's ordered event history. */
+  events: { id: string; type: string; time: string; source: string }[];
+}
+
+/** The error body of every non-2xx API answer: exactly these three fields. */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  hint: string;
+}
