@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { storageV1 } from "@pressroom/contracts";
+import { connect, type NatsConnection, type ObjectStore } from "nats";
+import pg from "pg";
+import { errorShape, type ApiResponse } from "./support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+
+/**
+ * Signed output URLs over HTTP against the running gateway and storage
+ * services, with outputs in the real JetStream object store: download and its
+ * headers, tampering, expiry, and the sweep that deletes expired outputs.
+ * Outputs are stored through storage's own gRPC API (what the render worker
+ * does), so no render pool is needed.
+ */
+
+const TTL_SECONDS = 86_400;
+
+function expectError(response: ApiResponse, status: number, code: string): void {
+  const body = errorShape(response);
+  assert.equal(response.status, status, response.text);
+  assert.equal(body.code, code, response.text);
+}
+
+function put(client: storageV1.StorageServiceClient, bytes: Buffer, meta: { contentType: string; filename: string }): Promise<storageV1.PutOutputResponse> {
+  return new Promise((resolve, reject) => {
+    const stream = client.putOutput((err, response) => (err ? reject(err) : resolve(response!)));
+    stream.write({ metadata: { outputId: "", contentType: meta.contentType, filename: meta.filename, jobId: "job_test", keyId: "key_test" } });
+    for (let offset = 0; offset < bytes.length; offset += 100_000) stream.write({ chunk: bytes.subarray(offset, offset + 100_000) });
+    stream.end();
+  });
+}
+
+const fakePdf = (text: string) => Buffer.from(`%PDF-1.4\n% ${text}\n${"0".repeat(2_000)}\n%%EOF\n`);
+
+describe("outputs: signed download URLs", () => {
+  let h: Harness;
+  let nc: NatsConnection;
+  let store: ObjectStore;
+  let db: pg.Client;
+
+  before(async () => {
+    h = await startHarness({ only: ["storage", "gateway"], serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000" } } });
+    nc = await connect({ servers: h.stack.natsUrl });
+    store = await nc.jetstream().views.os("outputs");
+    db = new pg.Client({ connectionString: h.stack.databaseUrl });
+    await db.connect();
+  });
+
+  after(async () => {
+    await db?.end();
+    await nc?.close();
+    await h?.stop();
+  });
+
+  const store$ = (bytes: Buffer, contentType: string, filename: string) => put(h.admin.storage, bytes, { contentType, filename });
+
+  describe("download", () => {
+    it("serves the bytes with Content-Type, Content-Length, Content-Disposition, Referrer-Policy and private caching", async () => {
+      const bytes = fakePdf("invoice");
+      const stored = await store$(bytes, "application/pdf", "invoice-job_0abc.pdf");
+      h.api.remember(new URL(stored.url).searchParams.get("sig")!);
+      const url = new URL(stored.url);
+      assert.equal(url.origin, h.stack.baseUrl);
+      assert.equal(url.pathname, `/v1/outputs/${stored.outputId}`);
+      assert.deepEqual([...url.searchParams.keys()], ["exp", "sig"]);
+      const exp = Number(url.searchParams.get("exp"));
+      assert.ok(Math.abs(exp - (Date.now() / 1000 + TTL_SECONDS)) < 60, "exp is Unix seconds, 24 h ahead");
+      assert.equal(stored.expiresAt, new Date(exp * 1000).toISOString());
+      assert.match(url.searchParams.get("sig")!, /^[0-9a-f]{64}$/);
+
+      const response = await h.api.download(stored.url);
+      assert.equal(response.status, 200);
+      assert.deepEqual(response.body, bytes);
+      assert.equal(response.headers["content-type"], "application/pdf");
+      assert.equal(response.headers["content-length"], String(bytes.length));
+      assert.equal(response.headers["content-disposition"], `inline; filename="invoice-job_0abc.pdf"; filename*=UTF-8''invoice-job_0abc.pdf`);
+      assert.equal(response.headers["referrer-policy"], "no-referrer");
+      assert.equal(response.headers["x-content-type-options"], "nosniff");
+      const cache = /^private, max-age=(\d+)$/.exec(response.headers["cache-control"] ?? "");
+      assert.ok(cache, response.headers["cache-control"]);
+      assert.ok(Number(cache[1]) > TTL_SECONDS - 120 && Number(cache[1]) <= TTL_SECONDS, "cached privately, at most until expiry");
+      assert.equal(response.headers["ratelimit-limit"], undefined, "downloads are authorised by the URL, not a key");
+    });
+
+    it("streams large outputs intact, serves PNGs, HEAD, and names non-ASCII files safely", async () => {
+      const big = randomBytes(3 * 1024 * 1024 + 17);
+      const large = await store$(big, "image/png", "social-card-job_1.png");
+      const response = await h.api.download(large.url);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers["content-type"], "image/png");
+      assert.equal(response.body.length, big.length);
+      assert.ok(response.body.equals(big), "bytes intact across chunks");
+
+      const head = await h.api.download(large.url, { method: "HEAD" });
+      assert.equal(head.status, 200);
+      assert.equal(head.headers["content-length"], String(big.length));
+      assert.equal(head.body.length, 0);
+      assert.equal(head.headers["referrer-policy"], "no-referrer");
+
+      const named = await store$(fakePdf("été"), "application/pdf", 'rapport "été"\\-job_2.pdf');
+      const disposition = (await h.api.download(named.url)).headers["content-disposition"];
+      assert.equal(disposition, `inline; filename="rapport __t___-job_2.pdf"; filename*=UTF-8''${encodeURIComponent('rapport "été"\\-job_2.pdf')}`);
+    });
+  });
+
+  describe("signatures", () => {
+    it("a tampered id, exp or sig, or a malformed URL, is 403 URL_INVALID", async () => {
+      const a = await store$(fakePdf("a"), "application/pdf", "a.pdf");
+      const b = await store$(fakePdf("b"), "application/pdf", "b.pdf");
+      const url = new URL(a.url);
+      const exp = url.searchParams.get("exp")!;
+      const sig = url.searchParams.get("sig")!;
+      const flip = (hex: string, i: number) => `${hex.slice(0, i)}${hex[i] === "0" ? "1" : "0"}${hex.slice(i + 1)}`;
+      const tampered = [
+        `/v1/outputs/${b.outputId}?exp=${exp}&sig=${sig}`,
+        `/v1/outputs/${a.outputId}?exp=${Number(exp) + 1}&sig=${sig}`,
+        `/v1/outputs/${a.outputId}?exp=${Number(exp) + 86_400 * 365}&sig=${sig}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${flip(sig, 0)}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${flip(sig, 63)}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${sig.toUpperCase()}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${sig.slice(0, 63)}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${sig}00`,
+        `/v1/outputs/${a.outputId}?exp=${exp}`,
+        `/v1/outputs/${a.outputId}?sig=${sig}`,
+        `/v1/outputs/${a.outputId}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}.0&sig=${sig}`,
+        `/v1/outputs/${a.outputId}?exp=${exp}&sig=${sig}&sig=${sig}`,
+        `/v1/outputs/${a.outputId}x?exp=${exp}&sig=${sig}`,
+        `/v1/outputs/${a.outputId.toUpperCase()}?exp=${exp}&sig=${sig}`,
+        `/v1/outputs/..%2F..%2Fetc%2Fpasswd?exp=${exp}&sig=${sig}`,
+      ];
+      for (const path of tampered) {
+        const response = await h.api.get(path);
+        expectError(response, 403, "URL_INVALID");
+        assert.match(errorShape(response).hint, /exact URL/);
+      }
+      assert.equal((await h.api.download(a.url)).status, 200, "the genuine URL still works");
+    });
+
+    it("an expired URL is 410 URL_EXPIRED; an expired and tampered one is 403", async () => {
+      const stored = await store$(fakePdf("old"), "application/pdf", "old.pdf");
+      const past = Math.floor(Date.now() / 1000) - 5;
+      const sig = createHmac("sha256", h.stack.signingSecret).update(`${stored.outputId}.${past}`).digest("hex");
+      h.api.remember(sig);
+      const expired = await h.api.get(`/v1/outputs/${stored.outputId}?exp=${past}&sig=${sig}`);
+      expectError(expired, 410, "URL_EXPIRED");
+      assert.match(errorShape(expired).hint, /again/);
+      expectError(await h.api.get(`/v1/outputs/${stored.outputId}?exp=${past - 1}&sig=${sig}`), 403, "URL_INVALID");
+    });
+  });
+
+  describe("expiry", () => {
+    it("the bucket expires objects by itself an hour after the outputs' lifetime", async () => {
+      const jsm = await nc.jetstreamManager();
+      const info = await jsm.streams.info("OBJ_outputs");
+      assert.equal(info.config.max_age, (TTL_SECONDS + 3_600) * 1e9);
+      assert.equal(info.config.storage, "file");
+    });
+
+    it("the sweep deletes expired outputs from the JetStream object store; their URLs then answer 410", async () => {
+      const expiring = await store$(fakePdf("expiring"), "application/pdf", "expiring.pdf");
+      const keeping = await store$(fakePdf("keeping"), "application/pdf", "keeping.pdf");
+      assert.equal((await h.api.download(expiring.url)).status, 200);
+      assert.ok(await store.get(expiring.outputId), "the object is in the store");
+
+      // Make the output due (as if its 24 h had passed); the URL itself stays valid until its exp.
+      await db.query("update storage.outputs set expires_at = now() - interval '1 second' where output_id = $1", [expiring.outputId]);
+      const deadline = Date.now() + 15_000;
+      while ((await store.get(expiring.outputId)) !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      assert.equal(await store.get(expiring.outputId), null, "the sweep deleted the object");
+      const { rows } = await db.query("select deleted_at from storage.outputs where output_id = $1", [expiring.outputId]);
+      assert.ok(rows[0].deleted_at instanceof Date, "and marked the row deleted");
+      const listed = (await store.list()).map((entry) => entry.name);
+      assert.ok(!listed.includes(expiring.outputId));
+      assert.ok(listed.includes(keeping.outputId), "live outputs stay");
+
+      const gone = await h.api.download(expiring.url);
+      expectError(gone, 410, "URL_EXPIRED");
+      assert.equal((await h.api.download(keeping.url)).status, 200);
+      assert.match(h.stack.output(), /expired outputs deleted/);
+    });
+
+    it("an output missing from the store (e.g. removed by the bucket's max age) is 410", async () => {
+      const stored = await store$(fakePdf("lost"), "application/pdf", "lost.pdf");
+      await store.delete(stored.outputId);
+      expectError(await h.api.download(stored.url), 410, "URL_EXPIRED");
+    });
+  });
+
+  endOfSuiteChecks(() => h);
+});

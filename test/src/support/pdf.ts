@@ -1,0 +1,47 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+function withTempFile<T>(bytes: Uint8Array, fn: (file: string) => T): T {
+  const dir = mkdtempSync(path.join(tmpdir(), "pressroom-pdf-"));
+  const file = path.join(dir, "out.pdf");
+  writeFileSync(file, bytes);
+  try {
+    return fn(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The text of a PDF, via poppler's pdftotext. */
+export function pdfText(bytes: Uint8Array): string {
+  return withTempFile(bytes, (file) => execFileSync("pdftotext", ["-layout", file, "-"], { encoding: "utf8" }));
+}
+
+/** pdfinfo's fields (Pages, Page size, ...). */
+export function pdfInfo(bytes: Uint8Array): Record<string, string> {
+  const text = withTempFile(bytes, (file) => execFileSync("pdfinfo", [file], { encoding: "utf8" }));
+  return Object.fromEntries(text.split("\n").filter((line) => line.includes(":")).map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]));
+}
+
+/** pdffonts' font rows: name, type, embedded. */
+export function pdfFonts(bytes: Uint8Array): { name: string; embedded: boolean }[] {
+  const text = withTempFile(bytes, (file) => execFileSync("pdffonts", [file], { encoding: "utf8" }));
+  return text
+    .split("\n")
+    .slice(2)
+    .filter(Boolean)
+    .map((line) => {
+      const cols = line.trim().split(/\s+/);
+      const emb = cols.at(-5);
+      return { name: cols[0] ?? "", embedded: emb === "yes" };
+    });
+}
+
+/** Width and height of a PNG, from its IHDR chunk. */
+export function pngSize(bytes: Uint8Array): { width: number; height: number } {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buffer.subarray(1, 4).toString("latin1") !== "PNG") throw new Error("not a PNG");
+  return { width: buffer.readUInt32BE(16), height: buffer.readUInt32BE(20) };
+}
