@@ -1,0 +1,186 @@
+import { execFileSync } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
+import { benchDocuments, type BenchDocument } from "./documents";
+import { Floor } from "./floor";
+import { treeRssMiB } from "./proc";
+import { benchKeys, renderThroughPressroom, runPressroom } from "./pressroom";
+import type { RunStats } from "./stats";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CONCURRENCY = [1, 2, 4];
+const SCALE = Number(process.env.BENCH_SCALE ?? "1");
+
+function machine(): string {
+  const chromium = execFileSync(CHROMIUM, ["--version"], { encoding: "utf8" }).trim();
+  return `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${chromium}`;
+}
+
+function countFor(doc: BenchDocument): number {
+  return Math.max(8, Math.round((doc.templateId === "report" ? 16 : 60) * SCALE));
+}
+
+const ms = (value: number) => `${value.toFixed(0)} ms`;
+const rate = (value: number) => `${value.toFixed(1)}/s`;
+
+interface Row {
+  doc: string;
+  concurrency: number;
+  floor: RunStats;
+  pressroom: RunStats;
+}
+
+async function startBenchStack(slots: number): Promise<{ stack: TestStack; keys: string[] }> {
+  const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: String(slots) } });
+  return { stack, keys: await benchKeys(stack, 4) };
+}
+
+/** The floor and Pressroom, side by side in one run, on the same documents. */
+async function compare(): Promise<string> {
+  const docs = benchDocuments();
+  const rows: Row[] = [];
+  const { stack, keys } = await startBenchStack(4);
+  try {
+    for (const doc of docs) {
+      for (const concurrency of CONCURRENCY) {
+        const floor = await Floor.start(CHROMIUM, concurrency);
+        const floorStats = await floor.run(doc, concurrency, countFor(doc)).finally(() => floor.close());
+        const pressroomStats = await runPressroom(stack.baseUrl, keys, doc, concurrency, countFor(doc));
+        rows.push({ doc: doc.name, concurrency, floor: floorStats, pressroom: pressroomStats });
+        process.stdout.write(
+          `${doc.name.padEnd(28)} c=${concurrency}  floor p50 ${ms(floorStats.p50)} p99 ${ms(floorStats.p99)} ${rate(floorStats.throughput)}   ` +
+            `pressroom p50 ${ms(pressroomStats.p50)} p99 ${ms(pressroomStats.p99)} ${rate(pressroomStats.throughput)}\n`,
+        );
+      }
+    }
+  } finally {
+    await stack.stop();
+  }
+  const lines = [
+    "| document | concurrency | floor p50 | floor p99 | floor throughput | Pressroom p50 | Pressroom p99 | Pressroom throughput | p50 ratio | throughput ratio |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| ${r.doc} | ${r.concurrency} | ${ms(r.floor.p50)} | ${ms(r.floor.p99)} | ${rate(r.floor.throughput)} | ${ms(r.pressroom.p50)} | ${ms(r.pressroom.p99)} | ${rate(r.pressroom.throughput)} | ${(r.pressroom.p50 / r.floor.p50).toFixed(2)} | ${(r.pressroom.throughput / r.floor.throughput).toFixed(2)} |`,
+    ),
+    "",
+    "Targets (same run): p50 at concurrency 1 ≤ 1.25 × floor p50; throughput at concurrency 4 ≥ 0.8 × the floor's best throughput.",
+    "",
+    "| document | p50 ratio at c=1 | target ≤ 1.25 | c=4 throughput / floor's best | target ≥ 0.8 |",
+    "|---|---|---|---|---|",
+    ...docs.map((doc) => {
+      const mine = rows.filter((r) => r.doc === doc.name);
+      const c1 = mine.find((r) => r.concurrency === 1)!;
+      const c4 = mine.find((r) => r.concurrency === 4)!;
+      const best = Math.max(...mine.map((r) => r.floor.throughput));
+      const p50Ratio = c1.pressroom.p50 / c1.floor.p50;
+      const tpRatio = c4.pressroom.throughput / best;
+      return `| ${doc.name} | ${p50Ratio.toFixed(2)} | ${p50Ratio <= 1.25 ? "met" : "missed"} | ${tpRatio.toFixed(2)} | ${tpRatio >= 0.8 ? "met" : "missed"} |`;
+    }),
+  ];
+  return lines.join("\n");
+}
+
+/** How soon a render worker is ready, and whether its first render is a cold one. */
+async function startup(): Promise<string> {
+  const docs = benchDocuments();
+  const invoice = docs[0]!;
+  const { stack, keys } = await startBenchStack(2);
+  try {
+    const results: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      await stack.services.kill("render");
+      const t0 = performance.now();
+      await stack.services.restart("render");
+      const readyMs = performance.now() - t0;
+      const t1 = performance.now();
+      await renderThroughPressroom(stack.baseUrl, keys[0]!, invoice);
+      const first = performance.now() - t1;
+      const later: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const t = performance.now();
+        await renderThroughPressroom(stack.baseUrl, keys[i % keys.length]!, invoice);
+        later.push(performance.now() - t);
+      }
+      later.sort((a, b) => a - b);
+      results.push(`| ${round + 1} | ${ms(readyMs)} | ${ms(first)} | ${ms(later[5]!)} |`);
+      process.stdout.write(`startup round ${round + 1}: ready in ${ms(readyMs)}, first render ${ms(first)}, then p50 ${ms(later[5]!)}\n`);
+    }
+    return ["| round | process start → ready | first render (end to end) | next 10, p50 |", "|---|---|---|---|", ...results].join("\n");
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** The render worker's memory (Chromium included) at the 1,000th and the 5,000th render. */
+async function memory(): Promise<string> {
+  const total = Math.round(5000 * SCALE);
+  const checkpoint = Math.round(1000 * SCALE);
+  const invoice = benchDocuments()[0]!;
+  const { stack, keys } = await startBenchStack(2);
+  try {
+    const pid = stack.services.processes.get("render")!.child.pid!;
+    const samples: string[] = [];
+    let atCheckpoint = 0;
+    let done = 0;
+    const started = performance.now();
+    await Promise.all(
+      [0, 1].map(async (worker) => {
+        while (done < total) {
+          done++;
+          const n = done;
+          await renderThroughPressroom(stack.baseUrl, keys[(worker + n) % keys.length]!, invoice);
+          if (n === checkpoint || n === total || n % 500 === 0) {
+            const mib = treeRssMiB(pid);
+            if (n === checkpoint) atCheckpoint = mib;
+            samples.push(`| ${n} | ${mib.toFixed(0)} MiB |`);
+            process.stdout.write(`render ${n}: worker + Chromium ${mib.toFixed(0)} MiB (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+          }
+        }
+      }),
+    );
+    const end = treeRssMiB(pid);
+    const growth = ((end - atCheckpoint) / atCheckpoint) * 100;
+    return [
+      `| render | render service + Chromium (PSS) |`,
+      "|---|---|",
+      ...samples,
+      "",
+      `Growth from render ${checkpoint} to render ${total}: ${growth.toFixed(1)} % (target < 10 %).`,
+    ].join("\n");
+  } finally {
+    await stack.stop();
+  }
+}
+
+const RESULTS = path.join(REPO_ROOT, "bench", "RESULTS.md");
+
+/** Replaces this mode's section of bench/RESULTS.md (between its markers) with the new numbers. */
+function writeResults(mode: string, section: string): void {
+  const start = `<!-- bench:${mode}:start -->`;
+  const end = `<!-- bench:${mode}:end -->`;
+  const current = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n";
+  const block = `${start}\n${section}${end}`;
+  const from = current.indexOf(start);
+  const to = current.indexOf(end);
+  const next = from >= 0 && to > from ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}` : `${current.trimEnd()}\n\n## ${mode}\n\n${block}\n`;
+  writeFileSync(RESULTS, next);
+}
+
+async function main(): Promise<void> {
+  const mode = process.argv[2] ?? "compare";
+  const modes: Record<string, () => Promise<string>> = { compare, startup, memory };
+  const run = modes[mode];
+  if (!run) throw new Error(`unknown mode ${mode}; use compare, startup or memory`);
+  const table = await run();
+  const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""}.\n\n${table}\n`;
+  writeResults(mode, section);
+  process.stdout.write(`\n${table}\n\nwritten to bench/RESULTS.md (section ${mode})\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,46 @@
+import { loadBuiltinTemplates } from "@pressroom/render/dist/catalog/builtin-loader";
+import { compileTemplate } from "@pressroom/render/dist/catalog/handlebars";
+
+export interface BenchDocument {
+  name: string;
+  endpoint: "/v1/render" | "/v1/image";
+  templateId: string;
+  data: Record<string, unknown>;
+  /** The exact HTML Pressroom renders for this template and data. */
+  html: string;
+  kind: "pdf" | "png";
+  pdf?: { format: string; landscape: boolean; margin: { top: string; right: string; bottom: string; left: string }; headerTemplate: string; footerTemplate: string };
+  image?: { width: number; height: number };
+}
+
+/** The three documents of the benchmark: a one-page invoice, a 10-page report, a 1200×630 social card. */
+export function benchDocuments(): BenchDocument[] {
+  const templates = new Map(loadBuiltinTemplates().map((t) => [t.id, t]));
+  return [
+    ["invoice (1 page, 20 items)", "invoice"],
+    ["report (10 pages)", "report"],
+    ["social card (1200×630 PNG)", "social-card"],
+  ].map(([name, id]) => {
+    const t = templates.get(id!);
+    if (!t) throw new Error(`built-in template ${id} is missing`);
+    const html = compileTemplate(t.body)(t.sampleData);
+    return {
+      name: name!,
+      endpoint: t.output === "png" ? "/v1/image" : "/v1/render",
+      templateId: t.id,
+      data: t.sampleData,
+      html,
+      kind: t.output,
+      pdf: t.page
+        ? {
+            format: t.page.format,
+            landscape: t.page.landscape,
+            margin: { top: t.page.margin_top, right: t.page.margin_right, bottom: t.page.margin_bottom, left: t.page.margin_left },
+            headerTemplate: t.page.header_template,
+            footerTemplate: t.page.footer_template,
+          }
+        : undefined,
+      image: t.image ?? undefined,
+    };
+  });
+}

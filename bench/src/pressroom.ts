@@ -1,0 +1,41 @@
+import { identityV1 } from "@pressroom/contracts";
+import { call, createGrpcClient } from "@pressroom/platform";
+import type { TestStack } from "@pressroom/stack";
+import type { BenchDocument } from "./documents";
+import { drive, type RunStats } from "./stats";
+
+/** Business-plan keys for the benchmark: one per concurrent client, so no per-key rate limit is reached. */
+export async function benchKeys(stack: TestStack, count: number): Promise<string[]> {
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`);
+  try {
+    const keys: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const created = await call(identity, identity.createKey, { email: `bench-${Date.now()}-${i}@pressroom.test`, plan: "business" });
+      keys.push(created.apiKey);
+    }
+    return keys;
+  } finally {
+    identity.close();
+  }
+}
+
+/** One request through the whole service: POST, then download and check the output. */
+export async function renderThroughPressroom(baseUrl: string, apiKey: string, doc: BenchDocument): Promise<void> {
+  const response = await fetch(`${baseUrl}${doc.endpoint}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ template_id: doc.templateId, data: doc.data }),
+  });
+  const body = (await response.json()) as { url?: string; size_bytes?: number; code?: string; error?: string };
+  if (response.status !== 200 || !body.url) throw new Error(`render failed: ${response.status} ${body.code} ${body.error}`);
+  const download = await fetch(body.url);
+  const bytes = new Uint8Array(await download.arrayBuffer());
+  const magic = Buffer.from(bytes.subarray(0, 4)).toString("latin1");
+  if (download.status !== 200 || bytes.byteLength !== body.size_bytes || (doc.kind === "pdf" ? magic !== "%PDF" : magic !== "\x89PNG")) {
+    throw new Error(`download check failed: ${download.status} ${bytes.byteLength} bytes`);
+  }
+}
+
+export function runPressroom(baseUrl: string, keys: string[], doc: BenchDocument, concurrency: number, count: number): Promise<RunStats> {
+  return drive(concurrency, count, 2, (worker) => renderThroughPressroom(baseUrl, keys[worker % keys.length]!, doc));
+}

@@ -1,0 +1,48 @@
+export interface RunStats {
+  count: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  throughput: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function summarise(latencies: number[], wallMs: number): RunStats {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length),
+    throughput: (sorted.length / wallMs) * 1000,
+  };
+}
+
+/**
+ * Runs `task` with `concurrency` workers until `count` tasks completed
+ * (after `warmup` untimed ones per worker). Returns per-task latency.
+ */
+export async function drive(concurrency: number, count: number, warmup: number, task: (worker: number) => Promise<void>): Promise<RunStats> {
+  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
+    for (let i = 0; i < warmup; i++) await task(w);
+  }));
+  const latencies: number[] = [];
+  let issued = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (issued < count) {
+        issued++;
+        const t0 = performance.now();
+        await task(w);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  return summarise(latencies, performance.now() - started);
+}
