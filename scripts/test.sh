@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test of Pressroom from a fresh clone: installs and builds, checks
+# types and lint, then runs the unit, integration and end-to-end tests with
+# Node's test runner (one run, one summary). Tests need PostgreSQL at
+# DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); each
+# suite makes its own database and its own nats-server on a free port.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
+./scripts/setup.sh
+
+if ! node -e 'require("pg")' >/dev/null 2>&1; then echo "test: npm dependencies missing" >&2; exit 1; fi
+if ! node packages/stack/dist/check-postgres.js; then
+  echo "test: starting a private PostgreSQL for the tests under .data/test-postgres"
+  DATABASE_URL="$(node packages/stack/dist/start-test-postgres.js)"
+  export DATABASE_URL
+  trap 'node packages/stack/dist/stop-test-postgres.js' EXIT
+fi
+
+npx turbo run typecheck lint --output-logs=errors-only
+mapfile -t files < <(find packages services test -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
+node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-1}" "${files[@]}"
