@@ -21,6 +21,7 @@ interface CatalogEntry {
   page?: { format: string; landscape: boolean; margin: Record<string, string>; header: boolean; footer: boolean };
   width?: number;
   height?: number;
+  device_scale_factor?: 1 | 2;
   data_schema: Record<string, unknown>;
   sample_data: Record<string, unknown>;
   preview_url: string;
@@ -136,15 +137,18 @@ describe("templates over HTTP (full stack)", () => {
       });
     });
 
-    it("PNG templates: a PNG of exactly the declared width and height", async () => {
-      for (const t of catalog.filter((c) => c.output === "png")) {
+    it("PNG templates: a PNG of exactly the declared width and height, times the device scale factor", async () => {
+      const pngs = catalog.filter((c) => c.output === "png");
+      assert.ok(pngs.some((t) => t.device_scale_factor === 1) && pngs.some((t) => t.device_scale_factor === 2), "templates at 1× and at 2× (retina)");
+      for (const t of pngs) {
         const response = await h.api.post("/v1/image", { template_id: t.id, data: t.sample_data }, { key });
         assert.equal(response.status, 200, `${t.id}: ${response.text}`);
         assert.equal(response.json.content_type, "image/png");
         const download = await h.api.download(response.json.url);
         assert.equal(download.headers["content-type"], "image/png");
         assert.match(download.headers["content-disposition"] ?? "", new RegExp(`^inline; filename="${t.id}-${response.json.id}\\.png"`));
-        assert.deepEqual(pngSize(download.body), { width: t.width, height: t.height }, t.id);
+        const factor = t.device_scale_factor!;
+        assert.deepEqual(pngSize(download.body), { width: t.width! * factor, height: t.height! * factor }, t.id);
       }
     });
 
@@ -163,7 +167,7 @@ describe("templates over HTTP (full stack)", () => {
   });
 
   describe("previews", () => {
-    it("GET /v1/templates/<id>/preview.png is public, rendered with the sample data, sized like the output", async () => {
+    it("GET /v1/templates/<id>/preview.png is public, rendered with the sample data, sized like the output in CSS pixels", async () => {
       for (const t of catalog) {
         const response = await h.api.get(t.preview_url);
         assert.equal(response.status, 200, `${t.id}: ${response.text}`);

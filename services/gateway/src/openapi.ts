@@ -521,13 +521,14 @@ export const openApiDocument = {
           page: ref("PageSettings"),
           width: { type: "integer", minimum: 1, description: "png only: image width in pixels." },
           height: { type: "integer", minimum: 1, description: "png only: image height in pixels." },
+          device_scale_factor: { enum: [1, 2], description: "png only: device pixels per pixel; at 2 (retina) the PNG is 2 × width by 2 × height." },
           data_schema: { type: "object", description: "JSON Schema (draft 2020-12) that data must satisfy." },
           sample_data: { type: "object", description: "Data that satisfies data_schema." },
           preview_url: { type: "string", description: "Path of a PNG preview rendered with sample_data." },
         },
         oneOf: [
-          { type: "object", properties: { output: { const: "pdf" } }, required: ["page"], not: { anyOf: [{ required: ["width"] }, { required: ["height"] }] } },
-          { type: "object", properties: { output: { const: "png" } }, required: ["width", "height"], not: { required: ["page"] } },
+          { type: "object", properties: { output: { const: "pdf" } }, required: ["page"], not: { anyOf: [{ required: ["width"] }, { required: ["height"] }, { required: ["device_scale_factor"] }] } },
+          { type: "object", properties: { output: { const: "png" } }, required: ["width", "height", "device_scale_factor"], not: { required: ["page"] } },
         ],
       },
       TemplateList: {

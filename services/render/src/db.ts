@@ -11,6 +11,13 @@ export interface PageJson {
   footer_template: string;
 }
 
+/** A png template's size in CSS pixels; the output has device_scale_factor (1 or 2, default 1) device pixels per CSS pixel. */
+export interface ImageJson {
+  width: number;
+  height: number;
+  device_scale_factor?: 1 | 2;
+}
+
 export interface TemplatesTable {
   id: string;
   version: number;
@@ -18,7 +25,7 @@ export interface TemplatesTable {
   description: string;
   output: "pdf" | "png";
   page: JSONColumnType<PageJson | null, string | null, string | null>;
-  image: JSONColumnType<{ width: number; height: number } | null, string | null, string | null>;
+  image: JSONColumnType<ImageJson | null, string | null, string | null>;
   data_schema: JSONColumnType<Record<string, unknown>, string, string>;
   sample_data: JSONColumnType<Record<string, unknown>, string, string>;
   body: string;

@@ -29,7 +29,7 @@ export function templateEntry(t: renderV1.Template) {
     description: t.description,
     output: png ? ("png" as const) : ("pdf" as const),
     ...(png && t.image
-      ? { width: t.image.width, height: t.image.height }
+      ? { width: t.image.width, height: t.image.height, device_scale_factor: t.image.deviceScaleFactor || 1 }
       : {
           page: {
             format: t.page?.format ?? "A4",

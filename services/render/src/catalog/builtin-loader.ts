@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import type { PageJson } from "../db";
+import type { ImageJson, PageJson } from "../db";
 
 export interface BuiltinTemplate {
   id: string;
@@ -9,7 +9,7 @@ export interface BuiltinTemplate {
   description: string;
   output: "pdf" | "png";
   page: PageJson | null;
-  image: { width: number; height: number } | null;
+  image: ImageJson | null;
   dataSchema: Record<string, unknown>;
   sampleData: Record<string, unknown>;
   body: string;
@@ -22,7 +22,7 @@ interface Manifest {
   description: string;
   output: "pdf" | "png";
   page?: PageJson;
-  image?: { width: number; height: number };
+  image?: ImageJson;
   data_schema: Record<string, unknown>;
   sample_data: Record<string, unknown>;
 }

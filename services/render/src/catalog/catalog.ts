@@ -82,7 +82,7 @@ export function toProto(row: TemplateRow): renderV1.Template {
           footerTemplate: row.page.footer_template,
         }
       : undefined,
-    image: row.image ?? undefined,
+    image: row.image ? { width: row.image.width, height: row.image.height, deviceScaleFactor: row.image.device_scale_factor ?? 1 } : undefined,
     dataSchemaJson: JSON.stringify(row.data_schema),
     sampleDataJson: JSON.stringify(row.sample_data),
   };

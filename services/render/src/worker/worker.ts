@@ -199,7 +199,7 @@ export class RenderWorker {
         html: renderHandlebars(() => template.render(data)),
         kind: template.row.output,
         page: pageSettingsOf(template.row),
-        image: template.row.image ?? undefined,
+        image: template.row.image ? { width: template.row.image.width, height: template.row.image.height, deviceScaleFactor: template.row.image.device_scale_factor ?? 1 } : undefined,
       };
     }
     return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
