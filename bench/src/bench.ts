@@ -3,6 +3,7 @@ import { cpus, totalmem } from "node:os";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
+import { admission } from "./admission";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { treeRssMiB } from "./proc";
@@ -171,9 +172,9 @@ function writeResults(mode: string, section: string): void {
 
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? "compare";
-  const modes: Record<string, () => Promise<string>> = { compare, startup, memory };
+  const modes: Record<string, () => Promise<string>> = { compare, startup, memory, admission: () => admission(Math.round(3000 * SCALE)) };
   const run = modes[mode];
-  if (!run) throw new Error(`unknown mode ${mode}; use compare, startup or memory`);
+  if (!run) throw new Error(`unknown mode ${mode}; use compare, startup, memory or admission`);
   const table = await run();
   const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""}.\n\n${table}\n`;
   writeResults(mode, section);
