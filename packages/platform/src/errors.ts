@@ -25,6 +25,16 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The exact error body of the public interface: three fields, no more. */
+export function errorBody(err: AppError): { error: string; code: ErrorCode; hint: string } {
+  return { error: err.message, code: err.code, hint: err.hint };
+}
+
+/** What a readiness probe answers while the process must not get traffic. */
+export function notReady(): AppError {
+  return new AppError("UNAVAILABLE", "not ready: starting, shutting down, or a dependency is unreachable", "Send traffic to another instance, or retry in a few seconds.");
+}
+
 const CODE_METADATA_KEY = "pressroom-code";
 const HINT_METADATA_KEY = "pressroom-hint";
 const RETRY_AFTER_METADATA_KEY = "pressroom-retry-after";

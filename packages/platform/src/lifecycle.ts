@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { AppError, errorBody, notReady } from "./errors";
 import type { Logger } from "./logger";
 import { shutdownTelemetry } from "./telemetry/setup";
 
@@ -106,11 +107,12 @@ export async function startHealthServer(lifecycle: Lifecycle, port: number, host
     }
     if (req.url === "/readyz") {
       void lifecycle.isReady().then((ready) => {
-        res.writeHead(ready ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ready ? "ready" : "not_ready" }));
+        const [status, body] = ready ? [200, { status: "ready" }] : [503, errorBody(notReady())];
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
       });
       return;
     }
-    res.writeHead(404, { "content-type": "application/json" }).end('{"status":"not_found"}');
+    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(errorBody(new AppError("NOT_FOUND", "no such probe", "Use /livez or /readyz."))));
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const address = server.address();

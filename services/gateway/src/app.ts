@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import { trace } from "@opentelemetry/api";
 import Koa, { type Middleware } from "koa";
+import { errorBody, notReady } from "@pressroom/platform";
 import type { GatewayDeps } from "./deps";
 import { allowedMethods, errorMiddleware } from "./http/errors";
 import { openApiHandler } from "./routes/openapi";
@@ -53,8 +54,9 @@ export function routes(deps: GatewayDeps): Route[] {
       handler: async (ctx) => {
         const ready = await deps.isReady();
         ctx.set("Cache-Control", "no-store");
+        // Set, not thrown: the error middleware answers UNAVAILABLE on API routes as INTERNAL_ERROR.
         ctx.status = ready ? 200 : 503;
-        ctx.body = { status: ready ? "ready" : "not_ready" };
+        ctx.body = ready ? { status: "ready" } : errorBody(notReady());
       },
     },
   ];

@@ -24,6 +24,7 @@ const ERROR_CODES = [
   "URL_EXPIRED",
   "PLAN_INVALID",
   "INTERNAL_ERROR",
+  "UNAVAILABLE",
 ] as const;
 
 type ErrorCode = (typeof ERROR_CODES)[number];
@@ -326,7 +327,7 @@ export const openApiDocument = {
         summary: "Readiness: the process can serve traffic",
         tags: ["Meta"],
         security: [],
-        responses: { "200": jsonResponse("Ready.", ref("Health")), "503": jsonResponse("Not ready (starting or shutting down).", ref("Health")) },
+        responses: { "200": jsonResponse("Ready.", ref("Health")), "503": errorResponse("Not ready: starting, shutting down, or a dependency is unreachable.", ["UNAVAILABLE"]) },
       },
     },
   },
@@ -630,7 +631,7 @@ export const openApiDocument = {
         type: "object",
         additionalProperties: false,
         required: ["status"],
-        properties: { status: { enum: ["ok", "ready", "not_ready"] } },
+        properties: { status: { enum: ["ok", "ready"] } },
       },
     },
   },

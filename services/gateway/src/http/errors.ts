@@ -1,11 +1,6 @@
-import { AppError, type ErrorCode, type Logger } from "@pressroom/platform";
+import { AppError, errorBody, type Logger } from "@pressroom/platform";
 import type { Socket } from "node:net";
 import type { Context, Next } from "koa";
-
-/** The exact error body of the spec: three fields, no more. */
-export function errorBody(err: AppError): { error: string; code: ErrorCode; hint: string } {
-  return { error: err.message, code: err.code, hint: err.hint };
-}
 
 export const errors = {
   notFound: () => new AppError("NOT_FOUND", "no such route", "Check the method and path against GET /v1/openapi.json."),
