@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
+import { stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { treeRssMiB } from "./proc";
@@ -115,10 +116,16 @@ async function startup(): Promise<string> {
   }
 }
 
-/** The render worker's memory (Chromium included) at the 1,000th and the 5,000th render. */
+/**
+ * The render worker's memory (Chromium included) from the 1,000th to the
+ * 5,000th render. Renders run in batches of 500 on two clients; each sample
+ * is taken once a batch is over and the worker is idle, so that no render in
+ * flight is counted.
+ */
 async function memory(): Promise<string> {
-  const total = Math.round(5000 * SCALE);
-  const checkpoint = Math.round(1000 * SCALE);
+  const step = Math.max(1, Math.round(500 * SCALE));
+  const checkpoint = 2 * step;
+  const total = 10 * step;
   const invoice = benchDocuments()[0]!;
   const { stack, keys } = await startBenchStack(2);
   try {
@@ -127,25 +134,28 @@ async function memory(): Promise<string> {
     let atCheckpoint = 0;
     let done = 0;
     const started = performance.now();
-    await Promise.all(
-      [0, 1].map(async (worker) => {
-        while (done < total) {
-          done++;
-          const n = done;
-          await renderThroughPressroom(stack.baseUrl, keys[(worker + n) % keys.length]!, invoice);
-          if (n === checkpoint || n === total || n % 500 === 0) {
-            const mib = treeRssMiB(pid);
-            if (n === checkpoint) atCheckpoint = mib;
-            samples.push(`| ${n} | ${mib.toFixed(0)} MiB |`);
-            process.stdout.write(`render ${n}: worker + Chromium ${mib.toFixed(0)} MiB (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+    while (done < total) {
+      let issued = 0;
+      await Promise.all(
+        [0, 1].map(async (client) => {
+          while (issued < step) {
+            issued++;
+            await renderThroughPressroom(stack.baseUrl, keys[(client + issued) % keys.length]!, invoice);
           }
-        }
-      }),
-    );
+        }),
+      );
+      done += step;
+      // The last pages are wiped for the next job after the response: let that finish.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const mib = treeRssMiB(pid);
+      if (done === checkpoint) atCheckpoint = mib;
+      samples.push(`| ${done} | ${mib.toFixed(0)} MiB |`);
+      process.stdout.write(`render ${done}: worker + Chromium ${mib.toFixed(0)} MiB (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+    }
     const end = treeRssMiB(pid);
     const growth = ((end - atCheckpoint) / atCheckpoint) * 100;
     return [
-      `| render | render service + Chromium (PSS) |`,
+      `| render | render service + Chromium (PSS, idle) |`,
       "|---|---|",
       ...samples,
       "",
@@ -172,9 +182,15 @@ function writeResults(mode: string, section: string): void {
 
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? "compare";
-  const modes: Record<string, () => Promise<string>> = { compare, startup, memory, admission: () => admission(Math.round(3000 * SCALE)) };
+  const modes: Record<string, () => Promise<string>> = {
+    compare,
+    startup,
+    memory,
+    stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
+    admission: () => admission(Math.round(3000 * SCALE)),
+  };
   const run = modes[mode];
-  if (!run) throw new Error(`unknown mode ${mode}; use compare, startup, memory or admission`);
+  if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);
   const table = await run();
   const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""}.\n\n${table}\n`;
   writeResults(mode, section);
