@@ -15,9 +15,24 @@ export function redactSecrets(value: string): string {
   return out;
 }
 
+/**
+ * Span attributes that hold a URL or its query string. Every query value in
+ * them is redacted, whatever its name: customers' URLs (a webhook_url, a
+ * document's presigned image URL) may carry tokens of their own.
+ */
+const URL_ATTRIBUTES = new Set(["url.full", "url.original", "url.query", "http.url", "http.target"]);
+
+/** Replaces every value of a URL's (or a bare query string's) query with [redacted], keeping the names. */
+export function redactQueryValues(value: string, bareQuery = false): string {
+  const text = bareQuery ? `?${value}` : value;
+  const out = text.replace(/([?&][^=&#\s]+=)[^&#\s]*/g, "$1[redacted]");
+  return bareQuery ? out.slice(1) : out;
+}
+
 function redactAttributes(attributes: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(attributes)) {
-    if (typeof value === "string") attributes[key] = redactSecrets(value);
+    if (typeof value === "string" && URL_ATTRIBUTES.has(key)) attributes[key] = redactSecrets(redactQueryValues(value, key === "url.query"));
+    else if (typeof value === "string") attributes[key] = redactSecrets(value);
     else if (Array.isArray(value)) {
       attributes[key] = value.map((item: unknown) => (typeof item === "string" ? redactSecrets(item) : item));
     }
