@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { freePort, serviceEnv, startService, stopChild, waitReady, type ServiceName, type ServiceProcess, type StackPorts } from "@pressroom/stack";
+import { distinctFreePorts, serviceEnv, startService, stopChild, waitReady, type ServiceName, type ServiceProcess, type StackPorts } from "@pressroom/stack";
 import { Api, errorShape, type ApiResponse } from "./support/api";
 import { OpenApiChecker } from "./support/openapi";
 import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";
@@ -63,8 +63,8 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
   before(async () => {
     h = await startHarness({ only: WITHOUT_RENDER });
     workDir = mkdtempSync(path.join(tmpdir(), "pressroom-replicas-"));
-    const meteringB = { grpc: await freePort(), health: await freePort() };
-    const httpB = await freePort();
+    const [grpcB, healthB, httpB] = (await distinctFreePorts(3)) as [number, number, number];
+    const meteringB = { grpc: grpcB, health: healthB };
     const ports: StackPorts = {
       http: httpB,
       grpc: { ...h.stack.ports.grpc, metering: meteringB.grpc },

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
 import { stopChild } from "./nats";
-import { freePort, waitFor } from "./ports";
+import { distinctFreePorts, waitFor } from "./ports";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
 
@@ -24,11 +24,11 @@ export const DEFAULT_PORTS: StackPorts = {
 };
 
 export async function freePorts(): Promise<StackPorts> {
-  const http = await freePort();
+  const [http, ...p] = (await distinctFreePorts(10)) as [number, ...number[]];
   return {
     http,
-    grpc: { identity: await freePort(), metering: await freePort(), render: await freePort(), storage: await freePort() },
-    health: { identity: await freePort(), metering: await freePort(), render: await freePort(), storage: await freePort(), webhook: await freePort(), gateway: http },
+    grpc: { identity: p[0]!, metering: p[1]!, render: p[2]!, storage: p[3]! },
+    health: { identity: p[4]!, metering: p[5]!, render: p[6]!, storage: p[7]!, webhook: p[8]!, gateway: http },
   };
 }
 
