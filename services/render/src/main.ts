@@ -70,8 +70,8 @@ async function main(): Promise<void> {
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  lifecycle.on("drainNats", "render queue", () => worker.stopConsuming());
-  lifecycle.on("finishWork", "renders in flight", () => worker.finishInFlight());
+  lifecycle.on("drainNats", "render queue", () => worker.stop());
+  lifecycle.on("finishWork", "renders in flight", () => worker.finish());
   lifecycle.on("finishWork", "storage client", () => storage.close());
   lifecycle.on("closeDb", "nats", () => nc.drain());
   lifecycle.on("closeDb", "postgres", () => db.destroy());

@@ -1,7 +1,7 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import { consumeSpan, consumers, streams, type Logger } from "@pressroom/platform";
+import { ConsumerLoop, consumeSpan, consumers, streams, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import type { JetStreamClient, JsMsg } from "nats";
 import { releaseForEvent, renewLease } from "../admission/admission.repository";
 import type { MeteringDb } from "../db";
 
@@ -12,23 +12,12 @@ import type { MeteringDb } from "../db";
  * refunded at most once. A job.started renews the slot's lease, so a job that
  * waited long in the queue is not reclaimed while it renders.
  */
-export class JobEventsConsumer {
-  private messages: ConsumerMessages | undefined;
-  private done: Promise<void> | undefined;
-
-  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; leaseSeconds: number }) {}
-
-  async start(): Promise<void> {
-    const consumer = await this.deps.js.consumers.get(streams.JOBS, consumers.meteringJobs);
-    this.messages = await consumer.consume({ max_messages: 256 });
-    this.done = this.loop(this.messages);
+export class JobEventsConsumer extends ConsumerLoop {
+  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; leaseSeconds: number }) {
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 });
   }
 
-  private async loop(messages: ConsumerMessages): Promise<void> {
-    for await (const msg of messages) await this.handle(msg);
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  protected async handle(msg: JsMsg): Promise<void> {
     let event: jobEventsV1.JobEvent;
     try {
       event = jobEventsV1.JobEvent.decode(msg.data);
@@ -42,21 +31,16 @@ export class JobEventsConsumer {
       msg.ack();
       return;
     }
-    try {
-      await consumeSpan<unknown>("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, () =>
-        terminal
-          ? releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) })
-          : renewLease(this.deps.db, event.jobId, this.deps.leaseSeconds),
-      );
-      msg.ack();
-    } catch (err) {
-      this.deps.logger.warn({ err, jobId: event.jobId, type: event.type }, "applying a job event failed; will retry");
-      msg.nak(1_000);
-    }
+    await consumeSpan<unknown>("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, () =>
+      terminal
+        ? releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) })
+        : renewLease(this.deps.db, event.jobId, this.deps.leaseSeconds),
+    );
+    msg.ack();
   }
 
-  async stop(): Promise<void> {
-    await this.messages?.close();
-    await this.done;
+  protected onError(err: unknown, msg: JsMsg): void {
+    this.deps.logger.warn({ err, seq: msg.seq }, "applying a job event failed; will retry");
+    msg.nak(1_000);
   }
 }

@@ -2,6 +2,7 @@ import { jobEventsV1, storageV1 } from "@pressroom/contracts";
 import {
   AppError,
   appendJobEvent,
+  ConsumerLoop,
   consumeSpan,
   consumers,
   isTerminal,
@@ -14,7 +15,7 @@ import {
   type JobState,
   type Logger,
 } from "@pressroom/platform";
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "nats";
+import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import { pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import { compileTemplate } from "../catalog/handlebars";
 import { RenderFailure, type RenderEngine, type RenderJob } from "../engine";
@@ -43,37 +44,17 @@ class StaleJob extends Error {}
  * time, and drives each job through started → succeeded | failed with
  * optimistic appends, so a redelivered job can never succeed twice.
  */
-export class RenderWorker {
-  private messages: ConsumerMessages | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
-
-  constructor(private readonly deps: WorkerDeps) {}
-
-  async start(): Promise<void> {
-    const consumer = await this.deps.js.consumers.get(streams.RENDER, consumers.renderWorkers);
-    this.messages = await consumer.consume({ max_messages: this.deps.slots });
-    void this.loop(this.messages);
+export class RenderWorker extends ConsumerLoop {
+  constructor(private readonly deps: WorkerDeps) {
+    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots });
   }
 
-  private async loop(messages: ConsumerMessages): Promise<void> {
-    for await (const msg of messages) {
-      const task = this.handle(msg).finally(() => this.inFlight.delete(task));
-      this.inFlight.add(task);
-      while (this.inFlight.size >= this.deps.slots) await Promise.race(this.inFlight);
-    }
+  protected onError(err: unknown, msg: JsMsg): void {
+    this.deps.logger.error({ err, seq: msg.seq }, "handling a render command failed; it will be redelivered");
+    msg.nak(1_000);
   }
 
-  /** Stops pulling messages; those delivered but not started are redelivered after ack_wait. */
-  async stopConsuming(): Promise<void> {
-    await this.messages?.close();
-  }
-
-  /** Waits for the renders in progress to finish and record their outcome. */
-  async finishInFlight(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  protected async handle(msg: JsMsg): Promise<void> {
     let command: jobEventsV1.RenderCommand;
     try {
       command = jobEventsV1.RenderCommand.decode(msg.data);

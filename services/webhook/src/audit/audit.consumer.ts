@@ -1,8 +1,7 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import { consumeSpan, consumers, streams, type Logger } from "@pressroom/platform";
+import { ConsumerLoop, consumers, consumeSpan, streams, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
-import { ConsumerLoop } from "../consumer-loop";
 import type { WebhookDb } from "../db";
 import { projectEvents } from "./audit.repository";
 
@@ -12,36 +11,17 @@ import { projectEvents } from "./audit.repository";
  * the row are written in one transaction, and the message is acked only
  * after it commits.
  */
-export class AuditConsumer {
-  private readonly loop: ConsumerLoop;
-
+export class AuditConsumer extends ConsumerLoop {
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<WebhookDb>; logger: Logger }) {
-    this.loop = new ConsumerLoop({
-      js: deps.js,
-      stream: streams.JOBS,
-      consumer: consumers.auditProjection,
-      concurrency: 1,
-      handle: (msg) => this.handle(msg),
-      onError: (err, msg) => {
-        deps.logger.warn({ err, seq: msg.seq }, "projecting a job event failed; will retry");
-        msg.nak(1_000);
-      },
-    });
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: 1 });
   }
 
-  start(): Promise<void> {
-    return this.loop.start();
+  protected onError(err: unknown, msg: JsMsg): void {
+    this.deps.logger.warn({ err, seq: msg.seq }, "projecting a job event failed; will retry");
+    msg.nak(1_000);
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  finish(): Promise<void> {
-    return this.loop.finish();
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  protected async handle(msg: JsMsg): Promise<void> {
     let event: jobEventsV1.JobEvent;
     try {
       event = jobEventsV1.JobEvent.decode(msg.data);

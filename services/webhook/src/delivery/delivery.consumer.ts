@@ -1,7 +1,6 @@
-import { consumeSpan, consumers, foldJob, jobEvent, readJobEvents, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
+import { ConsumerLoop, consumers, consumeSpan, foldJob, jobEvent, readJobEvents, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
 import { sql, type Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
-import { ConsumerLoop } from "../consumer-loop";
 import type { WebhookDb } from "../db";
 import { USER_AGENT, callbackBody, signatureHeaders } from "./callback";
 import { decodeDelivery, type DeliveryMessage } from "./delivery-message";
@@ -51,36 +50,17 @@ const HEARTBEAT_MS = 10_000;
  * (held by a transaction, so a crash releases it), and re-reads the job's
  * events after taking it.
  */
-export class DeliveryConsumer {
-  private readonly loop: ConsumerLoop;
-
+export class DeliveryConsumer extends ConsumerLoop {
   constructor(private readonly deps: DeliveryDeps) {
-    this.loop = new ConsumerLoop({
-      js: deps.js,
-      stream: streams.WEBHOOKS,
-      consumer: consumers.webhookDelivery,
-      concurrency: deps.concurrency,
-      handle: (msg) => this.handle(msg),
-      onError: (err, msg) => {
-        deps.logger.warn({ err, seq: msg.seq }, "webhook delivery step failed; will look again");
-        msg.nak(BUSY_RETRY_MS);
-      },
-    });
+    super({ js: deps.js, stream: streams.WEBHOOKS, consumer: consumers.webhookDelivery, concurrency: deps.concurrency });
   }
 
-  start(): Promise<void> {
-    return this.loop.start();
+  protected onError(err: unknown, msg: JsMsg): void {
+    this.deps.logger.warn({ err, seq: msg.seq }, "webhook delivery step failed; will look again");
+    msg.nak(BUSY_RETRY_MS);
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  finish(): Promise<void> {
-    return this.loop.finish();
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  protected async handle(msg: JsMsg): Promise<void> {
     const message = decodeDelivery(msg.data);
     if (!message) {
       this.deps.logger.error({ seq: msg.seq }, "undecodable webhook delivery message; terminating it");

@@ -1,7 +1,6 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import { consumeSpan, consumers, loadJob, publishEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import { ConsumerLoop, consumers, consumeSpan, loadJob, publishEvent, streams, subjects, type Logger } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
-import { ConsumerLoop } from "../consumer-loop";
 import { terminalEventOf } from "./callback";
 import { encodeDelivery } from "./delivery-message";
 
@@ -18,36 +17,17 @@ export interface DispatchDeps {
  * so a redelivered job event cannot schedule twice. The job event is acked
  * only after the WEBHOOKS publish is acknowledged.
  */
-export class DispatchConsumer {
-  private readonly loop: ConsumerLoop;
-
+export class DispatchConsumer extends ConsumerLoop {
   constructor(private readonly deps: DispatchDeps) {
-    this.loop = new ConsumerLoop({
-      js: deps.js,
-      stream: streams.JOBS,
-      consumer: consumers.webhookDispatch,
-      concurrency: 16,
-      handle: (msg) => this.handle(msg),
-      onError: (err, msg) => {
-        deps.logger.warn({ err, seq: msg.seq }, "scheduling a webhook failed; will retry");
-        msg.nak(1_000);
-      },
-    });
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.webhookDispatch, concurrency: 16 });
   }
 
-  start(): Promise<void> {
-    return this.loop.start();
+  protected onError(err: unknown, msg: JsMsg): void {
+    this.deps.logger.warn({ err, seq: msg.seq }, "scheduling a webhook failed; will retry");
+    msg.nak(1_000);
   }
 
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  finish(): Promise<void> {
-    return this.loop.finish();
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  protected async handle(msg: JsMsg): Promise<void> {
     let event: jobEventsV1.JobEvent;
     try {
       event = jobEventsV1.JobEvent.decode(msg.data);
