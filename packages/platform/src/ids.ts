@@ -15,4 +15,3 @@ export function newId(prefix: string): string {
   return `${prefix}_${time}${random}`;
 }
 
-export const ID_PATTERN = /^[a-z]{2,8}_[0-9a-z]{26}$/;

@@ -25,20 +25,6 @@ export function pdfInfo(bytes: Uint8Array): Record<string, string> {
   return Object.fromEntries(text.split("\n").filter((line) => line.includes(":")).map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]));
 }
 
-/** pdffonts' font rows: name, type, embedded. */
-export function pdfFonts(bytes: Uint8Array): { name: string; embedded: boolean }[] {
-  const text = withTempFile(bytes, (file) => execFileSync("pdffonts", [file], { encoding: "utf8" }));
-  return text
-    .split("\n")
-    .slice(2)
-    .filter(Boolean)
-    .map((line) => {
-      const cols = line.trim().split(/\s+/);
-      const emb = cols.at(-5);
-      return { name: cols[0] ?? "", embedded: emb === "yes" };
-    });
-}
-
 /** Width and height of a PNG, from its IHDR chunk. */
 export function pngSize(bytes: Uint8Array): { width: number; height: number } {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

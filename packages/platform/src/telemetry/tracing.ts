@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 
 export const tracer = trace.getTracer("pressroom");
 
@@ -20,17 +20,6 @@ export async function withSpan<T>(
       span.end();
     }
   });
-}
-
-/** Writes the active context (W3C traceparent) into a string map. */
-export function injectTraceContext(carrier: Record<string, string> = {}): Record<string, string> {
-  propagation.inject(context.active(), carrier);
-  return carrier;
-}
-
-/** Reads a W3C traceparent from a string map into a Context. */
-export function extractTraceContext(carrier: Record<string, string>): Context {
-  return propagation.extract(context.active(), carrier);
 }
 
 export { SpanKind };

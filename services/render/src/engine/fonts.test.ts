@@ -1,33 +1,10 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RenderEngine } from "./index";
-import { pdfText } from "./test-helpers";
+import { pdfFonts, pdfText } from "./test-helpers";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
-function pdfFonts(data: Uint8Array): { name: string; type: string; embedded: boolean; unicode: boolean }[] {
-  const dir = mkdtempSync(path.join(tmpdir(), "fonts-test-"));
-  try {
-    const file = path.join(dir, "out.pdf");
-    writeFileSync(file, data);
-    return execFileSync("pdffonts", [file], { encoding: "utf8" })
-      .split("\n")
-      .slice(2)
-      .filter(Boolean)
-      .map((line) => {
-        // name, type (one or more words), encoding, emb, sub, uni, object, generation
-        const cols = line.trim().split(/\s+/);
-        return { name: cols[0]!, type: cols.slice(1, -6).join(" "), embedded: cols.at(-5) === "yes", unicode: cols.at(-3) === "yes" };
-      });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 

@@ -30,6 +30,19 @@ export function pdfInfo(data: Uint8Array): { pages: number; widthPt: number; hei
   return { pages: Number(pages?.[1]), widthPt: Number(size?.[1]), heightPt: Number(size?.[2]) };
 }
 
+/** pdffonts' rows: name, type, and whether the font is embedded and has a Unicode map. */
+export function pdfFonts(data: Uint8Array): { name: string; type: string; embedded: boolean; unicode: boolean }[] {
+  return withTempFile(data, (file) => execFileSync("pdffonts", [file], { encoding: "utf8" }))
+    .split("\n")
+    .slice(2)
+    .filter(Boolean)
+    .map((line) => {
+      // name, type (one or more words), encoding, emb, sub, uni, object, generation
+      const cols = line.trim().split(/\s+/);
+      return { name: cols[0]!, type: cols.slice(1, -6).join(" "), embedded: cols.at(-5) === "yes", unicode: cols.at(-3) === "yes" };
+    });
+}
+
 /** Width and height from a PNG's IHDR chunk. */
 export function pngSize(data: Uint8Array): { width: number; height: number } {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
