@@ -63,6 +63,10 @@ export function pageSettingsOf(row: TemplateRow): PageSettings | undefined {
   };
 }
 
+export function imageSettingsOf(row: TemplateRow): { width: number; height: number; deviceScaleFactor: 1 | 2 } | undefined {
+  return row.image ? { width: row.image.width, height: row.image.height, deviceScaleFactor: row.image.device_scale_factor ?? 1 } : undefined;
+}
+
 export function toProto(row: TemplateRow): renderV1.Template {
   return {
     id: row.id,
@@ -70,19 +74,8 @@ export function toProto(row: TemplateRow): renderV1.Template {
     name: row.name,
     description: row.description,
     output: row.output === "png" ? renderV1.OutputFormat.OUTPUT_FORMAT_PNG : renderV1.OutputFormat.OUTPUT_FORMAT_PDF,
-    page: row.page
-      ? {
-          format: row.page.format,
-          landscape: row.page.landscape,
-          marginTop: row.page.margin_top,
-          marginRight: row.page.margin_right,
-          marginBottom: row.page.margin_bottom,
-          marginLeft: row.page.margin_left,
-          headerTemplate: row.page.header_template,
-          footerTemplate: row.page.footer_template,
-        }
-      : undefined,
-    image: row.image ? { width: row.image.width, height: row.image.height, deviceScaleFactor: row.image.device_scale_factor ?? 1 } : undefined,
+    page: pageSettingsOf(row),
+    image: imageSettingsOf(row),
     dataSchemaJson: JSON.stringify(row.data_schema),
     sampleDataJson: JSON.stringify(row.sample_data),
   };

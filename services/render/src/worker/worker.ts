@@ -16,7 +16,7 @@ import {
   type Logger,
 } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
-import { pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
+import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import { compileTemplate } from "../catalog/handlebars";
 import { RenderFailure, type RenderEngine, type RenderJob } from "../engine";
 import { storeOutput } from "./storage-client";
@@ -180,7 +180,7 @@ export class RenderWorker extends ConsumerLoop {
         html: renderHandlebars(() => template.render(data)),
         kind: template.row.output,
         page: pageSettingsOf(template.row),
-        image: template.row.image ? { width: template.row.image.width, height: template.row.image.height, deviceScaleFactor: template.row.image.device_scale_factor ?? 1 } : undefined,
+        image: imageSettingsOf(template.row),
       };
     }
     return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
