@@ -1,25 +1,31 @@
+import { connectNats, createLogger, readJobEvents } from "@pressroom/platform";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments } from "./documents";
 import { benchKeys } from "./pressroom";
 import { percentile } from "./stats";
 
-interface JobView {
-  id: string;
-  url: string;
-  events: { type: string; time: string }[];
-}
-
-const STAGES = ["gateway, before acceptance", "queue (accepted → started)", "worker (render + store)", "gateway, after success", "POST total", "download"] as const;
+const STAGES = [
+  "gateway, before acceptance",
+  "queue (accepted → started)",
+  "worker: render",
+  "worker: rest (store, events)",
+  "gateway, after success",
+  "POST total",
+  "download",
+] as const;
 
 /**
  * Where the time of one request goes, one request at a time on one render
- * slot: the job's own event times (accepted by the gateway, started and
- * succeeded by the worker; all processes share this machine's clock) split
- * the POST, and the download of the signed URL is timed on its own.
+ * slot: the job's own events, read from its stream (times stamped by the
+ * gateway and the worker, which share this machine's clock, and the engine's
+ * render time), split the POST; the download of the signed URL is timed on
+ * its own.
  */
 export async function stages(count: number): Promise<string> {
   const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: "1" } });
+  const nc = await connectNats({ url: stack.natsUrl, name: "bench-stages", logger: createLogger("bench", "silent") });
   try {
+    const jsm = await nc.jetstreamManager();
     const [key] = await benchKeys(stack, 1);
     const lines = [`${count} requests per document, one at a time, after 5 warm-up requests; p50 (p90) in ms:`, "", `| document | ${STAGES.join(" | ")} |`, `|---|${STAGES.map(() => "---").join("|")}|`];
     for (const doc of benchDocuments()) {
@@ -39,10 +45,12 @@ export async function stages(count: number): Promise<string> {
         const download = await fetch(posted.url);
         await download.arrayBuffer();
         const t2 = performance.now();
-        const job = (await (await fetch(`${stack.baseUrl}/v1/jobs/${posted.id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as JobView;
-        const at = (type: string) => Date.parse(job.events.find((e) => e.type === type)!.time);
         if (i < 5) continue;
-        [at("job.accepted") - sent, at("job.started") - at("job.accepted"), at("job.succeeded") - at("job.started"), answered - at("job.succeeded"), t1 - t0, t2 - t1].forEach((v, k) =>
+        const events = (await readJobEvents(jsm, posted.id)).map((e) => e.event);
+        const at = (type: string) => Date.parse(events.find((e) => e.type === type)!.time);
+        const renderMs = events.find((e) => e.type === "job.succeeded")!.succeeded!.renderMs;
+        const worker = at("job.succeeded") - at("job.started");
+        [at("job.accepted") - sent, at("job.started") - at("job.accepted"), renderMs, worker - renderMs, answered - at("job.succeeded"), t1 - t0, t2 - t1].forEach((v, k) =>
           samples[k]!.push(v),
         );
       }
@@ -56,6 +64,7 @@ export async function stages(count: number): Promise<string> {
     }
     return lines.join("\n");
   } finally {
+    await nc.close();
     await stack.stop();
   }
 }
