@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
+import { cpu } from "./cpu";
 import { stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
@@ -188,6 +189,7 @@ async function main(): Promise<void> {
     memory,
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
+    cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
   };
   const run = modes[mode];
   if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);
