@@ -32,6 +32,8 @@ function put(client: storageV1.StorageServiceClient, bytes: Buffer, meta: { cont
   });
 }
 
+/** Outputs up to this size are kept in storage's memory in this suite; larger ones are read from the object store. */
+const CACHED_UP_TO = 16_384;
 const fakePdf = (text: string) => Buffer.from(`%PDF-1.4\n% ${text}\n${"0".repeat(2_000)}\n%%EOF\n`);
 
 describe("outputs: signed download URLs", () => {
@@ -41,7 +43,7 @@ describe("outputs: signed download URLs", () => {
   let db: pg.Client;
 
   before(async () => {
-    h = await startHarness({ only: ["storage", "gateway"], serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000" } } });
+    h = await startHarness({ only: ["storage", "gateway"], serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000", OUTPUT_CACHE_MAX_ENTRY_BYTES: String(CACHED_UP_TO) } } });
     nc = await connect({ servers: h.stack.natsUrl });
     store = await nc.jetstream().views.os("outputs");
     db = new pg.Client({ connectionString: h.stack.databaseUrl });
@@ -182,8 +184,19 @@ describe("outputs: signed download URLs", () => {
       assert.match(h.stack.output(), /expired outputs deleted/);
     });
 
-    it("an output missing from the store (e.g. removed by the bucket's max age) is 410", async () => {
-      const stored = await store$(fakePdf("lost"), "application/pdf", "lost.pdf");
+    it("a recent output is served from storage's memory, without the object store", async () => {
+      const bytes = fakePdf("recent");
+      const stored = await store$(bytes, "application/pdf", "recent.pdf");
+      await store.delete(stored.outputId);
+      const response = await h.api.download(stored.url);
+      assert.equal(response.status, 200);
+      assert.deepEqual(response.body, bytes);
+    });
+
+    it("an output missing from the store (e.g. removed by the bucket's max age) and not in memory is 410", async () => {
+      const large = Buffer.concat([fakePdf("lost"), Buffer.alloc(CACHED_UP_TO, 0x20)]);
+      const stored = await store$(large, "application/pdf", "lost.pdf");
+      assert.equal((await h.api.download(stored.url)).status, 200);
       await store.delete(stored.outputId);
       expectError(await h.api.download(stored.url), 410, "URL_EXPIRED");
     });

@@ -13,6 +13,10 @@ export const configSchema = z.object({
   OUTPUT_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default("outputs"),
   OUTPUT_BUCKET_REPLICAS: env.int(1, 1),
   SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
+  /** Memory for recently stored outputs, served to downloads without reading the object store, per replica; 0 turns it off. */
+  OUTPUT_CACHE_MAX_BYTES: env.int(64 * 1024 * 1024),
+  /** Outputs larger than this are not kept in that memory. */
+  OUTPUT_CACHE_MAX_ENTRY_BYTES: env.int(8 * 1024 * 1024),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -2,6 +2,7 @@ import { Lifecycle, connectNats, createDb, createLogger, pingDb, startHealthServ
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { sweepExpired } from "./outputs/outputs.grpc";
+import { RecentOutputs } from "./outputs/recent-outputs";
 import { createStorageServer, openOutputStore } from "./server";
 
 async function main(): Promise<void> {
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     signingSecret: config.OUTPUT_SIGNING_SECRET,
     ttlSeconds: config.OUTPUT_TTL_SECONDS,
+    recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: config.OUTPUT_CACHE_MAX_ENTRY_BYTES }),
   };
   const grpc = await createStorageServer(deps, config.GRPC_PORT);
   const sweeper = setInterval(() => {

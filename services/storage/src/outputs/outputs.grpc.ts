@@ -4,6 +4,7 @@ import { AppError, newId, toGrpcError, withSpan, type Logger } from "@pressroom/
 import type { Kysely } from "kysely";
 import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
+import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
 export interface StorageDeps {
@@ -13,6 +14,7 @@ export interface StorageDeps {
   publicBaseUrl: string;
   signingSecret: string;
   ttlSeconds: number;
+  recentOutputs: RecentOutputs;
 }
 
 const CHUNK_SIZE = 128 * 1024;
@@ -26,7 +28,10 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
   const metadata = first.done ? undefined : first.value.metadata;
   if (!metadata || !metadata.contentType) throw new AppError("PAYLOAD_INVALID", "the first message must carry the output metadata", "Send metadata, then chunks.");
   const outputId = metadata.outputId || newId("out");
+  const filename = metadata.filename || outputId;
   let size = 0;
+  // The chunks, kept for the recent outputs while their total is small enough; undefined once it is not.
+  let kept: Buffer[] | undefined = deps.recentOutputs.accepts(0) ? [] : undefined;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
@@ -37,6 +42,8 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
         }
         if (next.value.chunk && next.value.chunk.length > 0) {
           size += next.value.chunk.length;
+          if (kept && deps.recentOutputs.accepts(size)) kept.push(next.value.chunk);
+          else kept = undefined;
           controller.enqueue(next.value.chunk);
           return;
         }
@@ -56,12 +63,14 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
       job_id: metadata.jobId,
       key_id: metadata.keyId,
       content_type: metadata.contentType,
-      filename: metadata.filename || outputId,
+      filename,
       size_bytes: size,
       expires_at: expiresAt,
       deleted_at: null,
     })
     .execute();
+  // Only now that the object and its row are stored: a failed put is never served from memory.
+  if (kept) deps.recentOutputs.add(outputId, { info: { contentType: metadata.contentType, filename, expiresAt }, bytes: Buffer.concat(kept, size) });
   return {
     outputId,
     url: signedUrl(deps.publicBaseUrl, deps.signingSecret, outputId, exp),
@@ -76,6 +85,14 @@ async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1
   const check = checkSignature(deps.signingSecret, outputId, exp, sig, Math.floor(Date.now() / 1000));
   if (check === "invalid") throw invalid();
   if (check === "expired") throw expired();
+  // Outputs are deleted only by the sweep, after their expires_at (the instant kept with a recent output), so an unexpired recent output is still the stored one.
+  const recent = deps.recentOutputs.get(outputId);
+  if (recent) {
+    const { contentType, filename, expiresAt } = recent.info;
+    call.write({ info: { contentType, filename, sizeBytes: String(recent.bytes.length), expiresAt: expiresAt.toISOString() } });
+    await writeChunks(call, recent.bytes);
+    return;
+  }
   const row = await deps.db.selectFrom("outputs").selectAll().where("output_id", "=", outputId).executeTakeFirst();
   if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
   const object = await deps.store.get(outputId);
@@ -83,29 +100,37 @@ async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1
   call.write({ info: { contentType: row.content_type, filename: row.filename, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
   const reader = object.data.getReader();
   for (;;) {
-    if (call.cancelled) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (!(await writeChunks(call, value))) {
       // The downloader went away: stop reading the object.
       await reader.cancel().catch(() => undefined);
       return;
     }
-    const { done, value } = await reader.read();
-    if (done) break;
-    for (let offset = 0; offset < value.length; offset += CHUNK_SIZE) {
-      const chunk = Buffer.from(value.buffer, value.byteOffset + offset, Math.min(CHUNK_SIZE, value.length - offset));
-      if (!call.write({ chunk })) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            call.off("drain", done);
-            call.off("cancelled", done);
-            resolve();
-          };
-          call.once("drain", done);
-          call.once("cancelled", done);
-        });
-      }
-    }
   }
   await object.error;
+}
+
+/**
+ * Writes bytes to the download in CHUNK_SIZE messages, waiting for the stream
+ * to drain when it asks to. Returns false when the downloader went away.
+ */
+async function writeChunks(call: ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>, bytes: Uint8Array): Promise<boolean> {
+  for (let offset = 0; offset < bytes.length && !call.cancelled; offset += CHUNK_SIZE) {
+    const chunk = Buffer.from(bytes.buffer, bytes.byteOffset + offset, Math.min(CHUNK_SIZE, bytes.length - offset));
+    if (!call.write({ chunk })) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          call.off("drain", done);
+          call.off("cancelled", done);
+          resolve();
+        };
+        call.once("drain", done);
+        call.once("cancelled", done);
+      });
+    }
+  }
+  return !call.cancelled;
 }
 
 export function storageService(deps: StorageDeps): storageV1.StorageServiceServer {
@@ -136,10 +161,10 @@ export function storageService(deps: StorageDeps): storageV1.StorageServiceServe
  * Deletes outputs past their expiry: claims a batch by marking the rows
  * deleted in one statement (SKIP LOCKED, so replicas sweeping at the same
  * time take different rows, and downloads answer 410 from that moment), then
- * deletes their objects from the store. An object whose delete fails is
- * still removed by the bucket's own max age.
+ * deletes their objects from the store and this replica's recent outputs. An
+ * object whose delete fails is still removed by the bucket's own max age.
  */
-export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "logger">, batch = 500): Promise<number> {
+export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "logger" | "recentOutputs">, batch = 500): Promise<number> {
   const now = new Date();
   const claimed = await deps.db
     .updateTable("outputs")
@@ -150,6 +175,7 @@ export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "log
     .returning("output_id")
     .execute();
   for (const { output_id } of claimed) {
+    deps.recentOutputs.delete(output_id);
     await deps.store.delete(output_id).catch((err: unknown) => deps.logger.warn({ err, output_id }, "deleting an expired output failed"));
   }
   return claimed.length;

@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { storageV1 } from "@pressroom/contracts";
+import { createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, type GrpcServerHandle } from "@pressroom/platform";
+import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
+import type { Kysely } from "kysely";
+import { connect, type NatsConnection, type ObjectStore } from "nats";
+import type { StorageDb } from "../db";
+import { migrations } from "../migrations";
+import { createStorageServer, openOutputStore } from "../server";
+import { sweepExpired, type StorageDeps } from "./outputs.grpc";
+import { RecentOutputs } from "./recent-outputs";
+import { signedUrl } from "./signing";
+
+const MiB = 1024 * 1024;
+
+/** A storage gRPC server on a free port, and a client of it. */
+async function serve(deps: StorageDeps): Promise<{ server: GrpcServerHandle; client: storageV1.StorageServiceClient; deps: StorageDeps }> {
+  const server = await createStorageServer(deps, 0);
+  return { server, client: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`), deps };
+}
+
+function put(client: storageV1.StorageServiceClient, bytes: Buffer, metadata: Partial<storageV1.OutputMetadata> = {}): Promise<storageV1.PutOutputResponse> {
+  return new Promise((resolve, reject) => {
+    const stream = client.putOutput((err, response) => (err ? reject(fromGrpcError(err)) : resolve(response!)));
+    stream.write({ metadata: { outputId: "", contentType: "application/pdf", filename: "doc.pdf", jobId: "job_test", keyId: "key_test", ...metadata } });
+    for (let offset = 0; offset < bytes.length; offset += 100_000) stream.write({ chunk: bytes.subarray(offset, offset + 100_000) });
+    stream.end();
+  });
+}
+
+/** Downloads through a signed URL's parameters, as the gateway does. */
+async function download(client: storageV1.StorageServiceClient, url: string): Promise<{ info: storageV1.OutputInfo; bytes: Buffer; chunks: number }> {
+  const { pathname, searchParams } = new URL(url);
+  const stream = client.getOutput({ outputId: decodeURIComponent(pathname.split("/").pop()!), exp: searchParams.get("exp")!, sig: searchParams.get("sig")! });
+  let info: storageV1.OutputInfo | undefined;
+  const chunks: Buffer[] = [];
+  try {
+    for await (const message of stream as AsyncIterable<storageV1.GetOutputResponse>) {
+      if (message.info) info = message.info;
+      if (message.chunk) chunks.push(message.chunk);
+    }
+  } catch (err) {
+    throw fromGrpcError(err);
+  }
+  assert.ok(info, "the stream starts with the output's info");
+  return { info, bytes: Buffer.concat(chunks), chunks: chunks.length };
+}
+
+const expectExpired = (promise: Promise<unknown>) => assert.rejects(promise, (err: unknown) => (err as { code?: string }).code === "URL_EXPIRED");
+
+/**
+ * PutOutput and GetOutput over gRPC against a real PostgreSQL and JetStream
+ * object store (NATS_URL, DATABASE_URL), with the recent outputs in memory. A
+ * download is shown to come from memory by deleting the object from the store
+ * behind the server's back.
+ */
+describe("storage gRPC: recent outputs served from memory", () => {
+  const secret = randomBytes(32).toString("hex");
+  let database: { url: string; drop(): Promise<void> };
+  let db: Kysely<StorageDb>;
+  let nc: NatsConnection;
+  let store: ObjectStore;
+  let cached: Awaited<ReturnType<typeof serve>>;
+  let uncached: Awaited<ReturnType<typeof serve>>;
+
+  before(async () => {
+    database = await isolatedDatabase("pressroom_storage_test");
+    db = createDb<StorageDb>({ url: database.url, schema: "storage" });
+    await migrateToLatest(db, "storage", migrations);
+    nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
+    store = await openOutputStore(nc.jetstream(), { bucket: `outputs_test_${randomBytes(6).toString("hex")}`, ttlSeconds: 3_600, replicas: 1 });
+    const deps = (recentOutputs: RecentOutputs): StorageDeps => ({
+      db,
+      store,
+      logger: createLogger("storage", "silent"),
+      publicBaseUrl: "http://localhost:8080",
+      signingSecret: secret,
+      ttlSeconds: 3_600,
+      recentOutputs,
+    });
+    // Both servers share the database and the object store; only the memory differs.
+    cached = await serve(deps(new RecentOutputs({ maxBytes: 8 * MiB, maxEntryBytes: 4 * MiB })));
+    uncached = await serve(deps(new RecentOutputs({ maxBytes: 0, maxEntryBytes: 4 * MiB })));
+  });
+
+  after(async () => {
+    for (const side of [cached, uncached]) {
+      side?.client.close();
+      await side?.server.stop(1_000);
+    }
+    await store?.destroy();
+    await nc?.close();
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  it("a download right after a put gets the same info and bytes, in 128 KiB chunks, even with the object gone from the store", async () => {
+    const bytes = randomBytes(3 * MiB + 17);
+    const stored = await put(cached.client, bytes, { contentType: "image/png", filename: "card.png" });
+    const first = await download(cached.client, stored.url);
+    assert.deepEqual(first.info, { contentType: "image/png", filename: "card.png", sizeBytes: String(bytes.length), expiresAt: stored.expiresAt });
+    assert.ok(first.bytes.equals(bytes), "bytes intact");
+    assert.equal(first.chunks, Math.ceil(bytes.length / (128 * 1024)));
+
+    await store.delete(stored.outputId);
+    const again = await download(cached.client, stored.url);
+    assert.ok(again.bytes.equals(bytes), "served from memory");
+    assert.deepEqual(again.info, first.info);
+  });
+
+  it("with the memory off, the same download reads the store: the object gone, it is 410", async () => {
+    const bytes = randomBytes(200_000);
+    const stored = await put(uncached.client, bytes);
+    assert.ok((await download(uncached.client, stored.url)).bytes.equals(bytes));
+    await store.delete(stored.outputId);
+    await expectExpired(download(uncached.client, stored.url));
+  });
+
+  it("an output over the per-entry cap is read from the store", async () => {
+    const bytes = randomBytes(4 * MiB + 1);
+    const stored = await put(cached.client, bytes);
+    assert.ok((await download(cached.client, stored.url)).bytes.equals(bytes));
+    await store.delete(stored.outputId);
+    await expectExpired(download(cached.client, stored.url));
+  });
+
+  it("an output whose row could not be inserted is not kept", async () => {
+    const outputId = newId("out");
+    await put(uncached.client, randomBytes(1_000), { outputId });
+    // The same id again: the object store takes it, the row insert fails on the primary key.
+    await assert.rejects(put(cached.client, randomBytes(1_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
+    await store.delete(outputId);
+    const exp = Math.floor(Date.now() / 1000) + 3_600;
+    await expectExpired(download(cached.client, signedUrl("http://localhost:8080", secret, outputId, exp)));
+  });
+
+  it("the sweep drops the outputs it deletes from memory", async () => {
+    const stored = await put(cached.client, randomBytes(1_000));
+    assert.ok(cached.deps.recentOutputs.get(stored.outputId));
+    // Due now, as if its time had passed; the signed URL itself stays valid.
+    await db.updateTable("outputs").set({ expires_at: new Date(Date.now() - 1_000) }).where("output_id", "=", stored.outputId).execute();
+    assert.ok((await sweepExpired(cached.deps)) >= 1);
+    assert.equal(cached.deps.recentOutputs.get(stored.outputId), undefined);
+    await expectExpired(download(cached.client, stored.url));
+  });
+});
