@@ -437,11 +437,29 @@ describe("render engine: crashes and recycling", () => {
     await assert.rejects(engine.render({ kind: "pdf", html: "<p>late</p>" }), failsWith("crashed"));
   });
 
+  it("keeps a held page from the next job until the caller lets it go", async () => {
+    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, sparePages: 0 });
+    try {
+      let letGo!: () => void;
+      const holdPageUntil = new Promise<void>((resolve) => (letGo = resolve));
+      assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>first</p>" }, { holdPageUntil })).data), /first/);
+      let secondDone = false;
+      const second = engine.render({ kind: "pdf", html: "<p>second</p>" }).finally(() => (secondDone = true));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(secondDone, false, "the only page was handed to the next job while held");
+      assert.equal(engine.stats().warmSlots, 0);
+      letGo();
+      assert.match(pdfText((await second).data), /second/);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("stops a render when the caller aborts", async () => {
     const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1 });
     try {
       const controller = new AbortController();
-      const pending = engine.render({ kind: "pdf", html: "<script>while(true){}</script>" }, controller.signal);
+      const pending = engine.render({ kind: "pdf", html: "<script>while(true){}</script>" }, { signal: controller.signal });
       setTimeout(() => controller.abort(new Error("caller gave up")), 300);
       await assert.rejects(pending, /caller gave up/);
       assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>after abort</p>" })).data), /after abort/);

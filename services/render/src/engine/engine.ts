@@ -2,7 +2,7 @@ import { FifoSemaphore } from "./fifo";
 import { Generation, GenerationGone, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
 import { NotStarted, type Slot } from "./slot";
-import { RenderFailure, type EngineLogger, type EngineOptions, type RenderJob, type RenderOutput } from "./types";
+import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
 const DEFAULTS = {
   executablePath: "/usr/bin/chromium",
@@ -95,7 +95,7 @@ export class RenderEngine {
    * Renders one job. Rejects with RenderFailure (see its `reason`), or with
    * `signal.reason` if the caller aborts.
    */
-  async render(job: RenderJob, signal?: AbortSignal): Promise<RenderOutput> {
+  async render(job: RenderJob, { signal, holdPageUntil }: RenderCallOptions = {}): Promise<RenderOutput> {
     if (this.closed) throw shuttingDown();
     const layout = layoutOf(job);
     const deadlineMs = job.deadlineMs && job.deadlineMs > 0 ? Math.min(job.deadlineMs, this.deadlineMs) : this.deadlineMs;
@@ -112,7 +112,8 @@ export class RenderEngine {
           if (this.closed || attempt >= MAX_ATTEMPTS_NOT_STARTED) throw err.failure;
         } finally {
           this.renders++;
-          generation.release(slot);
+          if (holdPageUntil) void holdPageUntil.finally(() => generation.release(slot));
+          else generation.release(slot);
         }
       }
     } finally {

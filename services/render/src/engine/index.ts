@@ -6,6 +6,7 @@ export {
   type FailureReason,
   type IsolationStrategy,
   type PageSettings,
+  type RenderCallOptions,
   type RenderJob,
   type RenderOutput,
   type SubresourceFetcher,

@@ -22,6 +22,20 @@ export interface RenderJob {
   deadlineMs?: number;
 }
 
+/** How one render() call is run. */
+export interface RenderCallOptions {
+  /** Aborts the render: it rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /**
+   * Keeps the job's page (unwiped, given to no one) until this settles. The
+   * wipe for the next job costs Chromium CPU; on a small machine, holding it
+   * back while the caller stores and announces the output takes that CPU off
+   * the request's path. The next job takes another warm page meanwhile (see
+   * `sparePages`).
+   */
+  holdPageUntil?: Promise<unknown>;
+}
+
 export interface RenderOutput {
   data: Uint8Array;
   contentType: "application/pdf" | "image/png";
