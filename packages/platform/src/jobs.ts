@@ -1,5 +1,5 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import type { JetStreamClient, JetStreamManager, PubAck, StoredMsg } from "nats";
+import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck, StoredMsg } from "nats";
 import { newId } from "./ids";
 import { publishEvent } from "./nats/events";
 import { streams, subjects } from "./nats/topology";
@@ -44,6 +44,9 @@ export interface JobState {
   lastSeq: number;
   history: { id: string; type: string; time: string; source: string }[];
 }
+
+/** What a caller waiting for a job needs of its end. */
+export type JobOutcome = Pick<JobState, "id" | "status" | "result" | "error">;
 
 export function isTerminal(status: JobStatus): boolean {
   return status === "succeeded" || status === "failed";
@@ -126,7 +129,9 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
 }
 
 /** nats.js exposes direct get on the manager object without declaring it on the interface. */
-type DirectGet = { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+type DirectGet = { getMessage(stream: string, query: { seq: number; next_by_subj: string } | { last_by_subj: string }): Promise<StoredMsg> };
+
+const notFound = (err: unknown) => (err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message);
 
 function directApi(jsm: JetStreamManager): DirectGet {
   const direct = (jsm as JetStreamManager & { direct?: DirectGet }).direct;
@@ -144,13 +149,24 @@ export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promi
     try {
       message = await directApi(jsm).getMessage(streams.JOBS, { seq, next_by_subj: subject });
     } catch (err) {
-      if ((err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message)) break;
+      if (notFound(err)) break;
       throw err;
     }
     events.push({ seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) });
     seq = message.seq + 1;
   }
   return events;
+}
+
+/** The last event of one job (one direct get), or undefined if it has none. */
+export async function readLastJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
+  try {
+    const message = await directApi(jsm).getMessage(streams.JOBS, { last_by_subj: subjects.job(jobId) });
+    return { seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) };
+  } catch (err) {
+    if (notFound(err)) return undefined;
+    throw err;
+  }
 }
 
 export async function loadJob(jsm: JetStreamManager, jobId: string): Promise<JobState | undefined> {
@@ -170,4 +186,24 @@ export function appendJobEvent(js: JetStreamClient, event: JobEvent, expectLastS
     data: jobEventsV1.JobEvent.encode(event).finish(),
     expectLastSubjectSequence: expectLastSeq,
   });
+}
+
+/**
+ * Tells whoever waits for the job (a gateway answering a sync request) how it
+ * ended. Call it only after JetStream acknowledged the terminal event's
+ * append: the announcement is then a fact, and the waiter need not re-read
+ * the history. Core NATS, at most once: a waiter that misses it falls back
+ * to the history.
+ */
+export function announceOutcome(nc: NatsConnection, event: JobEvent): void {
+  nc.publish(subjects.jobOutcome(event.jobId), jobEventsV1.JobEvent.encode(event).finish());
+}
+
+/** The outcome an announcement carries, if it is a terminal event of that job. */
+export function outcomeOf(jobId: string, data: Uint8Array): JobOutcome | undefined {
+  const event = jobEventsV1.JobEvent.decode(data);
+  if (event.jobId !== jobId) return undefined;
+  if (event.type === "job.succeeded" && event.succeeded) return { id: jobId, status: "succeeded", result: event.succeeded };
+  if (event.type === "job.failed" && event.failed) return { id: jobId, status: "failed", error: event.failed };
+  return undefined;
 }

@@ -55,6 +55,7 @@ async function main(): Promise<void> {
 
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
   const worker = new RenderWorker({
+    nc,
     js: nc.jetstream(),
     jsm,
     engine,

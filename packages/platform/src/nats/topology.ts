@@ -19,6 +19,11 @@ export const subjects = {
   /** Every event of one job, in order, on the job's own subject (optimistic concurrency per job). */
   job: (jobId: string) => `pressroom.job.${jobId}.v1`,
   allJobs: "pressroom.job.*.v1",
+  /**
+   * Core NATS only, captured by no stream: a job's terminal event, announced
+   * by the worker once JetStream has acknowledged its append.
+   */
+  jobOutcome: (jobId: string) => `pressroom.outcome.${jobId}.v1`,
   renderRequested: "pressroom.render.requested.v1",
   account: (keyId: string) => `pressroom.account.${keyId}.v1`,
   allAccounts: "pressroom.account.*.v1",

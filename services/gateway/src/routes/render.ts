@@ -1,4 +1,4 @@
-import { AppError, newId, type JobState } from "@pressroom/platform";
+import { AppError, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
 import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
 import type { GatewayDeps } from "../deps";
@@ -9,7 +9,7 @@ import { checkTemplateData, type TemplateInfo } from "../templates";
 import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
 
 /** The sync success body of DESIGN.md. */
-export function succeededBody(job: JobState) {
+export function succeededBody(job: JobOutcome) {
   return {
     id: job.id,
     status: "succeeded" as const,
@@ -22,7 +22,7 @@ export function succeededBody(job: JobState) {
 
 const RENDER_FAILED_HINT = "Fix the document (scripts, size, page count) and try again; GET /v1/jobs/<id> shows the job's history.";
 
-function failedError(job: JobState): AppError {
+function failedError(job: JobOutcome): AppError {
   if (job.error?.code === "RENDER_FAILED") return new AppError("RENDER_FAILED", job.error.message, RENDER_FAILED_HINT);
   return new AppError("INTERNAL_ERROR", "the render failed on our side; the quota unit was refunded", "Retry with exponential backoff.");
 }

@@ -1,6 +1,7 @@
 import { jobEventsV1, storageV1 } from "@pressroom/contracts";
 import {
   AppError,
+  announceOutcome,
   appendJobEvent,
   ConsumerLoop,
   consumeSpan,
@@ -9,19 +10,21 @@ import {
   isWrongLastSequence,
   jobEvent,
   readJobEvents,
+  readLastJobEvent,
   foldJob,
   streams,
   withSpan,
   type JobState,
   type Logger,
 } from "@pressroom/platform";
-import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
+import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import { compileTemplate } from "../catalog/handlebars";
-import { RenderFailure, type RenderEngine, type RenderJob } from "../engine";
+import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { storeOutput } from "./storage-client";
 
 export interface WorkerDeps {
+  nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
   engine: RenderEngine;
@@ -100,6 +103,10 @@ export class RenderWorker extends ConsumerLoop {
 
   /** Loads the job and restores its acceptance if the gateway could not append it. */
   private async loadJob(command: jobEventsV1.RenderCommand): Promise<JobState> {
+    // Usually the acceptance is the job's only event: one read settles it.
+    const last = await readLastJobEvent(this.deps.jsm, command.jobId);
+    const fresh = last && last.event.id === command.accepted?.id ? foldJob([last]) : undefined;
+    if (fresh) return fresh;
     let job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job && command.accepted) {
       try {
@@ -114,61 +121,79 @@ export class RenderWorker extends ConsumerLoop {
   }
 
   private async process(command: jobEventsV1.RenderCommand, attempt: number): Promise<void> {
-    const { js, logger } = this.deps;
     const job = await this.loadJob(command);
     if (isTerminal(job.status)) throw new StaleJob();
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
 
-    let lastSeq: number;
-    try {
-      const ack = await appendJobEvent(
-        js,
-        jobEvent("job.started", { jobId: job.id, keyId: job.keyId, source: "render", started: { worker: this.deps.workerName, attempt } }),
-        job.lastSeq,
-      );
-      lastSeq = ack.seq;
-    } catch (err) {
-      if (isWrongLastSequence(err)) throw new StaleJob();
-      throw err;
-    }
-
-    const renderJob = await this.buildRenderJob(accepted);
-    const started = performance.now();
-    const output = await withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
-      this.deps.engine.render(renderJob),
+    // The render does not wait for job.started's acknowledgement; nothing is
+    // stored or announced before it is in, so a job another delivery took
+    // meanwhile only costs this render.
+    const startedSeq = appendJobEvent(
+      this.deps.js,
+      jobEvent("job.started", { jobId: job.id, keyId: job.keyId, source: "render", started: { worker: this.deps.workerName, attempt } }),
+      job.lastSeq,
+    ).then(
+      (ack) => ack.seq,
+      (err: unknown) => Promise.reject(isWrongLastSequence(err) ? new StaleJob() : err),
     );
-    const renderMs = Math.round(performance.now() - started);
+    // Awaited below; until then a refusal must not count as unhandled.
+    startedSeq.catch(() => undefined);
+
+    // The page is wiped for its next job only once this one is stored and announced.
+    let jobDone!: () => void;
+    const holdPageUntil = new Promise<void>((resolve) => (jobDone = resolve));
+    try {
+      let output: RenderOutput;
+      let renderMs: number;
+      try {
+        const renderJob = await this.buildRenderJob(accepted);
+        const started = performance.now();
+        output = await withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
+          this.deps.engine.render(renderJob, { holdPageUntil }),
+        );
+        renderMs = Math.round(performance.now() - started);
+      } catch (err) {
+        // A job that is not ours fails nowhere; otherwise the render's error stands.
+        await startedSeq;
+        throw err;
+      }
+      await this.succeed(job, accepted, output, renderMs, await startedSeq);
+    } finally {
+      jobDone();
+    }
+  }
+
+  /** Stores the output, appends job.succeeded after `lastSeq`, and announces it. */
+  private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, output: RenderOutput, renderMs: number, lastSeq: number): Promise<void> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
     const stored = await storeOutput(
       this.deps.storage,
       { outputId: "", contentType: output.contentType, filename: `${accepted.templateId || "document"}-${job.id}.${extension}`, jobId: job.id, keyId: job.keyId },
       output.data,
     );
+    const succeeded = jobEvent("job.succeeded", {
+      jobId: job.id,
+      keyId: job.keyId,
+      source: "render",
+      succeeded: {
+        outputId: stored.outputId,
+        url: stored.url,
+        expiresAt: stored.expiresAt,
+        contentType: stored.contentType,
+        sizeBytes: stored.sizeBytes,
+        pages: output.pages,
+        renderMs,
+      },
+    });
     try {
-      await appendJobEvent(
-        js,
-        jobEvent("job.succeeded", {
-          jobId: job.id,
-          keyId: job.keyId,
-          source: "render",
-          succeeded: {
-            outputId: stored.outputId,
-            url: stored.url,
-            expiresAt: stored.expiresAt,
-            contentType: stored.contentType,
-            sizeBytes: stored.sizeBytes,
-            pages: output.pages,
-            renderMs,
-          },
-        }),
-        lastSeq,
-      );
+      await appendJobEvent(this.deps.js, succeeded, lastSeq);
     } catch (err) {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
     }
-    logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
+    announceOutcome(this.deps.nc, succeeded);
+    this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
   private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
@@ -194,8 +219,10 @@ export class RenderWorker extends ConsumerLoop {
     if (!documentFault) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
     const job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job || isTerminal(job.status)) return;
+    const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed });
     try {
-      await appendJobEvent(this.deps.js, jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed }), job.lastSeq);
+      await appendJobEvent(this.deps.js, event, job.lastSeq);
+      announceOutcome(this.deps.nc, event);
     } catch (appendErr) {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { jobEventsV1 } from "@pressroom/contracts";
+import { announceOutcome, appendJobEvent, jobEvent, newId, provisionTopology, type JobEvent } from "@pressroom/platform";
+import { startPrivateNats, type PrivateNats } from "@pressroom/stack";
+import { connect, type NatsConnection } from "nats";
+import { JobWatch, type JobBus } from "./submit";
+
+const accepted = (jobId: string) =>
+  jobEvent("job.accepted", {
+    jobId,
+    keyId: "key_watch",
+    source: "gateway",
+    accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, html: "", dataJson: "{}", webhookUrl: "", plan: "free" },
+  });
+const succeeded = (jobId: string): JobEvent =>
+  jobEvent("job.succeeded", {
+    jobId,
+    keyId: "key_watch",
+    source: "render",
+    succeeded: { outputId: "out_watch", url: "https://x.test/o", expiresAt: "2026-11-22T00:00:00.000Z", contentType: "application/pdf", sizeBytes: "42", pages: 1, renderMs: 3 },
+  });
+
+describe("JobWatch: the sync wait", () => {
+  let dir: string;
+  let nats: PrivateNats;
+  let nc: NatsConnection;
+  let bus: JobBus;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "pressroom-watch-"));
+    nats = await startPrivateNats(dir);
+    nc = await connect({ servers: nats.url });
+    const jsm = await nc.jetstreamManager();
+    await provisionTopology(jsm);
+    bus = { nc, js: nc.jetstream(), jsm };
+  });
+
+  after(async () => {
+    await nc?.close();
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is answered by the worker's announcement alone, without reading the history", async () => {
+    const jobId = newId("job");
+    const watch = new JobWatch(bus, jobId);
+    const waiting = watch.wait(10_000);
+    await nc.flush();
+    // No event of this job is stored: only the announcement can answer.
+    announceOutcome(nc, succeeded(jobId));
+    const outcome = await waiting;
+    assert.equal(outcome?.status, "succeeded");
+    assert.equal(outcome?.result?.url, "https://x.test/o");
+    assert.equal(outcome?.result?.sizeBytes, "42");
+  });
+
+  it("ignores an announcement that carries another job's event", async () => {
+    const jobId = newId("job");
+    const watch = new JobWatch(bus, jobId);
+    await nc.flush();
+    nc.publish(`pressroom.outcome.${jobId}.v1`, jobEventsV1.JobEvent.encode(succeeded(newId("job"))).finish());
+    assert.equal(await watch.wait(800), undefined);
+  });
+
+  it("keeps an outcome announced before wait() was called", async () => {
+    const jobId = newId("job");
+    const watch = new JobWatch(bus, jobId);
+    await nc.flush();
+    announceOutcome(nc, jobEvent("job.failed", { jobId, keyId: "key_watch", source: "render", failed: { code: "RENDER_FAILED", message: "template error", refund: false } }));
+    await nc.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const outcome = await watch.wait(1);
+    assert.equal(outcome?.status, "failed");
+    assert.equal(outcome?.error?.message, "template error");
+  });
+
+  it("does not take a terminal event that JetStream refused for the job's end", async () => {
+    const jobId = newId("job");
+    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
+    const watch = new JobWatch(bus, jobId);
+    const waiting = watch.wait(1_500);
+    await nc.flush();
+    // A stale writer: the expected sequence is wrong, so the stream refuses it, but core subscribers still see it.
+    await assert.rejects(appendJobEvent(bus.js, succeeded(jobId), ack.seq + 5));
+    assert.equal(await waiting, undefined);
+  });
+
+  it("reads the history when a stored terminal event comes without an announcement (the worker died in between)", async () => {
+    const jobId = newId("job");
+    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
+    const watch = new JobWatch(bus, jobId);
+    const waiting = watch.wait(4_000);
+    await nc.flush();
+    const started = performance.now();
+    await appendJobEvent(bus.js, succeeded(jobId), ack.seq);
+    const outcome = await waiting;
+    assert.equal(outcome?.status, "succeeded");
+    assert.equal(outcome?.result?.outputId, "out_watch");
+    // Answered by the hint on the job's subject, not by the 4 s timeout's last read.
+    assert.ok(performance.now() - started < 3_000, "answered by the timeout's read, not by the terminal event on the job's subject");
+  });
+});
