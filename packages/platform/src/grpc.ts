@@ -104,6 +104,15 @@ export function createGrpcClient<C extends Client>(Ctor: ClientConstructor<C>, a
   return new Ctor(address, credentials.createInsecure(), CHANNEL_OPTIONS);
 }
 
+/**
+ * Opens a client's connection ahead of its first call, so that call is not
+ * the one paying for it. Resolves whether or not the server answered within
+ * timeoutMs: a server that is down is the first call's business.
+ */
+export function connectEarly(client: Client, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => client.waitForReady(Date.now() + timeoutMs, (err) => resolve(!err)));
+}
+
 type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,

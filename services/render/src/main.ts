@@ -3,6 +3,7 @@ import {
   Lifecycle,
   connectNats,
   createDb,
+  connectEarly,
   createGrpcClient,
   createLogger,
   pingDb,
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
   });
 
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
+  // The first job finds its templates compiled and its connection to storage open.
+  const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
   const worker = new RenderWorker({
     nc,
     js: nc.jetstream(),
@@ -77,7 +80,7 @@ async function main(): Promise<void> {
   lifecycle.on("closeDb", "nats", () => nc.drain());
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();
-  logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid }, "render ready");
+  logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid, warmTemplates }, "render ready");
 }
 
 main().catch((err: unknown) => {

@@ -47,6 +47,25 @@ export class TemplateCatalog {
     }
     return entry;
   }
+
+  /**
+   * Loads and compiles the latest version of every template, rendering each
+   * with its sample data once (Handlebars compiles on first use), so that no
+   * job pays for it. Returns how many were warmed.
+   */
+  async warm(): Promise<number> {
+    const rows = await this.list();
+    for (const row of rows) {
+      const render = compileTemplate(row.body);
+      try {
+        render(row.sample_data);
+      } catch {
+        // A template its own sample breaks still compiled; its jobs report the error.
+      }
+      this.versions.set(`${row.id}@${row.version}`, Promise.resolve({ row, render }));
+    }
+    return rows.length;
+  }
 }
 
 export function pageSettingsOf(row: TemplateRow): PageSettings | undefined {
