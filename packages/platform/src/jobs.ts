@@ -139,34 +139,35 @@ function directApi(jsm: JetStreamManager): DirectGet {
   return direct;
 }
 
-/** Reads every event of one job, in order, by direct get on the job's subject. */
-export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent[]> {
-  const subject = subjects.job(jobId);
-  const events: StoredJobEvent[] = [];
-  let seq = 1;
-  for (;;) {
-    let message;
-    try {
-      message = await directApi(jsm).getMessage(streams.JOBS, { seq, next_by_subj: subject });
-    } catch (err) {
-      if (notFound(err)) break;
-      throw err;
-    }
-    events.push({ seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) });
-    seq = message.seq + 1;
-  }
-  return events;
-}
-
-/** The last event of one job (one direct get), or undefined if it has none. */
-export async function readLastJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
+/** One event of a job by direct get, or undefined when there is none. */
+async function getJobEvent(jsm: JetStreamManager, query: { seq: number; next_by_subj: string } | { last_by_subj: string }): Promise<StoredJobEvent | undefined> {
   try {
-    const message = await directApi(jsm).getMessage(streams.JOBS, { last_by_subj: subjects.job(jobId) });
+    const message = await directApi(jsm).getMessage(streams.JOBS, query);
     return { seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) };
   } catch (err) {
     if (notFound(err)) return undefined;
     throw err;
   }
+}
+
+/** Reads every event of one job, in order, by direct get on the job's subject. */
+export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent[]> {
+  const subject = subjects.job(jobId);
+  const events: StoredJobEvent[] = [];
+  for (let next = await getJobEvent(jsm, { seq: 1, next_by_subj: subject }); next; next = await getJobEvent(jsm, { seq: next.seq + 1, next_by_subj: subject })) {
+    events.push(next);
+  }
+  return events;
+}
+
+/** The first event of one job (its acceptance, in any history a fold accepts): one direct get. */
+export function readFirstJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
+  return getJobEvent(jsm, { seq: 1, next_by_subj: subjects.job(jobId) });
+}
+
+/** The last event of one job: one direct get. */
+export function readLastJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
+  return getJobEvent(jsm, { last_by_subj: subjects.job(jobId) });
 }
 
 export async function loadJob(jsm: JetStreamManager, jobId: string): Promise<JobState | undefined> {

@@ -3,17 +3,31 @@ import { ConsumerLoop, consumers, consumeSpan, streams, type Logger } from "@pre
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
-import { projectEvents } from "./audit.repository";
+import { projectEvents, type StoredEvent } from "./audit.repository";
+
+/** Events projected in one transaction at most. */
+const MAX_BATCH = 256;
+/** How long the first event of a batch waits for others: the projection is a record, not on any request's path. */
+const LINGER_MS = 50;
+
+interface Pending {
+  stored: StoredEvent;
+  done: (err?: unknown) => void;
+}
 
 /**
  * Feeds the audit projection from JOBS (durable `audit-projection`, every
- * event from the stream's start). Idempotent: the processed-event record and
- * the row are written in one transaction, and the message is acked only
- * after it commits.
+ * event from the stream's start). Events are projected in batches, one
+ * transaction each, one at a time. Idempotent: the processed-event records
+ * and the rows are written in the same transaction, and each message is
+ * acked only after it commits.
  */
 export class AuditConsumer extends ConsumerLoop {
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<WebhookDb>; logger: Logger }) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: 1 });
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH });
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -31,8 +45,26 @@ export class AuditConsumer extends ConsumerLoop {
       return;
     }
     await consumeSpan("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, () =>
-      this.deps.db.transaction().execute((trx) => projectEvents(trx, [{ streamSeq: msg.seq, event }])),
+      new Promise<void>((resolve, reject) => {
+        this.pending.push({ stored: { streamSeq: msg.seq, event }, done: (err) => (err === undefined ? resolve() : reject(err)) });
+        this.flushing ??= this.flush();
+      }),
     );
     msg.ack();
+  }
+
+  /** Projects what is pending, batch after batch, until nothing is. */
+  private async flush(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_BATCH);
+      try {
+        await this.deps.db.transaction().execute((trx) => projectEvents(trx, batch.map((p) => p.stored)));
+        for (const p of batch) p.done();
+      } catch (err) {
+        for (const p of batch) p.done(err);
+      }
+    }
+    this.flushing = undefined;
   }
 }

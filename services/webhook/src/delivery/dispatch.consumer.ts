@@ -1,5 +1,5 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import { ConsumerLoop, consumers, consumeSpan, loadJob, publishEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import { ConsumerLoop, consumers, consumeSpan, loadJob, publishEvent, readFirstJobEvent, streams, subjects, type Logger } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import { terminalEventOf } from "./callback";
 import { encodeDelivery } from "./delivery-message";
@@ -41,6 +41,12 @@ export class DispatchConsumer extends ConsumerLoop {
       return;
     }
     await consumeSpan("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, async () => {
+      // Most jobs want no callback, and their acceptance says so: one read instead of the whole history.
+      const first = await readFirstJobEvent(this.deps.jsm, event.jobId);
+      if (first?.event.type === "job.accepted" && first.event.accepted && !first.event.accepted.webhookUrl) {
+        msg.ack();
+        return;
+      }
       const job = await loadJob(this.deps.jsm, event.jobId);
       // No callback wanted, or this terminal event is not the one the fold kept.
       if (!job || !job.webhookUrl || terminalEventOf(job)?.id !== event.id) {
