@@ -1,6 +1,7 @@
 import { Lifecycle, connectNats, createDb, createLogger, pingDb, startHealthServer } from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
+import { ObjectWriter } from "./outputs/object-writer";
 import { sweepExpired } from "./outputs/outputs.grpc";
 import { RecentOutputs } from "./outputs/recent-outputs";
 import { createStorageServer, openOutputStore } from "./server";
@@ -14,10 +15,13 @@ async function main(): Promise<void> {
 
   const db = createDb<StorageDb>({ url: config.DATABASE_URL, schema: "storage", logger });
   const nc = await connectNats({ url: config.NATS_URL, name: "storage", logger });
-  const store = await openOutputStore(nc.jetstream(), { bucket: config.OUTPUT_BUCKET, ttlSeconds: config.OUTPUT_TTL_SECONDS, replicas: config.OUTPUT_BUCKET_REPLICAS });
+  const js = nc.jetstream();
+  const store = await openOutputStore(js, { bucket: config.OUTPUT_BUCKET, ttlSeconds: config.OUTPUT_TTL_SECONDS, replicas: config.OUTPUT_BUCKET_REPLICAS });
+  const target = { js, jsm: await nc.jetstreamManager(), bucket: config.OUTPUT_BUCKET };
   const deps = {
     db,
     store,
+    writeObject: (name: string) => new ObjectWriter(target, name),
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     signingSecret: config.OUTPUT_SIGNING_SECRET,

@@ -9,6 +9,7 @@ import { connect, type NatsConnection, type ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import { migrations } from "../migrations";
 import { createStorageServer, openOutputStore } from "../server";
+import { ObjectWriter } from "./object-writer";
 import { sweepExpired, type StorageDeps } from "./outputs.grpc";
 import { RecentOutputs } from "./recent-outputs";
 import { signedUrl } from "./signing";
@@ -58,6 +59,7 @@ const expectExpired = (promise: Promise<unknown>) => assert.rejects(promise, (er
  */
 describe("storage gRPC: recent outputs served from memory", () => {
   const secret = randomBytes(32).toString("hex");
+  const bucket = `outputs_test_${randomBytes(6).toString("hex")}`;
   let database: { url: string; drop(): Promise<void> };
   let db: Kysely<StorageDb>;
   let nc: NatsConnection;
@@ -70,10 +72,13 @@ describe("storage gRPC: recent outputs served from memory", () => {
     db = createDb<StorageDb>({ url: database.url, schema: "storage" });
     await migrateToLatest(db, "storage", migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
-    store = await openOutputStore(nc.jetstream(), { bucket: `outputs_test_${randomBytes(6).toString("hex")}`, ttlSeconds: 3_600, replicas: 1 });
+    const js = nc.jetstream();
+    store = await openOutputStore(js, { bucket, ttlSeconds: 3_600, replicas: 1 });
+    const target = { js, jsm: await nc.jetstreamManager(), bucket };
     const deps = (recentOutputs: RecentOutputs): StorageDeps => ({
       db,
       store,
+      writeObject: (name) => new ObjectWriter(target, name),
       logger: createLogger("storage", "silent"),
       publicBaseUrl: "http://localhost:8080",
       signingSecret: secret,
@@ -126,14 +131,19 @@ describe("storage gRPC: recent outputs served from memory", () => {
     await expectExpired(download(cached.client, stored.url));
   });
 
-  it("an output whose row could not be inserted is not kept", async () => {
+  it("a put under an existing id fails and changes nothing: the first output stays, its chunks are removed, nothing is kept", async () => {
     const outputId = newId("out");
-    await put(uncached.client, randomBytes(1_000), { outputId });
-    // The same id again: the object store takes it, the row insert fails on the primary key.
-    await assert.rejects(put(cached.client, randomBytes(1_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
+    const original = randomBytes(1_000);
+    await put(uncached.client, original, { outputId });
+    const messages = async () => (await (await nc.jetstreamManager()).streams.info(`OBJ_${bucket}`)).state.messages;
+    const before = await messages();
+    // The same id again: the row insert fails on the primary key before the object is named.
+    await assert.rejects(put(cached.client, randomBytes(300_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
+    assert.equal(await messages(), before, "the failed put's chunks were removed");
+    const url = signedUrl("http://localhost:8080", secret, outputId, Math.floor(Date.now() / 1000) + 3_600);
+    assert.ok((await download(uncached.client, url)).bytes.equals(original), "the first output is intact");
     await store.delete(outputId);
-    const exp = Math.floor(Date.now() / 1000) + 3_600;
-    await expectExpired(download(cached.client, signedUrl("http://localhost:8080", secret, outputId, exp)));
+    await expectExpired(download(cached.client, url));
   });
 
   it("the sweep drops the outputs it deletes from memory", async () => {

@@ -4,12 +4,16 @@ import { AppError, newId, toGrpcError, withSpan, type Logger } from "@pressroom/
 import type { Kysely } from "kysely";
 import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
+import type { ObjectWriter } from "./object-writer";
 import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
 export interface StorageDeps {
   db: Kysely<StorageDb>;
+  /** Reads and deletes outputs. */
   store: ObjectStore;
+  /** Writes a new output into the same bucket. */
+  writeObject: (name: string) => ObjectWriter;
   logger: Logger;
   publicBaseUrl: string;
   signingSecret: string;
@@ -29,46 +33,46 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
   if (!metadata || !metadata.contentType) throw new AppError("PAYLOAD_INVALID", "the first message must carry the output metadata", "Send metadata, then chunks.");
   const outputId = metadata.outputId || newId("out");
   const filename = metadata.filename || outputId;
-  let size = 0;
   // The chunks, kept for the recent outputs while their total is small enough; undefined once it is not.
   let kept: Buffer[] | undefined = deps.recentOutputs.accepts(0) ? [] : undefined;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        const next = await messages.next();
-        if (next.done) {
-          controller.close();
-          return;
-        }
-        if (next.value.chunk && next.value.chunk.length > 0) {
-          size += next.value.chunk.length;
-          if (kept && deps.recentOutputs.accepts(size)) kept.push(next.value.chunk);
-          else kept = undefined;
-          controller.enqueue(next.value.chunk);
-          return;
-        }
-      }
-    },
-  });
-  await withSpan("storage.write", { attributes: { "pressroom.output.content_type": metadata.contentType } }, async (span) => {
-    await deps.store.put({ name: outputId }, body);
-    span.setAttribute("pressroom.output.size_bytes", size);
-  });
+  const writer = deps.writeObject(outputId);
   const exp = Math.floor(Date.now() / 1000) + deps.ttlSeconds;
   const expiresAt = new Date(exp * 1000);
-  await deps.db
-    .insertInto("outputs")
-    .values({
-      output_id: outputId,
-      job_id: metadata.jobId,
-      key_id: metadata.keyId,
-      content_type: metadata.contentType,
-      filename,
-      size_bytes: size,
-      expires_at: expiresAt,
-      deleted_at: null,
-    })
-    .execute();
+  let rowInserted = false;
+  try {
+    await withSpan("storage.write", { attributes: { "pressroom.output.content_type": metadata.contentType } }, async (span) => {
+      for (let next = await messages.next(); !next.done; next = await messages.next()) {
+        const chunk = next.value.chunk;
+        if (!chunk || chunk.length === 0) continue;
+        await writer.write(chunk);
+        if (kept && deps.recentOutputs.accepts(writer.size)) kept.push(chunk);
+        else kept = undefined;
+      }
+      await writer.flush();
+      // The row claims the id before the object is named: an output that exists is never overwritten.
+      await deps.db
+        .insertInto("outputs")
+        .values({
+          output_id: outputId,
+          job_id: metadata.jobId,
+          key_id: metadata.keyId,
+          content_type: metadata.contentType,
+          filename,
+          size_bytes: writer.size,
+          expires_at: expiresAt,
+          deleted_at: null,
+        })
+        .execute();
+      rowInserted = true;
+      await writer.commit();
+      span.setAttribute("pressroom.output.size_bytes", writer.size);
+    });
+  } catch (err) {
+    await writer.abort().catch((abortErr: unknown) => deps.logger.warn({ err: abortErr, outputId }, "removing a failed output's chunks failed"));
+    if (rowInserted) await deps.db.deleteFrom("outputs").where("output_id", "=", outputId).execute();
+    throw err;
+  }
+  const size = writer.size;
   // Only now that the object and its row are stored: a failed put is never served from memory.
   if (kept) deps.recentOutputs.add(outputId, { info: { contentType: metadata.contentType, filename, expiresAt }, bytes: Buffer.concat(kept, size) });
   return {
