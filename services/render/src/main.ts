@@ -29,7 +29,20 @@ async function main(): Promise<void> {
   await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
-  const [engine, nc] = await Promise.all([
+  const catalog = new TemplateCatalog(db);
+  const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
+  // While Chromium launches and warms its pages, the rest is made ready: the
+  // first job then finds its templates compiled and its connection to storage open.
+  const prepare = async () => {
+    const nc = await connectNats({ url: config.NATS_URL, name: "render", logger });
+    const jsm = await nc.jetstreamManager();
+    await provisionTopology(jsm);
+    const added = await syncBuiltins(db, loadBuiltinTemplates());
+    if (added.length) logger.info({ added }, "built-in templates added to the catalog");
+    const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
+    return { nc, jsm, warmTemplates };
+  };
+  const [engine, { nc, jsm, warmTemplates }] = await Promise.all([
     RenderEngine.start({
       executablePath: config.CHROMIUM_PATH,
       slots: config.RENDER_SLOTS,
@@ -40,23 +53,14 @@ async function main(): Promise<void> {
       fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
       logger,
     }),
-    connectNats({ url: config.NATS_URL, name: "render", logger }),
+    prepare(),
   ]);
   lifecycle.on("closeDb", "chromium", () => engine.close());
-  const jsm = await nc.jetstreamManager();
-  await provisionTopology(jsm);
-
-  const added = await syncBuiltins(db, loadBuiltinTemplates());
-  if (added.length) logger.info({ added }, "built-in templates added to the catalog");
-  const catalog = new TemplateCatalog(db);
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     services: [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, engine, logger }) }],
   });
 
-  const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
-  // The first job finds its templates compiled and its connection to storage open.
-  const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
   const worker = new RenderWorker({
     nc,
     js: nc.jetstream(),
