@@ -79,6 +79,11 @@ export function unary<Req, Res>(
 }
 
 const CHANNEL_OPTIONS: ChannelOptions = {
+  // A peer that restarts (a deploy, a crash) is reconnected within 2 s, not
+  // after grpc-js's default backoff of up to 120 s; its first calls then wait
+  // at most that long.
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 2_000,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
   "grpc.max_receive_message_length": 64 * 1024 * 1024,
