@@ -36,10 +36,27 @@ const CLEARED_STORAGE = "local_storage,indexeddb,cache_storage,file_systems,serv
 /** What a fresh page holds until its job arrives: no script, nothing to keep. */
 const SHELL_HTML = "<!doctype html><html><head></head><body></body></html>";
 
-const WARM_UP_HTML = `<!doctype html><html><body style="font-family:sans-serif"><h1>warm-up</h1><p>0123456789 <b>bold</b> <i>italic</i></p></body></html>`;
+/**
+ * What a page prints before its first job: the parts of printing a first
+ * real document would otherwise pay for (the header/footer machinery with
+ * page numbers, the three Latin families, a table, an inline SVG).
+ */
+const WARM_UP_HTML = `<!doctype html><html><body style="font-family:sans-serif"><h1>warm-up</h1>
+<p>0123456789 <b>bold</b> <i>italic</i> <span style="font-family:serif">serif</span> <code>mono</code></p>
+<table style="border-collapse:collapse"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>
+<svg width="40" height="20"><rect width="40" height="20" fill="#246"/></svg></body></html>`;
+const WARM_UP_FOOTER = `<div style="font-size:8px;width:100%;text-align:center"><span class="pageNumber"></span>/<span class="totalPages"></span></div>`;
 const WARM_UP_LAYOUT: JobLayout = {
   viewport: { width: 718, height: 1047, deviceScaleFactor: 1 },
-  print: { paperWidth: 8.2677, paperHeight: 11.6929, landscape: false, displayHeaderFooter: false, preferCSSPageSize: true },
+  print: {
+    paperWidth: 8.2677,
+    paperHeight: 11.6929,
+    landscape: false,
+    displayHeaderFooter: true,
+    headerTemplate: "<span></span>",
+    footerTemplate: WARM_UP_FOOTER,
+    preferCSSPageSize: true,
+  },
   pageHeightPx: 1047,
 };
 const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 };
