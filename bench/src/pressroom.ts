@@ -19,14 +19,14 @@ export async function benchKeys(stack: TestStack, count: number): Promise<string
   }
 }
 
-/** One request through the whole service: POST, then download and check the output. */
-export async function renderThroughPressroom(baseUrl: string, apiKey: string, doc: BenchDocument): Promise<void> {
+/** One request through the whole service: POST, then download and check the output. Returns the job's id. */
+export async function renderThroughPressroom(baseUrl: string, apiKey: string, doc: BenchDocument): Promise<string> {
   const response = await fetch(`${baseUrl}${doc.endpoint}`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
     body: JSON.stringify({ template_id: doc.templateId, data: doc.data }),
   });
-  const body = (await response.json()) as { url?: string; size_bytes?: number; code?: string; error?: string };
+  const body = (await response.json()) as { id: string; url?: string; size_bytes?: number; code?: string; error?: string };
   if (response.status !== 200 || !body.url) throw new Error(`render failed: ${response.status} ${body.code} ${body.error}`);
   const download = await fetch(body.url);
   const bytes = new Uint8Array(await download.arrayBuffer());
@@ -34,8 +34,11 @@ export async function renderThroughPressroom(baseUrl: string, apiKey: string, do
   if (download.status !== 200 || bytes.byteLength !== body.size_bytes || (doc.kind === "pdf" ? magic !== "%PDF" : magic !== "\x89PNG")) {
     throw new Error(`download check failed: ${download.status} ${bytes.byteLength} bytes`);
   }
+  return body.id;
 }
 
 export function runPressroom(baseUrl: string, keys: string[], doc: BenchDocument, concurrency: number, count: number): Promise<RunStats> {
-  return drive(concurrency, count, 2, (worker) => renderThroughPressroom(baseUrl, keys[worker % keys.length]!, doc));
+  return drive(concurrency, count, 2, async (worker) => {
+    await renderThroughPressroom(baseUrl, keys[worker % keys.length]!, doc);
+  });
 }
