@@ -26,6 +26,13 @@ function countFor(doc: BenchDocument): number {
   return Math.max(8, Math.round((doc.templateId === "report" ? 16 : 60) * SCALE));
 }
 
+/** The commit the numbers come from, and whether the tree had changes on top of it. */
+function revision(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8" }).trim();
+  const changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md") !== "";
+  return `commit ${git("rev-parse", "--short", "HEAD")}${changed ? " with uncommitted changes" : ""}`;
+}
+
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 const rate = (value: number) => `${value.toFixed(1)}/s`;
 
@@ -208,7 +215,7 @@ async function main(): Promise<void> {
   const run = modes[mode];
   if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);
   const table = await run();
-  const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""}.\n\n${table}\n`;
+  const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""} on ${revision()}.\n\n${table}\n`;
   writeResults(mode, section);
   process.stdout.write(`\n${table}\n\nwritten to bench/RESULTS.md (section ${mode})\n`);
 }
