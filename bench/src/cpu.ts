@@ -28,23 +28,21 @@ function processes(): Proc[] {
   return all;
 }
 
-/** CPU ticks per group: each service's process, its other descendants by name (render's Chromium), nats-server, PostgreSQL, this process. */
-function sample(roots: Map<string, number>): Map<string, number> {
+/**
+ * CPU ticks per process and its group: each service's process, its other
+ * descendants by name (render's Chromium), nats-server, PostgreSQL, this process.
+ */
+function sample(roots: Map<string, number>): Map<number, { group: string; ticks: number }> {
   const all = processes();
   const children = new Map<number, Proc[]>();
   for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
-  const totals = new Map<string, number>();
-  const claimed = new Set<number>();
-  const add = (name: string, p: Proc) => {
-    claimed.add(p.pid);
-    totals.set(name, (totals.get(name) ?? 0) + p.ticks);
-  };
+  const claimed = new Map<number, { group: string; ticks: number }>();
+  const add = (group: string, p: Proc) => claimed.set(p.pid, { group, ticks: p.ticks });
   for (const p of all) {
     if (p.comm === "nats-server") add("nats-server", p);
     else if (p.comm.startsWith("postgres")) add("postgres", p);
   }
   for (const [name, root] of roots) {
-    totals.set(name, 0);
     const stack = all.filter((p) => p.pid === root);
     while (stack.length) {
       const p = stack.pop()!;
@@ -53,6 +51,13 @@ function sample(roots: Map<string, number>): Map<string, number> {
       stack.push(...(children.get(p.pid) ?? []));
     }
   }
+  return claimed;
+}
+
+/** CPU ticks spent per group between two samples. A process that ended in between is not counted; one that started is, in full. */
+function spent(before: ReturnType<typeof sample>, after: ReturnType<typeof sample>): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const [pid, { group, ticks }] of after) totals.set(group, (totals.get(group) ?? 0) + ticks - (before.get(pid)?.ticks ?? 0));
   return totals;
 }
 
@@ -72,7 +77,7 @@ export async function cpu(count: number, concurrency = 4): Promise<string> {
       const before = sample(roots);
       const stats = await runPressroom(stack.baseUrl, keys, doc, concurrency, count);
       const after = sample(roots);
-      const per = [...after].map(([name, ticks]) => [name, ((ticks - (before.get(name) ?? 0)) * TICK_MS) / stats.count] as const).sort((a, b) => b[1] - a[1]);
+      const per = [...spent(before, after)].map(([name, ticks]) => [name, (ticks * TICK_MS) / stats.count] as const).sort((a, b) => b[1] - a[1]);
       const total = per.reduce((s, [, v]) => s + v, 0);
       lines.push(`${doc.name}: ${stats.throughput.toFixed(1)}/s, ${total.toFixed(0)} ms CPU per request: ${per.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ")}`);
       process.stdout.write(`${lines.at(-1)}\n`);
