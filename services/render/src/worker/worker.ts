@@ -144,28 +144,33 @@ export class RenderWorker extends ConsumerLoop {
     let jobDone!: () => void;
     const holdPageUntil = new Promise<void>((resolve) => (jobDone = resolve));
     try {
-      let output: RenderOutput;
-      let renderMs: number;
-      try {
-        const renderJob = await this.buildRenderJob(accepted);
-        const started = performance.now();
-        output = await withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
-          this.deps.engine.render(renderJob, { holdPageUntil }),
-        );
-        renderMs = Math.round(performance.now() - started);
-      } catch (err) {
+      const rendered = await this.render(job.id, accepted, holdPageUntil).catch(async (err: unknown) => {
         // A job that is not ours fails nowhere; otherwise the render's error stands.
         await startedSeq;
         throw err;
-      }
-      await this.succeed(job, accepted, output, renderMs, await startedSeq);
+      });
+      await this.succeed(job, accepted, rendered, await startedSeq);
     } finally {
       jobDone();
     }
   }
 
+  private async render(jobId: string, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
+    const renderJob = await this.buildRenderJob(accepted);
+    const started = performance.now();
+    const output = await withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
+      this.deps.engine.render(renderJob, { holdPageUntil }),
+    );
+    return { output, renderMs: Math.round(performance.now() - started) };
+  }
+
   /** Stores the output, appends job.succeeded after `lastSeq`, and announces it. */
-  private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, output: RenderOutput, renderMs: number, lastSeq: number): Promise<void> {
+  private async succeed(
+    job: JobState,
+    accepted: jobEventsV1.JobAccepted,
+    { output, renderMs }: { output: RenderOutput; renderMs: number },
+    lastSeq: number,
+  ): Promise<void> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
     const stored = await storeOutput(
       this.deps.storage,
