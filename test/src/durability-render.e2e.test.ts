@@ -25,6 +25,7 @@ describe("never lost: kill -9 a render worker mid-render", () => {
       serviceEnv: {
         webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }),
         render: { RENDER_DEADLINE_MS: "60000" },
+        gateway: { TEMPLATE_REFRESH_MS: "200" },
       },
     });
     nc = await connect({ servers: harness.stack.natsUrl });
@@ -81,6 +82,37 @@ describe("never lost: kill -9 a render worker mid-render", () => {
 
     assert.equal(receiver.requestsOn("/hooks/slow").length, 1, "one callback");
     assert.equal(JSON.parse(callback!.rawBody).status, "succeeded");
+  });
+
+  it("accepts jobs for a known template while the render service is down, and renders them once it is back", { timeout: 120_000 }, async () => {
+    const { apiKey } = await harness.admin.createKey("business");
+    const catalog = (await harness.api.get("/v1/templates")).json as { templates: Array<{ id: string; sample_data: unknown }> };
+    const letter = catalog.templates.find((t) => t.id === "letter")!;
+    const warm = await harness.api.post("/v1/render", { template_id: "letter", data: letter.sample_data }, { key: apiKey });
+    assert.equal(warm.status, 200, warm.text);
+
+    await harness.stack.services.kill("render");
+    // Past the gateway's refresh interval (200 ms here): the next lookups go to a catalog that is down.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const jobIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const accepted = await harness.api.post("/v1/render", { template_id: "letter", data: letter.sample_data, webhook_url: receiver.url("/hooks/down") }, { key: apiKey });
+      assert.equal(accepted.status, 202, accepted.text);
+      jobIds.push(accepted.json.id as string);
+    }
+    const unknown = await harness.api.post("/v1/render", { template_id: "not-yet-looked-up", data: {}, webhook_url: receiver.url("/hooks/down") }, { key: apiKey });
+    assert.equal(unknown.status, 500, "a template never looked up cannot be checked while the catalog is down");
+    assert.equal(unknown.json.code, "INTERNAL_ERROR");
+
+    await harness.stack.services.restart("render");
+    for (const jobId of jobIds) {
+      const view = await eventually(`job ${jobId} succeeds`, async () => {
+        const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+        return v.status === "succeeded" ? v : undefined;
+      }, 60_000, 100);
+      const download = await harness.api.download(view.url);
+      assert.equal(download.status, 200);
+    }
   });
 
   /** Every event on the job's subject, read straight from JetStream. */

@@ -11,6 +11,8 @@ export const configSchema = z.object({
   STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
   /** How long a successful authentication is reused; a revocation takes effect within this time. */
   AUTH_CACHE_MS: env.int(2_000, 0),
+  /** How often a known template is refreshed from the catalog; a new version is used within about this time. */
+  TEMPLATE_REFRESH_MS: env.int(10_000, 100),
   /** How long a sync request waits for its job before answering 202 with the job's Location. */
   SYNC_WAIT_MS: env.int(60_000, 1_000),
   /** Comma-separated proxy addresses whose X-Forwarded-For is trusted for the client IP. */

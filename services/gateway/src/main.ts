@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     logger,
     clients,
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
-    templates: new TemplateDirectory(clients.catalog),
+    templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
     bus: { nc, js: nc.jetstream(), jsm },
     syncWaitMs: config.SYNC_WAIT_MS,
     maxBodyBytes: config.MAX_BODY_BYTES,

@@ -9,14 +9,30 @@ export interface TemplateInfo {
   validate: ValidateFunction;
 }
 
+interface CachedTemplate {
+  info: Promise<TemplateInfo>;
+  /** When the next request starts a refresh; set once info has resolved (only a known template is refreshed). */
+  refreshAt: number;
+  refreshing: boolean;
+}
+
+/** How soon a refresh that failed (the render service is down) is tried again. */
+const RETRY_MS = 1_000;
+
 /**
  * The gateway's view of the catalog: each template looked up through the
- * render service, cached briefly, with its data schema compiled once per
- * version.
+ * render service, with its data schema compiled once per version.
+ *
+ * A known template is served from memory. Once its entry is older than
+ * ttlMs, the next request still gets it and starts a refresh in the
+ * background: a new version shows up within about ttlMs, and requests for
+ * known templates neither wait on the render service nor fail while it
+ * restarts (their jobs queue until it is back). A template the refresh finds
+ * gone is forgotten; a refresh that fails is tried again a second later.
  */
 export class TemplateDirectory {
   private readonly ajv = new Ajv2020({ allErrors: false, strict: false });
-  private readonly byId = new Map<string, { info: Promise<TemplateInfo>; until: number }>();
+  private readonly byId = new Map<string, CachedTemplate>();
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(
@@ -27,16 +43,45 @@ export class TemplateDirectory {
   }
 
   get(id: string): Promise<TemplateInfo> {
-    const now = Date.now();
     const cached = this.byId.get(id);
-    if (cached && cached.until > now) return cached.info;
-    const info = call(this.catalog, this.catalog.getTemplate, { id }).then(({ template }) => {
+    if (!cached) return this.lookUp(id);
+    if (!cached.refreshing && Date.now() >= cached.refreshAt) this.refresh(id, cached);
+    return cached.info;
+  }
+
+  private lookUp(id: string): Promise<TemplateInfo> {
+    const started = Date.now();
+    const entry: CachedTemplate = { info: this.fetch(id), refreshAt: Infinity, refreshing: false };
+    this.byId.set(id, entry);
+    entry.info.then(
+      () => (entry.refreshAt = started + this.ttlMs),
+      () => {
+        if (this.byId.get(id) === entry) this.byId.delete(id);
+      },
+    );
+    return entry.info;
+  }
+
+  private refresh(id: string, entry: CachedTemplate): void {
+    entry.refreshing = true;
+    const started = Date.now();
+    this.fetch(id).then(
+      (info) => {
+        if (this.byId.get(id) === entry) this.byId.set(id, { info: Promise.resolve(info), refreshAt: started + this.ttlMs, refreshing: false });
+      },
+      (err: unknown) => {
+        if (err instanceof AppError && err.code === "TEMPLATE_NOT_FOUND" && this.byId.get(id) === entry) this.byId.delete(id);
+        entry.refreshing = false;
+        entry.refreshAt = Date.now() + Math.min(RETRY_MS, this.ttlMs);
+      },
+    );
+  }
+
+  private fetch(id: string): Promise<TemplateInfo> {
+    return call(this.catalog, this.catalog.getTemplate, { id }).then(({ template }) => {
       if (!template) throw new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
       return { template, validate: this.validator(template) };
     });
-    this.byId.set(id, { info, until: now + this.ttlMs });
-    info.catch(() => this.byId.delete(id));
-    return info;
   }
 
   private validator(template: renderV1.Template): ValidateFunction {
