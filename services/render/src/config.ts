@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform/config";
 
 export const configSchema = z.object({
   ...baseConfigShape,

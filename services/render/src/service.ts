@@ -5,25 +5,27 @@ import {
   createDb,
   connectEarly,
   createGrpcClient,
-  createLogger,
   pingDb,
   provisionTopology,
   startGrpcServer,
   startHealthServer,
+  type Logger,
 } from "@pressroom/platform";
 import { loadBuiltinTemplates } from "./catalog/builtin-loader";
 import { TemplateCatalog } from "./catalog/catalog";
 import { catalogService } from "./catalog/catalog.grpc";
 import { syncBuiltins } from "./catalog/catalog.repository";
-import { loadRenderConfig } from "./config";
+import type { Config } from "./config";
 import type { RenderDb } from "./db";
-import { RenderEngine } from "./engine";
-import { createSubresourceFetcher } from "./worker/subresources";
+import type { RenderEngine } from "./engine";
 import { RenderWorker } from "./worker/worker";
 
-async function main(): Promise<void> {
-  const config = loadRenderConfig();
-  const logger = createLogger("render", config.LOG_LEVEL);
+/**
+ * Everything of the render service but Chromium, which main.ts has already
+ * begun to launch: the service is made ready while the engine warms its pages,
+ * and takes jobs once both are done.
+ */
+export async function runRenderService(config: Readonly<Config>, logger: Logger, starting: Promise<RenderEngine>): Promise<void> {
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   lifecycle.handleSignals();
   await startHealthServer(lifecycle, config.HEALTH_PORT);
@@ -31,8 +33,7 @@ async function main(): Promise<void> {
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
   const catalog = new TemplateCatalog(db);
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
-  // While Chromium launches and warms its pages, the rest is made ready: the
-  // first job then finds its templates compiled and its connection to storage open.
+  // The first job finds its templates compiled and its connection to storage open.
   const prepare = async () => {
     const nc = await connectNats({ url: config.NATS_URL, name: "render", logger });
     const jsm = await nc.jetstreamManager();
@@ -42,19 +43,7 @@ async function main(): Promise<void> {
     const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
     return { nc, jsm, warmTemplates };
   };
-  const [engine, { nc, jsm, warmTemplates }] = await Promise.all([
-    RenderEngine.start({
-      executablePath: config.CHROMIUM_PATH,
-      slots: config.RENDER_SLOTS,
-      deadlineMs: config.RENDER_DEADLINE_MS,
-      maxPages: config.RENDER_MAX_PAGES,
-      maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
-      subrequestTimeoutMs: config.SUBREQUEST_TIMEOUT_MS,
-      fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
-      logger,
-    }),
-    prepare(),
-  ]);
+  const [engine, { nc, jsm, warmTemplates }] = await Promise.all([starting, prepare()]);
   lifecycle.on("closeDb", "chromium", () => engine.close());
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
@@ -86,8 +75,3 @@ async function main(): Promise<void> {
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid, warmTemplates }, "render ready");
 }
-
-main().catch((err: unknown) => {
-  createLogger("render").fatal({ err }, "render failed to start");
-  process.exit(1);
-});

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 
 /** Where anything that escapes request interception is sent: nothing listens there. */
@@ -46,24 +49,44 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
   ];
 }
 
-/** Launches Chromium over a pipe (no DevTools port a document could reach). */
+/**
+ * Launches Chromium over a pipe (no DevTools port a document could reach).
+ *
+ * The profile directory is made here, synchronously, and removed when the
+ * process exits: puppeteer then has no I/O to wait for before it spawns
+ * Chromium, so the process is running by the time the caller's next turn of
+ * the event loop comes, and a caller can do other work while it boots.
+ */
 export async function launchChromium(settings: LaunchSettings): Promise<Browser> {
-  return puppeteer.launch({
-    executablePath: settings.executablePath,
-    headless: settings.headless,
-    pipe: true,
-    args: chromiumArgs(settings),
-    // Chrome's popup blocker stays on; popups that get through are closed at once.
-    ignoreDefaultArgs: ["--disable-popup-blocking"],
-    defaultViewport: null,
-    handleSIGINT: false,
-    handleSIGTERM: false,
-    handleSIGHUP: false,
-    timeout: 30_000,
-    waitForInitialPage: false,
-    protocolTimeout: settings.protocolTimeoutMs,
-    // The engine drives its pages over its own sessions; puppeteer attaching a second
-    // session to each of them (and their workers) would only cost CPU per navigation.
-    targetFilter: (target) => target.type() === "browser",
-  });
+  const userDataDir = mkdtempSync(path.join(tmpdir(), "pressroom-chromium-"));
+  const removeProfile = () => rmSync(userDataDir, { recursive: true, force: true });
+  let browser: Browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: settings.executablePath,
+      userDataDir,
+      headless: settings.headless,
+      pipe: true,
+      args: chromiumArgs(settings),
+      // Chrome's popup blocker stays on; popups that get through are closed at once.
+      ignoreDefaultArgs: ["--disable-popup-blocking"],
+      defaultViewport: null,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      timeout: 30_000,
+      waitForInitialPage: false,
+      protocolTimeout: settings.protocolTimeoutMs,
+      // The engine drives its pages over its own sessions; puppeteer attaching a second
+      // session to each of them (and their workers) would only cost CPU per navigation.
+      targetFilter: (target) => target.type() === "browser",
+    });
+  } catch (err) {
+    removeProfile();
+    throw err;
+  }
+  const proc = browser.process();
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) removeProfile();
+  else proc.once("exit", removeProfile);
+  return browser;
 }

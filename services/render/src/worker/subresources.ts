@@ -2,7 +2,7 @@ import type * as dns from "node:dns";
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
-import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform";
+import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform/netguard";
 import type { SubresourceFetcher } from "../engine";
 
 /** The most a single sub-request (an image, a font, a stylesheet) may download. */
