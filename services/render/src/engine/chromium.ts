@@ -36,8 +36,10 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     // from which a previous job's live document could be restored. Site isolation off: every frame
     // of a document lives in its page's process, so the page's request interception sees all of
     // their requests, and no cross-site iframe costs a process. ThirdPartyStoragePartitioning off:
-    // with third-party cookies blocked, cross-site frames get no storage at all.
-    "--disable-features=RenderDocument,BackForwardCache,PaintHolding,IsolateOrigins,site-per-process,ThirdPartyStoragePartitioning,Prerender2,MediaRouter,OptimizationHints,Translate",
+    // with third-party cookies blocked, cross-site frames get no storage at all. The WebUI omnibox
+    // popups and top-chrome preloading: headless Chromium 156 otherwise loads an omnibox popup
+    // (a renderer of its own, ~0.5 s of CPU) for every window, i.e. for every page the engine opens.
+    "--disable-features=RenderDocument,BackForwardCache,PaintHolding,IsolateOrigins,site-per-process,ThirdPartyStoragePartitioning,Prerender2,MediaRouter,OptimizationHints,Translate,WebUIOmniboxAimPopup,WebUIOmniboxPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
     "--disable-site-isolation-trials",
     // containment: whatever escapes interception (WebSocket, WebRTC, preconnect, workers) fails
     "--host-resolver-rules=MAP * ~NOTFOUND",

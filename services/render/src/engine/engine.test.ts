@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
-import { connectingFetcher, pdfInfo, pdfText, pngSize, recordingHttpServer, tcpServer, testLogger } from "./test-helpers";
+import { browserProcesses, connectingFetcher, pdfInfo, pdfText, pngSize, recordingHttpServer, tcpServer, testLogger } from "./test-helpers";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -92,6 +93,14 @@ describe("render engine: output", () => {
     } finally {
       await four.close();
     }
+  });
+
+  it("runs one renderer per warm page and none for browser UI", async () => {
+    const renderers = browserProcesses(engine.stats().browserPid!).filter((p) => p.args.includes("--type=renderer"));
+    const webUi = renderers.filter((p) => p.args.includes("--top-chrome-webui"));
+    assert.deepEqual(webUi.map((p) => p.pid), [], "no renderer for Chromium's own UI (omnibox popups): each cost ~0.5 s of CPU after start");
+    // Two slots and one spare page, plus the tab Chromium opens at launch.
+    assert.ok(renderers.length <= 4, `${renderers.length} renderers`);
   });
 
   it("refuses an impossible job before queueing it", async () => {
@@ -388,6 +397,8 @@ describe("render engine: crashes and recycling", () => {
     try {
       const before = engine.stats();
       assert.ok(before.browserPid);
+      const profile = browserProcesses(before.browserPid).find((p) => p.pid === before.browserPid)!.args.find((a) => a.startsWith("--user-data-dir="))!.slice("--user-data-dir=".length);
+      assert.ok(existsSync(profile), profile);
       const busy = engine.render({ kind: "pdf", html: "<script>const t = Date.now(); while (Date.now() - t < 5000) {}</script>", deadlineMs: 20_000 });
       await new Promise((resolve) => setTimeout(resolve, 700));
       process.kill(before.browserPid, "SIGKILL");
@@ -398,6 +409,7 @@ describe("render engine: crashes and recycling", () => {
       const after = engine.stats();
       assert.ok(after.relaunches > before.relaunches);
       assert.notEqual(after.browserPid, before.browserPid);
+      assert.ok(!existsSync(profile), "the dead browser's profile directory is removed");
 
       // Killed between renders: the next one (even sent at once) waits for the relaunch and succeeds.
       process.kill(after.browserPid!, "SIGKILL");

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -113,4 +113,25 @@ export function testLogger(): EngineLogger & { lines: string[] } {
   const lines: string[] = [];
   const log = (level: string) => (obj: object, msg?: string) => lines.push(`${level} ${msg ?? ""} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}`);
   return { lines, info: log("info"), warn: log("warn"), error: log("error") };
+}
+
+/**
+ * The processes of a browser's process group (the browser is its leader), each
+ * with its command line (Chromium rewrites its children's as one string with
+ * spaces, so both separators split).
+ */
+export function browserProcesses(browserPid: number): { pid: number; args: string[] }[] {
+  const found: { pid: number; args: string[] }[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pgrp is the 5th field of /proc/<pid>/stat; the command name before it may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp === browserPid) found.push({ pid: Number(entry), args: readFileSync(`/proc/${entry}/cmdline`, "utf8").split(/[\0 ]+/).filter(Boolean) });
+    } catch {
+      // the process exited while being read
+    }
+  }
+  return found;
 }
