@@ -22,6 +22,8 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--no-first-run",
+    // no window and tab at launch: every page the engine uses is its own, in its own context
+    "--no-startup-window",
     "--no-default-browser-check",
     "--disable-background-networking",
     "--disable-component-update",
