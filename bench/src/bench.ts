@@ -3,6 +3,7 @@ import { cpus, totalmem } from "node:os";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { connectNats, createLogger, readJobEvents } from "@pressroom/platform";
+import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/dist/engine";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
 import { cpu } from "./cpu";
@@ -13,7 +14,7 @@ import { treeRssMiB } from "./proc";
 import { benchKeys, renderThroughPressroom, runPressroom } from "./pressroom";
 import type { RunStats } from "./stats";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const CONCURRENCY = [1, 2, 4];
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 

@@ -16,7 +16,7 @@ export class Floor {
   static async start(executablePath: string, concurrency: number): Promise<Floor> {
     const browser = await puppeteer.launch({
       executablePath,
-      headless: true,
+      headless: "shell",
       args: [
         "--no-sandbox",
         "--disable-gpu",

@@ -66,7 +66,7 @@ describe("billing with the local provider", () => {
   before(async () => {
     h = await startHarness({ only: WITHOUT_RENDER });
     nc = await connect({ servers: h.stack.natsUrl });
-    browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--headless=new", "--disable-gpu"] });
+    browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium-headless-shell", headless: "shell", args: ["--no-sandbox", "--disable-gpu"] });
   });
 
   after(async () => {

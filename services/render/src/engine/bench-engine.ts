@@ -2,22 +2,21 @@
  * Micro-benchmark of the render engine against the floor (a bare puppeteer
  * loop: setContent + pdf on pre-opened pages, no isolation, no interception).
  *
- *   node --import tsx src/engine/bench-engine.ts [renders=150] [--shell]
+ *   node --import tsx src/engine/bench-engine.ts [renders=150]
  *
  * Prints p50/p99 latency and renders/s at 1, 2 and 4 concurrent renders for the
  * bare loop and for both isolation strategies. Results are in README.md.
  */
 import { readFileSync, readdirSync } from "node:fs";
 import puppeteer from "puppeteer-core";
-import { chromiumArgs } from "./chromium";
+import { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";
 import { RenderEngine } from "./engine";
 import type { IsolationStrategy } from "./types";
 
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const RENDERS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 150);
 const WARMUP = 8;
 const CONCURRENCY = [1, 2, 4];
-const SHELL = process.argv.includes("--shell");
 
 /** A one-page invoice: a styled table, an inline SVG logo, no network. */
 const INVOICE = `<!doctype html>
@@ -145,7 +144,7 @@ async function burst(v: Variant, count: number, record: boolean): Promise<void> 
 async function bare(concurrency: number): Promise<Variant> {
   const browser = await puppeteer.launch({
     executablePath: EXECUTABLE,
-    headless: SHELL ? "shell" : true,
+    headless: "shell",
     pipe: true,
     args: chromiumArgs({ sandbox: false, rendererHeapMiB: 512 }),
   });
@@ -170,7 +169,7 @@ async function bare(concurrency: number): Promise<Variant> {
 }
 
 async function engine(isolation: IsolationStrategy, concurrency: number): Promise<Variant> {
-  const e = await RenderEngine.start({ executablePath: EXECUTABLE, slots: concurrency, isolation, headless: SHELL ? "shell" : true });
+  const e = await RenderEngine.start({ executablePath: EXECUTABLE, slots: concurrency, isolation });
   return {
     name: `engine ${isolation}`,
     concurrency,
@@ -221,7 +220,7 @@ async function level(concurrency: number): Promise<Result[]> {
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`${RENDERS} renders per row after ${WARMUP} warm-up, headless ${SHELL ? "shell" : "new"}, ${EXECUTABLE}, load ${readFileSync("/proc/loadavg", "utf8").split(" ")[0]}\n`);
+  process.stdout.write(`${RENDERS} renders per row after ${WARMUP} warm-up, ${EXECUTABLE}, load ${readFileSync("/proc/loadavg", "utf8").split(" ")[0]}\n`);
   const results: Result[] = [];
   for (const c of CONCURRENCY) results.push(...(await level(c)));
 

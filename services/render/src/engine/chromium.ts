@@ -3,13 +3,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 
+/**
+ * Debian's chromium-headless-shell: Chromium's headless shell, without the
+ * browser UI that the full browser's headless mode still builds for every page.
+ */
+export const DEFAULT_CHROMIUM_PATH = "/usr/lib/chromium/chromium-headless-shell";
+
 /** Where anything that escapes request interception is sent: nothing listens there. */
 export const DEAD_PROXY = "127.0.0.1:9";
 
 export interface LaunchSettings {
   executablePath: string;
   sandbox: boolean;
-  headless: true | "shell";
   rendererHeapMiB: number;
   protocolTimeoutMs: number;
 }
@@ -33,12 +38,14 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     "--font-render-hinting=none",
     "--hide-scrollbars",
     "--deny-permission-prompts",
+    // the headless shell has no popup blocker: window.open and target=_blank get nothing
+    "--block-new-web-contents",
     "--disable-notifications",
     // RenderDocument/BackForwardCache/PaintHolding: a cheaper navigation, and no back/forward cache
     // from which a previous job's live document could be restored. Site isolation off: every frame
     // of a document lives in its page's process, so the page's request interception sees all of
     // their requests, and no cross-site iframe costs a process. ThirdPartyStoragePartitioning off:
-    // with third-party cookies blocked, cross-site frames get no storage at all. The WebUI omnibox
+    // a cross-site frame's storage is keyed by its own origin, which the wipe clears. The WebUI omnibox
     // popups and top-chrome preloading: headless Chromium 156 otherwise loads an omnibox popup
     // (a renderer of its own, ~0.5 s of CPU) for every window, i.e. for every page the engine opens.
     "--disable-features=RenderDocument,BackForwardCache,PaintHolding,IsolateOrigins,site-per-process,ThirdPartyStoragePartitioning,Prerender2,MediaRouter,OptimizationHints,Translate,WebUIOmniboxAimPopup,WebUIOmniboxPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
@@ -69,10 +76,11 @@ export async function launchChromium(settings: LaunchSettings): Promise<Browser>
     browser = await puppeteer.launch({
       executablePath: settings.executablePath,
       userDataDir,
-      headless: settings.headless,
+      // The shell's headless mode (with the full browser's binary, its new headless mode).
+      headless: "shell",
       pipe: true,
       args: chromiumArgs(settings),
-      // Chrome's popup blocker stays on; popups that get through are closed at once.
+      // The full browser's popup blocker stays on; popups that get through are closed at once.
       ignoreDefaultArgs: ["--disable-popup-blocking"],
       defaultViewport: null,
       handleSIGINT: false,

@@ -1,3 +1,4 @@
+import { DEFAULT_CHROMIUM_PATH } from "./chromium";
 import { FifoSemaphore } from "./fifo";
 import { Generation, GenerationGone, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
@@ -5,7 +6,7 @@ import { NotStarted, type Slot } from "./slot";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
 const DEFAULTS = {
-  executablePath: "/usr/bin/chromium",
+  executablePath: DEFAULT_CHROMIUM_PATH,
   deadlineMs: 30_000,
   maxPages: 500,
   maxOutputBytes: 50 * 1024 * 1024,
@@ -65,7 +66,6 @@ export class RenderEngine {
       launch: {
         executablePath: opts.executablePath ?? DEFAULTS.executablePath,
         sandbox: opts.sandbox ?? false,
-        headless: opts.headless ?? true,
         rendererHeapMiB: opts.rendererHeapMiB ?? DEFAULTS.rendererHeapMiB,
         protocolTimeoutMs: Math.max(this.deadlineMs, 30_000) + 10_000,
       },

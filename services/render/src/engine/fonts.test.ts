@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { RenderEngine } from "./index";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine } from "./index";
 import { pdfFonts, pdfText } from "./test-helpers";
 
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 

@@ -12,4 +12,4 @@ export {
   type SubresourceFetcher,
 } from "./types";
 export { countPdfPages } from "./pdf";
-export { chromiumArgs } from "./chromium";
+export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";

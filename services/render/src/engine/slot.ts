@@ -156,7 +156,8 @@ export class Slot {
         session.send("Page.enable"),
         session.send("Inspector.enable"),
         session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
-        // Third-party cookies (and with them, third-party storage) are refused outright.
+        // Third-party cookies (and with them, third-party storage) are refused where the browser
+        // supports it (the full browser; the headless shell ignores it, and the wipe clears them).
         session
           .send("Network.setCookieControls", {
             enableThirdPartyCookieRestriction: true,

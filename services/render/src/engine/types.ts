@@ -98,7 +98,7 @@ export interface EngineLogger {
 export type IsolationStrategy = "reuse" | "fresh";
 
 export interface EngineOptions {
-  /** Default /usr/bin/chromium. */
+  /** Default DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell). */
   executablePath?: string;
   /** Renders at once; each has its own browser context. Others wait in FIFO order. */
   slots: number;
@@ -121,8 +121,6 @@ export interface EngineOptions {
   sparePages?: number;
   /** Run Chromium with its sandbox (needs a non-root user and kernel support). Default false. */
   sandbox?: boolean;
-  /** Benchmark only: puppeteer's headless mode. */
-  headless?: true | "shell";
   /** Renderer V8 old-space limit in MiB. Default 512. */
   rendererHeapMiB?: number;
 }

@@ -5,11 +5,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { NetGuardError } from "@pressroom/platform";
-import { RenderEngine, type SubresourceFetcher } from "../engine";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine, type SubresourceFetcher } from "../engine";
 import { pdfText, tcpServer } from "../engine/test-helpers";
 import { createSubresourceFetcher } from "./subresources";
 
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 /** Test DNS: names that look public but answer with private addresses; the rest goes to the system resolver. */
 const TEST_DNS: Record<string, string[]> = {
