@@ -27,7 +27,7 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--no-first-run",
-    // no window and tab at launch: every page the engine uses is its own, in its own context
+    // the full browser opens no window and tab at launch (the headless shell opens its blank tab anyway)
     "--no-startup-window",
     "--no-default-browser-check",
     "--disable-background-networking",
@@ -46,8 +46,8 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     // of a document lives in its page's process, so the page's request interception sees all of
     // their requests, and no cross-site iframe costs a process. ThirdPartyStoragePartitioning off:
     // a cross-site frame's storage is keyed by its own origin, which the wipe clears. The WebUI omnibox
-    // popups and top-chrome preloading: headless Chromium 156 otherwise loads an omnibox popup
-    // (a renderer of its own, ~0.5 s of CPU) for every window, i.e. for every page the engine opens.
+    // popups and top-chrome preloading: the full browser's headless mode otherwise loads an omnibox
+    // popup (a renderer of its own, ~0.5 s of CPU) for every window, i.e. for every page the engine opens.
     "--disable-features=RenderDocument,BackForwardCache,PaintHolding,IsolateOrigins,site-per-process,ThirdPartyStoragePartitioning,Prerender2,MediaRouter,OptimizationHints,Translate,WebUIOmniboxAimPopup,WebUIOmniboxPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
     "--disable-site-isolation-trials",
     // containment: whatever escapes interception (WebSocket, WebRTC, preconnect, workers) fails
