@@ -39,6 +39,15 @@ describe("JobWatch: the sync wait", () => {
     bus = { nc, js: nc.jetstream(), jsm };
   });
 
+  /** A job accepted in JetStream, and a watch already waiting for it (up to waitMs). */
+  async function acceptedAndWatched(waitMs: number) {
+    const jobId = newId("job");
+    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
+    const waiting = new JobWatch(bus, jobId).wait(waitMs);
+    await nc.flush();
+    return { jobId, ack, waiting };
+  }
+
   after(async () => {
     await nc?.close();
     await nats?.stop();
@@ -79,22 +88,14 @@ describe("JobWatch: the sync wait", () => {
   });
 
   it("does not take a terminal event that JetStream refused for the job's end", async () => {
-    const jobId = newId("job");
-    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
-    const watch = new JobWatch(bus, jobId);
-    const waiting = watch.wait(1_500);
-    await nc.flush();
+    const { jobId, ack, waiting } = await acceptedAndWatched(1_500);
     // A stale writer: the expected sequence is wrong, so the stream refuses it, but core subscribers still see it.
     await assert.rejects(appendJobEvent(bus.js, succeeded(jobId), ack.seq + 5));
     assert.equal(await waiting, undefined);
   });
 
   it("reads the history when a stored terminal event comes without an announcement (the worker died in between)", async () => {
-    const jobId = newId("job");
-    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
-    const watch = new JobWatch(bus, jobId);
-    const waiting = watch.wait(4_000);
-    await nc.flush();
+    const { jobId, ack, waiting } = await acceptedAndWatched(4_000);
     const started = performance.now();
     await appendJobEvent(bus.js, succeeded(jobId), ack.seq);
     const outcome = await waiting;
