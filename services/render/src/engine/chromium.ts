@@ -27,7 +27,7 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--no-first-run",
-    // the full browser opens no window and tab at launch (the headless shell opens its blank tab anyway)
+    // the full browser opens no window and tab at launch
     "--no-startup-window",
     "--no-default-browser-check",
     "--disable-background-networking",
@@ -81,7 +81,8 @@ export async function launchChromium(settings: LaunchSettings): Promise<Browser>
       pipe: true,
       args: chromiumArgs(settings),
       // The full browser's popup blocker stays on; popups that get through are closed at once.
-      ignoreDefaultArgs: ["--disable-popup-blocking"],
+      // No about:blank to open at launch: the headless shell made a tab (and a renderer) of it.
+      ignoreDefaultArgs: ["--disable-popup-blocking", "about:blank"],
       defaultViewport: null,
       handleSIGINT: false,
       handleSIGTERM: false,
