@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
@@ -60,16 +61,54 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
   ];
 }
 
+/** Profile directories are named after the process that owns them: `pressroom-chromium-<pid>-<random>`. */
+const PROFILE_PREFIX = "pressroom-chromium-";
+const OWNED_PROFILE = new RegExp(`^${PROFILE_PREFIX}(\\d+)-`);
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user's.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the profile directories in `dir` whose owning process is gone: a
+ * render service killed with SIGKILL cannot remove its own. A directory whose
+ * owner's pid was reused stays (a leak, never a wrong removal). Returns the
+ * names removed.
+ */
+export async function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> {
+  const abandoned = (await readdir(dir)).filter((name) => {
+    const owner = OWNED_PROFILE.exec(name)?.[1];
+    return owner !== undefined && Number(owner) !== process.pid && !processExists(Number(owner));
+  });
+  await Promise.all(abandoned.map((name) => rm(path.join(dir, name), { recursive: true, force: true })));
+  return abandoned;
+}
+
+let swept = false;
+
 /**
  * Launches Chromium over a pipe (no DevTools port a document could reach).
  *
  * The profile directory is made here, synchronously, and removed when the
  * process exits: puppeteer then has no I/O to wait for before it spawns
  * Chromium, so the process is running by the time the caller's next turn of
- * the event loop comes, and a caller can do other work while it boots.
+ * the event loop comes, and a caller can do other work while it boots. The
+ * first launch in a process also sweeps directories left by dead ones, once
+ * Chromium is on its way.
  */
 export async function launchChromium(settings: LaunchSettings): Promise<Browser> {
-  const userDataDir = mkdtempSync(path.join(tmpdir(), "pressroom-chromium-"));
+  const userDataDir = mkdtempSync(path.join(tmpdir(), `${PROFILE_PREFIX}${process.pid}-`));
+  if (!swept) {
+    swept = true;
+    // Best effort: what cannot be removed now is tried again at the next start.
+    setImmediate(() => void sweepAbandonedProfiles().catch(() => undefined));
+  }
   const removeProfile = () => rmSync(userDataDir, { recursive: true, force: true });
   let browser: Browser;
   try {

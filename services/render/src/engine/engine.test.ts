@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
@@ -407,6 +408,7 @@ describe("render engine: crashes and recycling", () => {
       assert.ok(before.browserPid);
       const profile = browserProcesses(before.browserPid).find((p) => p.pid === before.browserPid)!.args.find((a) => a.startsWith("--user-data-dir="))!.slice("--user-data-dir=".length);
       assert.ok(existsSync(profile), profile);
+      assert.ok(path.basename(profile).startsWith(`pressroom-chromium-${process.pid}-`), "named after its owner, for sweepAbandonedProfiles");
       const busy = engine.render({ kind: "pdf", html: "<script>const t = Date.now(); while (Date.now() - t < 5000) {}</script>", deadlineMs: 20_000 });
       await new Promise((resolve) => setTimeout(resolve, 700));
       process.kill(before.browserPid, "SIGKILL");
