@@ -58,6 +58,18 @@ function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
   return path.join(REPO_ROOT, "services", name, "dist", `${file}.js`);
 }
 
+/**
+ * The services' own settings found in an environment (up.sh's caller's):
+ * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_* and CHROMIUM_PATH, minus the wiring the
+ * stack sets itself (addresses, ports, the database, NATS, secrets it makes).
+ */
+export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const wiring = new Set(["RENDER_ADDR", "OTEL_SERVICE_NAME"]);
+  return Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => value !== undefined && !wiring.has(name) && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^CHROMIUM_PATH$/.test(name)),
+  );
+}
+
 export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.ProcessEnv {
   const { ports } = options;
   const publicBaseUrl = options.publicBaseUrl ?? `http://127.0.0.1:${ports.http}`;

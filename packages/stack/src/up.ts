@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { DEFAULT_PORTS, REPO_ROOT, runMigrations, startServices, type RunningServices } from "./services";
+import { DEFAULT_PORTS, REPO_ROOT, forwardedSettings, runMigrations, startServices, type RunningServices } from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       logDir: path.join(DATA_DIR, "logs"),
       publicBaseUrl: baseUrl,
       signingSecret: signingSecret(),
-      env: { RENDER_SLOTS: process.env.RENDER_SLOTS ?? "2" },
+      env: { RENDER_SLOTS: "2", ...forwardedSettings(process.env) },
       echo: process.env.PRESSROOM_QUIET ? undefined : process.stderr,
     });
     say("ready");

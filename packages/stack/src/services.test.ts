@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { DEFAULT_PORTS, forwardedSettings, serviceEnv } from "./services";
+
+describe("up.sh's environment", () => {
+  const caller = {
+    PATH: "/usr/bin",
+    RENDER_SLOTS: "4",
+    RENDER_ADDR: "10.0.0.1:1",
+    WEBHOOK_ALLOW_LOOPBACK: "true",
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+    OTEL_SERVICE_NAME: "mine",
+    STRIPE_SECRET_KEY: "sk_test_x",
+    CHROMIUM_PATH: "/usr/bin/chromium",
+    DATABASE_URL: "postgres://elsewhere/db",
+    GRPC_PORT: "1",
+    RENDERER: "not ours",
+  };
+
+  it("forwards the services' own settings and nothing else", () => {
+    assert.deepEqual(forwardedSettings(caller), {
+      RENDER_SLOTS: "4",
+      WEBHOOK_ALLOW_LOOPBACK: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
+      STRIPE_SECRET_KEY: "sk_test_x",
+      CHROMIUM_PATH: "/usr/bin/chromium",
+    });
+  });
+
+  it("keeps the stack's wiring over what is forwarded", () => {
+    const env = serviceEnv("render", { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", env: forwardedSettings(caller) });
+    assert.equal(env.RENDER_SLOTS, "4");
+    assert.equal(env.CHROMIUM_PATH, "/usr/bin/chromium");
+    assert.equal(env.DATABASE_URL, "postgres://stack/db");
+    assert.equal(env.RENDER_ADDR, `127.0.0.1:${DEFAULT_PORTS.grpc.render}`);
+    assert.equal(env.OTEL_SERVICE_NAME, "render");
+    assert.equal(env.GRPC_PORT, String(DEFAULT_PORTS.grpc.render));
+  });
+});
