@@ -6,8 +6,8 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   GRPC_PORT: env.port(7003),
   STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
-  /** Debian's chromium-headless-shell; the full browser's binary works too, at about twice the CPU per render. */
-  CHROMIUM_PATH: z.string().min(1).default("/usr/lib/chromium/chromium-headless-shell"),
+  /** Default: the engine's DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell); the full browser's binary works too, at about twice the CPU per render. */
+  CHROMIUM_PATH: z.string().min(1).optional(),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
   RENDER_DEADLINE_MS: env.int(30_000, 1_000),
