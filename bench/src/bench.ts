@@ -2,12 +2,12 @@ import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { connectNats, createLogger, readJobEvents } from "@pressroom/platform";
+import { connectNats, createLogger } from "@pressroom/platform";
 import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/dist/engine";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
 import { cpu } from "./cpu";
-import { stages } from "./stages";
+import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { treeRssMiB } from "./proc";
@@ -105,9 +105,8 @@ async function startup(): Promise<string> {
     const jsm = await nc.jetstreamManager();
     /** The worker's share of a job: job.started → job.succeeded, from the job's events. */
     const workerMs = async (jobId: string) => {
-      const events = (await readJobEvents(jsm, jobId)).map((e) => e.event);
-      const at = (type: string) => Date.parse(events.find((e) => e.type === type)!.time);
-      return at("job.succeeded") - at("job.started");
+      const { started, succeeded } = await jobTimeline(jsm, jobId);
+      return succeeded - started;
     };
     const results: string[] = [];
     for (let round = 0; round < 3; round++) {

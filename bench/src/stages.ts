@@ -14,6 +14,19 @@ const STAGES = [
   "download",
 ] as const;
 
+/** When each of a finished job's events was stamped (ms since the epoch), and the engine's render time. */
+export async function jobTimeline(jsm: Parameters<typeof readJobEvents>[0], jobId: string): Promise<{ accepted: number; started: number; succeeded: number; renderMs: number }> {
+  const events = (await readJobEvents(jsm, jobId)).map((e) => e.event);
+  const find = (type: string) => events.find((e) => e.type === type)!;
+  const succeeded = find("job.succeeded");
+  return {
+    accepted: Date.parse(find("job.accepted").time),
+    started: Date.parse(find("job.started").time),
+    succeeded: Date.parse(succeeded.time),
+    renderMs: succeeded.succeeded!.renderMs,
+  };
+}
+
 /**
  * Where the time of one request goes, one request at a time on one render
  * slot: the job's own events, read from its stream (times stamped by the
@@ -46,13 +59,8 @@ export async function stages(count: number): Promise<string> {
         await download.arrayBuffer();
         const t2 = performance.now();
         if (i < 5) continue;
-        const events = (await readJobEvents(jsm, posted.id)).map((e) => e.event);
-        const at = (type: string) => Date.parse(events.find((e) => e.type === type)!.time);
-        const renderMs = events.find((e) => e.type === "job.succeeded")!.succeeded!.renderMs;
-        const worker = at("job.succeeded") - at("job.started");
-        [at("job.accepted") - sent, at("job.started") - at("job.accepted"), renderMs, worker - renderMs, answered - at("job.succeeded"), t1 - t0, t2 - t1].forEach((v, k) =>
-          samples[k]!.push(v),
-        );
+        const { accepted, started, succeeded, renderMs } = await jobTimeline(jsm, posted.id);
+        [accepted - sent, started - accepted, renderMs, succeeded - started - renderMs, answered - succeeded, t1 - t0, t2 - t1].forEach((v, k) => samples[k]!.push(v));
       }
       const cell = (values: number[]) => {
         const sorted = [...values].sort((a, b) => a - b);
