@@ -1,5 +1,7 @@
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import assert from "node:assert/strict";
 import { describe, it, mock } from "node:test";
 import {
@@ -8,6 +10,7 @@ import {
   constructEvent,
   signWebhookPayload,
   verifyWebhookSignature,
+  type VerifyOptions,
   type WebhookEvent,
 } from "./index";
 
@@ -208,6 +211,36 @@ describe("verifyWebhookSignature: rejects", () => {
     assert.equal(loose(BODY, header, "", { now }), false, "an empty secret fails closed");
     assert.equal(loose(BODY, header, SECRET, { now: () => { throw new Error("clock"); } }), false);
   });
+});
+
+interface SignatureVector {
+  name: string;
+  secret: string;
+  payload?: string;
+  payload_hex?: string;
+  header: string;
+  now: number;
+  tolerance?: number;
+  valid: boolean;
+}
+
+describe("verifyWebhookSignature: the vectors shared with the Python client", () => {
+  const file = path.join(__dirname, "../../../test/vectors/webhook-signatures.json");
+  const { vectors } = JSON.parse(readFileSync(file, "utf8")) as { vectors: SignatureVector[] };
+
+  it("has vectors that accept and vectors that reject", () => {
+    assert.ok(vectors.filter((v) => v.valid).length >= 10);
+    assert.ok(vectors.filter((v) => !v.valid).length >= 30);
+  });
+
+  for (const vector of vectors) {
+    it(`${vector.valid ? "accepts" : "rejects"} ${vector.name}`, () => {
+      const payload = vector.payload_hex === undefined ? vector.payload! : Buffer.from(vector.payload_hex, "hex");
+      const options: VerifyOptions = { now: () => vector.now * 1000 };
+      if (vector.tolerance !== undefined) options.toleranceSeconds = vector.tolerance;
+      assert.equal(verifyWebhookSignature(payload, vector.header, vector.secret, options), vector.valid);
+    });
+  }
 });
 
 describe("verifyWebhookSignature: constant-time comparison", () => {
