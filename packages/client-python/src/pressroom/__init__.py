@@ -1,0 +1,28 @@
+"""The official Python client of Pressroom: the HTTP API and the webhook signature check.
+
+Standard library only; Python 3.9 or later.
+"""
+
+from ._client import Pressroom
+from ._errors import PressroomError
+from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
+from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, Usage
+from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TOLERANCE",
+    "SIGNATURE_HEADER",
+    "ApiObject",
+    "CheckoutSession",
+    "Job",
+    "Pressroom",
+    "PressroomError",
+    "RenderResult",
+    "SignupResult",
+    "Template",
+    "Usage",
+    "__version__",
+    "verify_signature",
+]

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+import uuid
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
+from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, Usage
+
+BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def _base_url(base_url: Optional[str]) -> Optional[str]:
+    return base_url if base_url is not None else os.environ.get(BASE_URL_VARIABLE) or None
+
+
+def _fields(**fields: Any) -> dict[str, Any]:
+    """The request body: the fields that were given."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+class Pressroom:
+    """The Pressroom API client.
+
+    ``base_url`` defaults to ``PRESSROOM_BASE_URL`` when set, else
+    ``http://localhost:8080``. ``timeout`` (seconds) bounds the connection and
+    each wait for data. Every method returns the decoded answer and raises
+    ``PressroomError`` for a non-2xx answer, a network failure or a timeout.
+
+    Retries are off by default. With ``max_retries=N``, answers 429 and 5xx are
+    retried up to N times, after ``Retry-After`` seconds when the answer has
+    one (never longer than ``max_retry_wait``: a longer wait is raised at once)
+    and otherwise after a jittered exponential backoff; ``render``, ``image``
+    and ``checkout`` then send an ``Idempotency-Key`` (the same on every retry of
+    one call) so a retried render is not run twice.
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: Optional[str] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        max_retries: int = 0,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+    ) -> None:
+        if not isinstance(api_key, str) or not api_key.strip():
+            raise ValueError("Pressroom: api_key is required (sign up with Pressroom.signup, or use the demo key)")
+        self.__api_key = api_key
+        self._transport = Transport(_base_url(base_url), timeout, max_retries, max_retry_wait)
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    def __repr__(self) -> str:
+        return f"Pressroom(base_url={self.base_url!r})"
+
+    @staticmethod
+    def signup(email: str, base_url: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> SignupResult:
+        """POST /v1/signup (no key needed): a new free-plan key, shown only this once."""
+        transport = Transport(_base_url(base_url), timeout)
+        return SignupResult(transport.request_json("POST", "/v1/signup", body={"email": email}))
+
+    def _call(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None, idempotency_key: Optional[str] = None) -> Any:
+        return self._transport.request_json(method, path, api_key=self.__api_key, body=body, idempotency_key=idempotency_key)
+
+    def _idempotency_key(self, given: Optional[str]) -> Optional[str]:
+        if given is not None:
+            if not isinstance(given, str) or not _IDEMPOTENCY_KEY.fullmatch(given):
+                raise ValueError("Pressroom: idempotency_key must be 1 to 255 visible ASCII characters")
+            return given
+        return str(uuid.uuid4()) if self._transport.max_retries > 0 else None
+
+    def render(
+        self,
+        *,
+        data: Mapping[str, Any],
+        template_id: Optional[str] = None,
+        html: Optional[str] = None,
+        webhook_url: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> RenderResult:
+        """POST /v1/render: a PDF from ``template_id`` or raw ``html`` filled with ``data``.
+
+        Without ``webhook_url`` the answer is the finished output (or ``queued``
+        when the service's wait ran out: poll ``job(id)``); with it, always
+        ``queued``, and the result arrives by signed callback.
+        """
+        body = _fields(template_id=template_id, html=html, data=data, webhook_url=webhook_url)
+        return RenderResult(self._call("POST", "/v1/render", body, self._idempotency_key(idempotency_key)))
+
+    def image(
+        self,
+        *,
+        template_id: str,
+        data: Mapping[str, Any],
+        webhook_url: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> RenderResult:
+        """POST /v1/image: a PNG from an image template. Same answers as ``render``."""
+        body = _fields(template_id=template_id, data=data, webhook_url=webhook_url)
+        return RenderResult(self._call("POST", "/v1/image", body, self._idempotency_key(idempotency_key)))
+
+    def templates(self) -> list[Template]:
+        """GET /v1/templates: the public catalog."""
+        return [Template(entry) for entry in self._call("GET", "/v1/templates")["templates"]]
+
+    def usage(self) -> Usage:
+        """GET /v1/keys/usage: renders, rate limit and concurrency of this key."""
+        return Usage(self._call("GET", "/v1/keys/usage"))
+
+    def webhook_secret(self) -> str:
+        """GET /v1/keys/webhook-secret: the ``whsec_…`` secret that signs this key's callbacks."""
+        secret: str = self._call("GET", "/v1/keys/webhook-secret")["secret"]
+        return secret
+
+    def checkout(self, plan: str, *, idempotency_key: Optional[str] = None) -> CheckoutSession:
+        """POST /v1/billing/checkout: starts an upgrade; send the user to ``checkout_url``."""
+        return CheckoutSession(self._call("POST", "/v1/billing/checkout", {"plan": plan}, self._idempotency_key(idempotency_key)))
+
+    def job(self, id: str) -> Job:
+        """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
+        return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    def download(self, url: str) -> bytes:
+        """Downloads an output by its signed URL (absolute, or relative to ``base_url``).
+
+        The API key is not sent: the signed URL is the credential. An expired or
+        altered URL raises PressroomError URL_EXPIRED (410) or URL_INVALID (403).
+        """
+        if not isinstance(url, str) or not url:
+            raise ValueError("Pressroom: download needs the url of a render or job")
+        target = urllib.parse.urljoin(f"{self.base_url}/", url)
+        if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+            raise ValueError("Pressroom: download URLs must be http(s)")
+        return self._transport.request_bytes(target)

@@ -1,0 +1,140 @@
+"""The JSON answers of the API as dicts whose keys also read as attributes.
+
+Every answer keeps all the fields the server sent (``result["url"]`` and
+``result.url`` are the same value), so a field added by a newer server is
+readable before this package names it. The classes below name the fields of
+the documented answers for type checkers; a named field the answer lacks reads
+as None. Reprs hide the ``sig`` of signed output URLs and API keys.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+_SIGNED_QUERY = re.compile(r"([?&]sig=)[^&#\s'\"]+")
+_API_KEY = re.compile(r"\b(pr_[a-z]+_)[A-Za-z0-9_]+")
+
+
+def redact(text: str) -> str:
+    """Hides URL signatures (``sig=…``) and API keys (``pr_live_…``) in text meant for logs."""
+    return _API_KEY.sub(r"\1[redacted]", _SIGNED_QUERY.sub(r"\1[redacted]", text))
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ApiObject(value)
+    if isinstance(value, list):
+        return [_wrap(item) for item in value]
+    return value
+
+
+class ApiObject(dict[str, Any]):
+    """A JSON object of the API. Nested objects are ApiObjects too."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__((key, _wrap(value)) for key, value in fields.items())
+
+    @classmethod
+    def _named_fields(cls) -> set[str]:
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            names.update(getattr(klass, "__annotations__", {}))
+        return names
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self:
+            return self[name]
+        if name in self._named_fields():
+            return None
+        raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({redact(dict.__repr__(self))})"
+
+
+class RenderResult(ApiObject):
+    """Answer of ``render`` and ``image``: the finished output (status ``succeeded``),
+    or ``queued`` (always with ``webhook_url``, or when the service's wait ran out:
+    poll ``job(id)``), when the output fields are None."""
+
+    id: str
+    status: str
+    url: Optional[str]
+    """Signed, expiring download URL: anyone holding it can download the output."""
+    expires_at: Optional[str]
+    content_type: Optional[str]
+    size_bytes: Optional[int]
+
+
+class Template(ApiObject):
+    """An entry of the public template catalog."""
+
+    id: str
+    version: Optional[int]
+    name: str
+    description: str
+    output: str
+    """``pdf`` or ``png``."""
+    page: Optional[ApiObject]
+    """PDF templates: format, landscape, margin, header, footer."""
+    width: Optional[int]
+    height: Optional[int]
+    data_schema: Any
+    """The JSON Schema that ``data`` must satisfy."""
+    sample_data: Any
+    preview_url: Optional[str]
+
+
+class Usage(ApiObject):
+    """The calling key's standing in the current period."""
+
+    plan: str
+    period: ApiObject
+    """``start``, ``end``."""
+    renders: ApiObject
+    """``used``, ``limit``, ``remaining``."""
+    rate_limit: ApiObject
+    """``limit``, ``remaining``, ``reset_seconds``, ``window_seconds``."""
+    concurrency: ApiObject
+    """``limit``, ``in_flight``."""
+
+
+class Job(ApiObject):
+    """One of the caller's jobs: status, result, error, webhook state, event history."""
+
+    id: str
+    status: str
+    """``queued``, ``rendering``, ``succeeded`` or ``failed``."""
+    kind: str
+    template_id: Optional[str]
+    created_at: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+    url: Optional[str]
+    expires_at: Optional[str]
+    content_type: Optional[str]
+    size_bytes: Optional[int]
+    error: Optional[ApiObject]
+    """``code``, ``message``."""
+    webhook: Optional[ApiObject]
+    """``state``, ``attempts``, ``last_status``, ``next_attempt_at``."""
+    events: list[ApiObject]
+    """``id``, ``type``, ``time``, ``source`` of each event, in order."""
+
+
+class CheckoutSession(ApiObject):
+    """Answer of ``checkout``: send the user to ``checkout_url``."""
+
+    checkout_url: str
+    session_id: str
+    plan: str
+
+
+class SignupResult(ApiObject):
+    """Answer of ``Pressroom.signup``: the new key, shown only this once."""
+
+    api_key: str
+    plan: str

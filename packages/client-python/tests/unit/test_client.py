@@ -1,0 +1,255 @@
+from __future__ import annotations
+
+import os
+import pickle
+import unittest
+from typing import Any
+from unittest import mock
+
+from support import Recorded, Reply, TestServer, always, closed_port, json_reply
+
+from pressroom import ApiObject, Job, Pressroom, PressroomError, RenderResult, SignupResult
+
+API_KEY = "pr_test_key_0123456789abcdef"
+SUCCEEDED = {
+    "id": "job_01",
+    "status": "succeeded",
+    "url": "http://127.0.0.1/v1/outputs/out_1?exp=1&sig=ab",
+    "expires_at": "2026-01-02T00:00:00.000Z",
+    "content_type": "application/pdf",
+    "size_bytes": 1234,
+}
+SIGNED = "?exp=1767225600&sig=5ecret5ignature0123456789abcdef"
+
+
+def error_body(code: str, message: str = "it failed", hint: str = "Do something else.") -> dict[str, str]:
+    return {"error": message, "code": code, "hint": hint}
+
+
+class ServerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.server = TestServer()
+        self.addCleanup(self.server.close)
+        self.client = Pressroom(api_key=API_KEY, base_url=self.server.base_url)
+
+    def raised(self, call: Any, *args: Any, **kwargs: Any) -> PressroomError:
+        with self.assertRaises(PressroomError) as caught:
+            call(*args, **kwargs)
+        return caught.exception
+
+
+class Construction(unittest.TestCase):
+    def test_requires_an_api_key(self) -> None:
+        for key in ("", "   ", None):
+            with self.subTest(key=key), self.assertRaisesRegex(ValueError, "api_key is required"):
+                Pressroom(api_key=key)  # type: ignore[arg-type]
+
+    def test_base_url_defaults_to_pressroom_base_url_then_localhost(self) -> None:
+        with mock.patch.dict(os.environ, {"PRESSROOM_BASE_URL": ""}):
+            self.assertEqual(Pressroom(api_key=API_KEY).base_url, "http://localhost:8080")
+        with mock.patch.dict(os.environ, {"PRESSROOM_BASE_URL": "https://env.example.com/"}):
+            self.assertEqual(Pressroom(api_key=API_KEY).base_url, "https://env.example.com")
+            self.assertEqual(Pressroom(api_key=API_KEY, base_url="https://api.example.com//").base_url, "https://api.example.com")
+
+    def test_refuses_bad_settings(self) -> None:
+        for kwargs in (
+            {"base_url": "not a url"},
+            {"base_url": "ftp://x"},
+            {"base_url": "https://x/?a=1"},
+            {"timeout": 0},
+            {"max_retries": -1},
+            {"max_retry_wait": -1},
+        ):
+            with self.subTest(kwargs), self.assertRaises(ValueError):
+                Pressroom(api_key=API_KEY, **kwargs)
+
+    def test_the_key_never_shows_in_its_repr(self) -> None:
+        client = Pressroom(api_key=API_KEY, base_url="https://api.example.com")
+        self.assertEqual(repr(client), "Pressroom(base_url='https://api.example.com')")
+        self.assertNotIn(API_KEY, str(client))
+
+
+class Endpoints(ServerTest):
+    def test_render_posts_json_with_the_bearer_key(self) -> None:
+        self.server.handler = lambda request: json_reply(200, SUCCEEDED)
+        data = {"number": "INV-1", "total": 12.5, "items": [{"name": "Zoë"}]}
+        result = self.client.render(template_id="invoice", data=data)
+        self.assertIsInstance(result, RenderResult)
+        self.assertEqual(
+            (result.id, result.status, result.url, result.expires_at, result.content_type, result.size_bytes), tuple(SUCCEEDED.values())
+        )
+        self.assertEqual(result["url"], SUCCEEDED["url"])
+        request = self.server.last
+        self.assertEqual((request.method, request.path), ("POST", "/v1/render"))
+        self.assertEqual(request.headers["authorization"], f"Bearer {API_KEY}")
+        self.assertEqual(request.headers["content-type"], "application/json")
+        self.assertEqual(request.headers["accept"], "application/json")
+        self.assertRegex(request.headers["user-agent"], r"^pressroom-python/\d")
+        self.assertNotIn("idempotency-key", request.headers, "no retries, no key")
+        self.assertEqual(request.json(), {"template_id": "invoice", "data": data})
+
+    def test_render_with_html_and_webhook_url_is_queued(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_02", "status": "queued"}, {"Location": "/v1/jobs/job_02"})
+        queued = self.client.render(html="<h1>{{title}}</h1>", data={"title": "Hi"}, webhook_url="https://example.com/hook")
+        self.assertEqual((queued.id, queued.status, queued.url, queued.size_bytes), ("job_02", "queued", None, None))
+        self.assertEqual(
+            self.server.last.json(), {"html": "<h1>{{title}}</h1>", "data": {"title": "Hi"}, "webhook_url": "https://example.com/hook"}
+        )
+
+    def test_image_posts_to_v1_image(self) -> None:
+        self.server.handler = lambda request: json_reply(200, {**SUCCEEDED, "content_type": "image/png"})
+        result = self.client.image(template_id="social-card", data={"title": "Launch"})
+        self.assertEqual(result.content_type, "image/png")
+        self.assertEqual((self.server.last.method, self.server.last.path), ("POST", "/v1/image"))
+        self.assertEqual(self.server.last.json(), {"template_id": "social-card", "data": {"title": "Launch"}})
+
+    def test_templates_usage_webhook_secret_and_job_are_keyed_gets(self) -> None:
+        answers: dict[str, Any] = {
+            "/v1/templates": {"templates": [{"id": "invoice", "name": "Invoice", "output": "pdf", "page": {"format": "A4"}}]},
+            "/v1/keys/usage": {"plan": "free", "renders": {"used": 1, "limit": 100, "remaining": 99}},
+            "/v1/keys/webhook-secret": {"secret": "whsec_abc"},
+            "/v1/jobs/job_01%2F..": {"id": "job_01/..", "status": "queued", "events": [{"type": "job.accepted"}]},
+        }
+        self.server.handler = lambda request: json_reply(200, answers[request.path])
+        templates = self.client.templates()
+        self.assertEqual([t.id for t in templates], ["invoice"])
+        self.assertEqual(templates[0]["page"].format, "A4")
+        self.assertIsNone(templates[0].width, "a named field the answer lacks is None")
+        self.assertEqual(self.client.usage().renders.remaining, 99)
+        self.assertEqual(self.client.webhook_secret(), "whsec_abc")
+        job = self.client.job("job_01/..")
+        self.assertIsInstance(job, Job)
+        self.assertEqual((job.status, job.events[0].type), ("queued", "job.accepted"))
+        with self.assertRaises(AttributeError):
+            job.no_such_field  # noqa: B018
+        self.assertEqual(
+            [(r.method, r.path, r.headers["authorization"], r.body) for r in self.server.requests],
+            [("GET", path, f"Bearer {API_KEY}", b"") for path in answers],
+        )
+
+    def test_checkout_posts_the_plan(self) -> None:
+        self.server.handler = lambda request: json_reply(
+            201, {"checkout_url": "http://x/checkout/cs_1", "session_id": "cs_1", "plan": "pro"}
+        )
+        session = self.client.checkout(plan="pro")
+        self.assertEqual((session.session_id, session.checkout_url), ("cs_1", "http://x/checkout/cs_1"))
+        self.assertEqual((self.server.last.path, self.server.last.json()), ("/v1/billing/checkout", {"plan": "pro"}))
+
+    def test_signup_posts_the_email_without_a_key(self) -> None:
+        self.server.handler = lambda request: json_reply(201, {"api_key": "pr_live_new0123456789", "plan": "free"})
+        result = Pressroom.signup(email="ada@example.com", base_url=self.server.base_url)
+        self.assertIsInstance(result, SignupResult)
+        self.assertEqual((result.api_key, result.plan), ("pr_live_new0123456789", "free"))
+        self.assertNotIn("pr_live_new0123456789", repr(result))
+        self.assertEqual((self.server.last.method, self.server.last.path), ("POST", "/v1/signup"))
+        self.assertNotIn("authorization", self.server.last.headers)
+        self.assertEqual(self.server.last.json(), {"email": "ada@example.com"})
+
+    def test_download_returns_the_bytes_and_never_sends_the_key(self) -> None:
+        pdf = b"%PDF\x00\xff\x80\n"
+        self.server.handler = lambda request: Reply(200, pdf, {"Content-Type": "application/pdf"})
+        self.assertEqual(self.client.download(f"{self.server.base_url}/v1/outputs/out_1{SIGNED}"), pdf)
+        self.assertEqual((self.server.last.method, self.server.last.path), ("GET", f"/v1/outputs/out_1{SIGNED}"))
+        self.assertNotIn("authorization", self.server.last.headers)
+        self.client.download("/v1/outputs/out_2?exp=1&sig=def")
+        self.assertEqual(self.server.last.path, "/v1/outputs/out_2?exp=1&sig=def", "a relative URL resolves against base_url")
+        self.assertNotIn("authorization", self.server.last.headers)
+        with self.assertRaises(ValueError):
+            self.client.download("ftp://example.com/x")
+
+
+class Errors(ServerTest):
+    def test_maps_the_error_body(self) -> None:
+        self.server.handler = lambda request: json_reply(
+            404, error_body("TEMPLATE_NOT_FOUND", 'template "nope" does not exist', "List templates.")
+        )
+        err = self.raised(self.client.render, template_id="nope", data={})
+        self.assertEqual(
+            (err.code, err.status, err.message, err.hint, err.retry_after),
+            ("TEMPLATE_NOT_FOUND", 404, 'template "nope" does not exist', "List templates.", None),
+        )
+        self.assertEqual(str(err), 'TEMPLATE_NOT_FOUND: template "nope" does not exist')
+        self.assertEqual(repr(pickle.loads(pickle.dumps(err))), repr(err))
+
+    def test_maps_401_and_422(self) -> None:
+        self.server.handler = lambda request: json_reply(401, error_body("AUTH_INVALID"), {"WWW-Authenticate": "Bearer"})
+        self.assertEqual((lambda e: (e.code, e.status))(self.raised(self.client.usage)), ("AUTH_INVALID", 401))
+        self.server.handler = lambda request: json_reply(422, error_body("PAYLOAD_INVALID", "webhook_url: must be https", "Use https."))
+        err = self.raised(self.client.render, html="x", data={}, webhook_url="http://x")
+        self.assertEqual((err.code, err.status, err.hint), ("PAYLOAD_INVALID", 422, "Use https."))
+
+    def test_reads_retry_after_on_the_three_429_codes(self) -> None:
+        for code, seconds in (("RATE_LIMITED", "7"), ("QUOTA_EXCEEDED", "86400"), ("CONCURRENCY_EXCEEDED", "1")):
+            self.server.handler = always(json_reply(429, error_body(code), {"Retry-After": seconds}))
+            err = self.raised(self.client.render, template_id="invoice", data={})
+            self.assertEqual((err.code, err.status, err.retry_after), (code, 429, int(seconds)))
+        self.server.handler = lambda request: json_reply(429, error_body("RATE_LIMITED"), {"Retry-After": "Thu, 01 Jan 2026 00:00:30 GMT"})
+        self.assertEqual(self.raised(self.client.usage).retry_after, 0, "an HTTP-date in the past is 0 s away")
+
+    def test_an_answer_without_the_error_shape_is_internal_error(self) -> None:
+        replies = [
+            (Reply(502, b"<html>Bad Gateway</html>", {"Content-Type": "text/html"}), 502),
+            (json_reply(500, {"message": "boom"}), 500),
+            (json_reply(503, ["not", "an", "object"], {"Retry-After": "3"}), 503),
+            (Reply(200, b"ok", {"Content-Type": "text/plain"}), 200),
+        ]
+        for reply, status in replies:
+            self.server.handler = always(reply)
+            err = self.raised(self.client.templates)
+            self.assertEqual((err.code, err.status), ("INTERNAL_ERROR", status))
+        self.assertEqual(err.retry_after, None)
+
+    def test_download_maps_expired_and_tampered_urls_without_the_signature(self) -> None:
+        for status, code in ((410, "URL_EXPIRED"), (403, "URL_INVALID")):
+            self.server.handler = always(json_reply(status, error_body(code)))
+            err = self.raised(self.client.download, f"{self.server.base_url}/v1/outputs/out_1{SIGNED}")
+            self.assertEqual((err.code, err.status), (code, status))
+            self.assertNotIn("5ecret5ignature", f"{err} {err!r} {err.hint}")
+            self.assertIsNone(err.__cause__)
+
+    def test_does_not_follow_redirects(self) -> None:
+        elsewhere = TestServer()
+        self.addCleanup(elsewhere.close)
+        self.server.handler = lambda request: Reply(302, b"", {"Location": f"{elsewhere.base_url}/steal"})
+        err = self.raised(self.client.usage)
+        self.assertEqual((err.code, err.status), ("INTERNAL_ERROR", 302))
+        self.assertEqual(elsewhere.requests, [], "the key went nowhere else")
+
+    def test_a_timeout_is_timeout_with_status_0_and_no_signature(self) -> None:
+        def stall(request: Recorded) -> Reply:
+            self.server.release.wait()
+            return json_reply(200, SUCCEEDED)
+
+        self.server.handler = stall
+        slow = Pressroom(api_key=API_KEY, base_url=self.server.base_url, timeout=0.2)
+        err = self.raised(slow.download, f"{self.server.base_url}/v1/outputs/out_1{SIGNED}")
+        self.assertEqual((err.code, err.status), ("TIMEOUT", 0))
+        self.assertNotIn("5ecret5ignature", f"{err} {err!r}")
+        self.assertEqual(self.raised(slow.render, template_id="invoice", data={}).code, "TIMEOUT")
+
+    def test_an_unreachable_service_is_connection_error_with_status_0(self) -> None:
+        client = Pressroom(api_key=API_KEY, base_url=f"http://127.0.0.1:{closed_port()}")
+        err = self.raised(client.download, f"/v1/outputs/out_1{SIGNED}")
+        self.assertEqual((err.code, err.status), ("CONNECTION_ERROR", 0))
+        self.assertIn("could not reach http://127.0.0.1:", err.message)
+        self.assertNotIn("5ecret5ignature", f"{err} {err!r}")
+
+
+class Redaction(unittest.TestCase):
+    def test_reprs_hide_url_signatures_and_keys(self) -> None:
+        url = f"https://pressroom.example.com/v1/outputs/out_1{SIGNED}"
+        for obj in (
+            RenderResult({**SUCCEEDED, "url": url}),
+            Job({"id": "job_1", "url": url, "events": []}),
+            ApiObject({"nested": {"url": url}}),
+        ):
+            with self.subTest(type(obj).__name__):
+                self.assertNotIn("5ecret5ignature", repr(obj))
+                self.assertNotIn("5ecret5ignature", str(obj))
+                self.assertIn("sig=[redacted]", repr(obj))
+        self.assertEqual(RenderResult({"url": url}).url, url, "the value itself is intact")
+        self.assertNotIn("0123456789abcdef", repr(SignupResult({"api_key": API_KEY, "plan": "free"})))
+
+
+if __name__ == "__main__":
+    unittest.main()
