@@ -35,7 +35,7 @@ export class WebhookReceiver {
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly dir = mkdtempSync(path.join(tmpdir(), "pressroom-receiver-"));
   readonly caFile = path.join(this.dir, "cert.pem");
-  private readonly keyFile = path.join(this.dir, "key.pem");
+  readonly keyFile = path.join(this.dir, "key.pem");
   private server: Server | undefined;
   port = 0;
 

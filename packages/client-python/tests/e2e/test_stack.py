@@ -1,0 +1,252 @@
+"""The Python client against the real stack: six services, Postgres, NATS JetStream, Chromium.
+
+Run by test/src/client-python.e2e.test.ts, which starts the stack and passes
+its address, keys and the webhook receiver's port and certificate in the
+environment (see REQUIRED below).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import threading
+import time
+import unittest
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+from unittest import mock
+
+from pressroom import SIGNATURE_HEADER, Pressroom, PressroomError, verify_signature
+
+REQUIRED = (
+    "PRESSROOM_E2E_BASE_URL",
+    "PRESSROOM_E2E_API_KEY",
+    "PRESSROOM_E2E_DEMO_KEY",
+    "PRESSROOM_E2E_QUOTA_KEY",
+    "PRESSROOM_E2E_WEBHOOK_PORT",
+    "PRESSROOM_E2E_WEBHOOK_CERT",
+    "PRESSROOM_E2E_WEBHOOK_KEY",
+)
+WAIT_SECONDS = 90
+
+
+def setting(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(
+            f"{name} is not set: these tests need a running stack. Run them with "
+            "`node --import tsx --test test/src/client-python.e2e.test.ts` from the repository root, "
+            "which starts one and sets " + ", ".join(REQUIRED)
+        )
+    return value
+
+
+class Callback:
+    """One delivery as the receiver got it, and what it answered."""
+
+    def __init__(self, path: str, signature: Optional[str], raw_body: bytes, status: int) -> None:
+        self.path = path
+        self.signature = signature
+        self.raw_body = raw_body
+        self.status = status
+
+
+class WebhookReceiver:
+    """A real HTTPS receiver, as a customer's Flask or FastAPI app would be: verify, then parse.
+
+    It answers 204 to a delivery whose signature checks out and 401 otherwise.
+    """
+
+    def __init__(self, port: int, cert: str, key: str, secret: str) -> None:
+        self.callbacks: list[Callback] = []
+        self.arrived = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw_body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                signature = self.headers.get(SIGNATURE_HEADER)
+                status = 204 if verify_signature(raw_body, signature, secret) else 401
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                with receiver.arrived:
+                    receiver.callbacks.append(Callback(self.path, signature, raw_body, status))
+                    receiver.arrived.notify_all()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    def wait_for(self, path: str) -> Callback:
+        deadline = time.monotonic() + WAIT_SECONDS
+        with self.arrived:
+            while True:
+                found = [c for c in self.callbacks if c.path == path]
+                if found:
+                    return found[0]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no callback on {path} within {WAIT_SECONDS} s")
+                self.arrived.wait(left)
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join()
+
+
+class Stack(unittest.TestCase):
+    client: Pressroom
+    base_url: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.base_url = setting("PRESSROOM_E2E_BASE_URL")
+        cls.client = Pressroom(api_key=setting("PRESSROOM_E2E_API_KEY"), base_url=cls.base_url)
+
+    def raised(self, call: Any, *args: Any, **kwargs: Any) -> PressroomError:
+        with self.assertRaises(PressroomError) as caught:
+            call(*args, **kwargs)
+        return caught.exception
+
+    def sample(self, template_id: str) -> Any:
+        return next(t for t in self.client.templates() if t.id == template_id).sample_data
+
+
+class Rendering(Stack):
+    def test_render_then_download_without_sending_the_key(self) -> None:
+        result = self.client.render(html="<h1>Hello {{name}}</h1>", data={"name": "Ada"})
+        self.assertEqual((result.status, result.content_type), ("succeeded", "application/pdf"))
+        self.assertRegex(result.id, r"^job_")
+        self.assertIn("sig=", result.url or "")
+        self.assertNotIn(result.url or "", repr(result), "the signed URL stays out of reprs")
+        self.assertIsNotNone(result.expires_at)
+
+        sent = []
+        opener = self.client._transport._opener
+        real_open = opener.open
+
+        def recording_open(request: Any, *args: Any, **kwargs: Any) -> Any:
+            sent.append(dict(request.header_items()))
+            return real_open(request, *args, **kwargs)
+
+        with mock.patch.object(opener, "open", side_effect=recording_open):
+            pdf = self.client.download(result.url or "")
+        self.assertTrue(pdf.startswith(b"%PDF-"))
+        self.assertEqual(len(pdf), result.size_bytes)
+        self.assertEqual(len(sent), 1)
+        self.assertNotIn("Authorization", sent[0], "the signed URL is the credential: no key is sent")
+
+    def test_render_a_template_with_retries_on(self) -> None:
+        retrying = Pressroom(api_key=setting("PRESSROOM_E2E_API_KEY"), base_url=self.base_url, max_retries=2)
+        result = retrying.render(template_id="invoice", data=self.sample("invoice"))
+        self.assertEqual(result.status, "succeeded")
+        self.assertTrue(retrying.download(result.url or "").startswith(b"%PDF-"))
+
+    def test_image(self) -> None:
+        result = self.client.image(template_id="social-card", data=self.sample("social-card"))
+        self.assertEqual((result.status, result.content_type), ("succeeded", "image/png"))
+        self.assertTrue(self.client.download(result.url or "").startswith(b"\x89PNG\r\n\x1a\n"))
+
+    def test_templates_usage_secret_and_job(self) -> None:
+        templates = self.client.templates()
+        self.assertIn("invoice", [t.id for t in templates])
+        self.assertEqual({t.output for t in templates}, {"pdf", "png"})
+        usage = self.client.usage()
+        self.assertEqual(usage.plan, "business")
+        self.assertGreater(usage.renders.limit, 0)
+        self.assertRegex(self.client.webhook_secret(), r"^whsec_")
+        result = self.client.render(html="<p>{{n}}</p>", data={"n": 1})
+        job = self.client.job(result.id)
+        self.assertEqual((job.id, job.status, job.kind), (result.id, "succeeded", "render"))
+        self.assertEqual([e.type for e in job.events][:3], ["job.accepted", "job.started", "job.succeeded"])
+        self.assertEqual(self.raised(self.client.job, "job_00000000000000000000000000").code, "NOT_FOUND")
+
+
+class Webhooks(Stack):
+    def test_an_async_render_is_called_back_with_a_signature_that_verifies(self) -> None:
+        secret = self.client.webhook_secret()
+        receiver = WebhookReceiver(
+            int(setting("PRESSROOM_E2E_WEBHOOK_PORT")), setting("PRESSROOM_E2E_WEBHOOK_CERT"), setting("PRESSROOM_E2E_WEBHOOK_KEY"), secret
+        )
+        self.addCleanup(receiver.close)
+        queued = self.client.render(html="<h1>{{title}}</h1>", data={"title": "Async"}, webhook_url="https://127.0.0.1/hooks/python")
+        self.assertEqual((queued.status, queued.url), ("queued", None))
+
+        callback = receiver.wait_for("/hooks/python")
+        self.assertEqual(callback.status, 204, "the receiver verified the signature")
+        self.assertRegex(callback.signature or "", r"^t=\d+,v1=[0-9a-f]{64}$")
+        self.assertTrue(verify_signature(callback.raw_body, callback.signature, secret))
+        self.assertTrue(verify_signature(callback.raw_body.decode("utf-8"), callback.signature, secret))
+        self.assertFalse(verify_signature(callback.raw_body + b" ", callback.signature, secret))
+        self.assertFalse(verify_signature(callback.raw_body, callback.signature, secret + "x"))
+        self.assertFalse(verify_signature(callback.raw_body, callback.signature, secret, now=time.time() + 301))
+
+        event = json.loads(callback.raw_body)
+        self.assertEqual((event["type"], event["job_id"], event["status"]), ("job.succeeded", queued.id, "succeeded"))
+        self.assertTrue(self.client.download(event["url"]).startswith(b"%PDF-"))
+        deadline = time.monotonic() + WAIT_SECONDS
+        while self.client.job(queued.id).webhook.state != "delivered" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(self.client.job(queued.id).webhook.last_status, 204)
+
+
+class Errors(Stack):
+    def test_401_auth_invalid(self) -> None:
+        bad = Pressroom(api_key="pr_live_not_a_real_key_0000000000", base_url=self.base_url)
+        err = self.raised(bad.usage)
+        self.assertEqual((err.code, err.status), ("AUTH_INVALID", 401))
+        self.assertTrue(err.hint)
+
+    def test_422_payload_invalid_and_404_template_not_found(self) -> None:
+        err = self.raised(self.client.render, html="<p>x</p>", data={}, webhook_url="http://example.com/hook")
+        self.assertEqual((err.code, err.status), ("PAYLOAD_INVALID", 422))
+        self.assertIn("webhook_url", err.message)
+        err = self.raised(self.client.render, template_id="no-such-template", data={})
+        self.assertEqual((err.code, err.status), ("TEMPLATE_NOT_FOUND", 404))
+
+    def test_429_rate_limited_with_retry_after(self) -> None:
+        demo = Pressroom(api_key=setting("PRESSROOM_E2E_DEMO_KEY"), base_url=self.base_url)
+        for _ in range(3):
+            self.assertEqual(demo.usage().plan, "demo")
+        err = self.raised(demo.usage)
+        self.assertEqual((err.code, err.status), ("RATE_LIMITED", 429))
+        self.assertIsInstance(err.retry_after, int)
+        self.assertGreater(err.retry_after or 0, 0)
+
+    def test_429_quota_exceeded_is_not_waited_for(self) -> None:
+        exhausted = Pressroom(api_key=setting("PRESSROOM_E2E_QUOTA_KEY"), base_url=self.base_url, max_retries=3)
+        err = self.raised(exhausted.render, html="<p>x</p>", data={})
+        self.assertEqual((err.code, err.status), ("QUOTA_EXCEEDED", 429))
+        self.assertGreater(err.retry_after or 0, 60, "longer than max_retry_wait, so raised at once")
+
+
+class Accounts(Stack):
+    def test_signup_then_checkout(self) -> None:
+        email = f"python-{uuid.uuid4().hex[:12]}@example.com"
+        signed_up = Pressroom.signup(email=email, base_url=self.base_url)
+        self.assertRegex(signed_up.api_key, r"^pr_live_")
+        self.assertEqual(signed_up.plan, "free")
+        err = self.raised(Pressroom.signup, email=email, base_url=self.base_url)
+        self.assertEqual((err.code, err.status), ("AUTH_EMAIL_EXISTS", 409))
+
+        client = Pressroom(api_key=signed_up.api_key, base_url=self.base_url)
+        self.assertEqual(client.usage().plan, "free")
+        session = client.checkout(plan="pro")
+        self.assertEqual(session.plan, "pro")
+        self.assertTrue(session.checkout_url.startswith("http"))
+        self.assertTrue(session.session_id)
+
+
+if __name__ == "__main__":
+    unittest.main()
