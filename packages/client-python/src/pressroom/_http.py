@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Optional, TypeVar
 
 from ._errors import PressroomError
+from ._models import redact
 
 __version__ = "0.1.0"
 USER_AGENT = f"pressroom-python/{__version__}"
@@ -132,14 +133,15 @@ class Transport:
                 with answer:
                     text = answer.read().decode("utf-8", "replace")
                 raise error_from_response(answer.code, answer.headers.get("Retry-After"), text) from None
-        except (socket.timeout, TimeoutError) as err:
-            raise self._timeout(url) from err
+        # No exception chaining: the causes' messages can hold the URL, and so its signature.
+        except (socket.timeout, TimeoutError):
+            raise self._timeout(url) from None
         except urllib.error.URLError as err:
             if isinstance(err.reason, (socket.timeout, TimeoutError)):
-                raise self._timeout(url) from err
-            raise self._unreachable(url, err.reason) from err
+                raise self._timeout(url) from None
+            raise self._unreachable(url, err.reason) from None
         except (OSError, http.client.HTTPException) as err:
-            raise self._unreachable(url, err) from err
+            raise self._unreachable(url, err) from None
 
     def _timeout(self, url: str) -> PressroomError:
         return PressroomError(
@@ -153,7 +155,7 @@ class Transport:
         return PressroomError(
             "CONNECTION_ERROR",
             0,
-            f"could not reach {origin_of(url)}: {reason}",
+            f"could not reach {origin_of(url)}: {redact(str(reason))}",
             "Check base_url and the network; retry with exponential backoff.",
         )
 
