@@ -196,9 +196,9 @@ class Webhooks(Stack):
         self.assertEqual((event["type"], event["job_id"], event["status"]), ("job.succeeded", queued.id, "succeeded"))
         self.assertTrue(self.client.download(event["url"]).startswith(b"%PDF-"))
         deadline = time.monotonic() + WAIT_SECONDS
-        while self.client.job(queued.id).webhook.state != "delivered" and time.monotonic() < deadline:
+        while self.client.job(queued.id)["webhook"]["state"] != "delivered" and time.monotonic() < deadline:
             time.sleep(0.2)
-        self.assertEqual(self.client.job(queued.id).webhook.last_status, 204)
+        self.assertEqual(self.client.job(queued.id)["webhook"]["last_status"], 204)
 
 
 class Errors(Stack):
