@@ -85,7 +85,7 @@ ${facts(t)}
   return layout(
     "Templates",
     "templates",
-    `<main id="content">
+    `<main id="content" class="page">
 <h1>Templates</h1>
 <p class="lead">Every template in the catalog, as it renders with its sample data. Open one to see its data schema, edit the data and render it with the public demo key, or copy the call for curl, JavaScript or Python.</p>
 <ul class="cards">
@@ -164,7 +164,7 @@ export function templatePage(entry: GalleryTemplate, baseUrl: string): string {
   return layout(
     template.name,
     "templates",
-    `<main id="content">
+    `<main id="content" class="page">
 <p class="crumbs"><a href="/">Templates</a> › ${escapeHtml(template.name)}</p>
 <div class="detail">
 <div>
@@ -223,7 +223,7 @@ export function docsPage(): string {
   return layout(
     "API reference",
     "docs",
-    `<main id="content" class="wide">
+    `<main id="content">
 <h1 class="visually-hidden">API reference</h1>
 <div id="api-reference"><noscript><p>The interactive reference needs JavaScript. The same content is in the <a href="/v1/openapi.json">OpenAPI document</a>.</p></noscript></div>
 </main>`,
@@ -235,7 +235,7 @@ export function notFoundPage(id: string): string {
   return layout(
     "No such template",
     "templates",
-    `<main id="content">
+    `<main id="content" class="page">
 <h1>No template called “${escapeHtml(id)}”</h1>
 <p><a href="/">See every template</a>.</p>
 </main>`,

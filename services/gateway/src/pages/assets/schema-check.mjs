@@ -6,7 +6,11 @@
  * API names fields ("data.items.0.quantity").
  */
 
-const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+/** A full-date of RFC 3339: the pattern, and a day that exists in its month. */
+function isDate(text) {
+  const time = Date.parse(`${text}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(time) && new Date(time).toISOString().startsWith(text);
+}
 
 function typeOf(value) {
   if (value === null) return "null";
@@ -36,7 +40,7 @@ function check(schema, value, path, problems) {
     if (schema.minLength !== undefined && length < schema.minLength) fail(schema.minLength === 1 ? "must not be empty" : `must be at least ${plural(schema.minLength, "character")}`);
     if (schema.maxLength !== undefined && length > schema.maxLength) fail(`must be at most ${plural(schema.maxLength, "character")}`);
     if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) fail(`must match ${schema.pattern}`);
-    if (schema.format === "date" && !DATE.test(value)) fail("must be a date (YYYY-MM-DD)");
+    if (schema.format === "date" && !isDate(value)) fail("must be a date (YYYY-MM-DD)");
   }
   if (typeof value === "number") {
     if (schema.minimum !== undefined && value < schema.minimum) fail(`must be at least ${schema.minimum}`);
