@@ -174,7 +174,7 @@ describe("the gallery, the template pages and the API reference in a browser", (
       for (const name of invoice.data_schema.required!) assert.ok(fields.includes(name), `${name} in the schema table`);
       assert.ok(fields.includes("items[].quantity"), "nested array fields are listed");
       const numberRow = await detail.page.$eval(".schema-table tbody tr", (row) => (row as HTMLElement).innerText);
-      assert.match(numberRow, /^number\s+string\s+yes\s+1–40 characters\s+Invoice number/);
+      assert.match(numberRow, /^number\s+string\s+yes\s+1 to 40 characters\s+Invoice number/);
       const sample = await detail.page.$eval("#try-data", (field) => (field as HTMLTextAreaElement).value);
       assert.deepEqual(JSON.parse(sample), invoice.sample_data);
       const code = await detail.page.$$eval(".snippets pre", (nodes) => nodes.map((node) => node.textContent ?? ""));
@@ -303,6 +303,7 @@ describe("the gallery, the template pages and the API reference in a browser", (
       assert.ok(text.includes(`${body.error} — try again in ${wait} seconds.`), text);
       assert.ok(text.includes(body.hint), text);
       assert.equal(await detail.page.$eval("#try-result", (node) => (node as HTMLElement).hidden), true);
+      assert.equal(await detail.page.$eval("#try-data", (field) => field.getAttribute("aria-invalid")), null, "a 429 is not the data's fault");
     } finally {
       await detail.page.close();
     }

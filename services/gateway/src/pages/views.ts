@@ -27,7 +27,7 @@ type Schema = {
 /** Which page the navigation marks as the current one. */
 type Section = "templates" | "docs";
 
-export function layout(title: string, section: Section, content: string, head = ""): string {
+function layout(title: string, section: Section, content: string, head = ""): string {
   const current = (name: Section) => (name === section ? ' aria-current="page"' : "");
   return `<!doctype html>
 <html lang="en">
@@ -54,7 +54,7 @@ ${content}
 }
 
 /** "A4 portrait" or "1200 × 630 px". */
-export function sizeOf(template: GalleryTemplate): string {
+function sizeOf(template: GalleryTemplate): string {
   if ("page" in template && template.page) return `${template.page.format} ${template.page.landscape ? "landscape" : "portrait"}`;
   if ("width" in template) return `${template.width} × ${template.height} px${template.device_scale_factor > 1 ? ` at ${template.device_scale_factor}×` : ""}`;
   return "";
@@ -104,9 +104,10 @@ function typeLabel(schema: Schema): string {
 function rules(schema: Schema): string[] {
   const found: string[] = [];
   const range = (min: number | undefined, max: number | undefined, unit: string) => {
-    if (min !== undefined && max !== undefined) found.push(`${min}–${max}${unit}`);
-    else if (min !== undefined) found.push(`at least ${min}${unit}`);
-    else if (max !== undefined) found.push(`at most ${max}${unit}`);
+    const [low, high] = [min, max].map((n) => n?.toLocaleString("en-US"));
+    if (low !== undefined && high !== undefined) found.push(`${low} to ${high}${unit}`);
+    else if (low !== undefined) found.push(`at least ${low}${unit}`);
+    else if (high !== undefined) found.push(`at most ${high}${unit}`);
   };
   range(schema.minLength, schema.maxLength, " characters");
   range(schema.minimum, schema.maximum, "");

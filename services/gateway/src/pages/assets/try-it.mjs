@@ -21,7 +21,8 @@ function element(tag, attributes = {}, text = "") {
   return node;
 }
 
-function showProblems(title, lines) {
+/** Problems above the result; blameData marks the data field invalid (not for a 429 or an outage). */
+function showProblems(title, lines, blameData = true) {
   problems.replaceChildren(element("p", {}, title));
   if (lines.length) {
     const list = element("ul");
@@ -29,7 +30,7 @@ function showProblems(title, lines) {
     problems.append(list);
   }
   problems.hidden = false;
-  field.setAttribute("aria-invalid", "true");
+  if (blameData) field.setAttribute("aria-invalid", "true");
 }
 
 function clear() {
@@ -50,8 +51,7 @@ const sameOrigin = (url) => {
 function showResult(body) {
   const kib = (body.size_bytes / 1024).toFixed(1);
   result.append(element("h3", {}, "Result"));
-  const facts = element("p", {}, `${body.content_type}, ${kib} KiB, link valid until ${new Date(body.expires_at).toLocaleString()}. `);
-  result.append(facts);
+  result.append(element("p", {}, `${body.content_type}, ${kib} KiB, link valid until ${new Date(body.expires_at).toLocaleString()}.`));
   if (body.content_type === "application/pdf") {
     result.append(element("iframe", { src: sameOrigin(body.url), title: "The rendered PDF", class: "output" }));
   } else {
@@ -66,9 +66,9 @@ function showResult(body) {
 function showApiError(response, body) {
   if (response.status === 429) {
     const wait = Number(response.headers.get("Retry-After"));
-    showProblems(`${body.error} — try again in ${wait} second${wait === 1 ? "" : "s"}.`, [body.hint]);
+    showProblems(`${body.error} — try again in ${wait} second${wait === 1 ? "" : "s"}.`, [body.hint], false);
   } else {
-    showProblems(`${body.error} (${body.code})`, [body.hint]);
+    showProblems(`${body.error} (${body.code})`, [body.hint], response.status === 422);
   }
 }
 
@@ -89,7 +89,7 @@ async function render(data) {
     else showApiError(response, body);
   } catch {
     status.textContent = "";
-    showProblems("The service could not be reached.", ["Check your connection and try again."]);
+    showProblems("The service could not be reached.", ["Check your connection and try again."], false);
   } finally {
     button.disabled = false;
   }
