@@ -5,6 +5,7 @@ import Koa, { type Middleware } from "koa";
 import { errorBody, notReady } from "@pressroom/platform";
 import type { GatewayDeps } from "./deps";
 import { allowedMethods, errorMiddleware } from "./http/errors";
+import { pageRoutes } from "./pages/pages";
 import { openApiHandler } from "./routes/openapi";
 import { accountRoutes } from "./routes/account";
 import { billingRoutes } from "./routes/billing";
@@ -19,8 +20,9 @@ export interface Route {
 }
 
 /**
- * Every route of the public API, in one table: the app registers exactly
- * these, and a unit test holds the OpenAPI document to the same list.
+ * Every route of the public API, in one table: the app registers these (and
+ * the human pages of pages/pages.ts), and a unit test holds the OpenAPI
+ * document to this list.
  */
 export function routes(deps: GatewayDeps): Route[] {
   const account = accountRoutes(deps);
@@ -77,7 +79,7 @@ export function createApp(deps: GatewayDeps): Koa {
   });
 
   const router = new Router();
-  for (const route of routes(deps)) {
+  for (const route of [...routes(deps), ...pageRoutes(deps)]) {
     if (route.method === "GET") router.get(route.path, route.handler);
     else router.post(route.path, route.handler);
   }

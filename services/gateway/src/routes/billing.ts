@@ -6,6 +6,7 @@ import { admit, throwIfRateLimited } from "../admission";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
+import { escapeHtml } from "../http/html";
 import { onlyFields } from "./account";
 
 /**
@@ -165,8 +166,6 @@ const CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action '
 const LOGO = `<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="3" y="2" width="18" height="20" rx="3" fill="#2f5bea"/><rect x="7" y="7" width="10" height="2" rx="1" fill="#fff"/><rect x="7" y="11" width="10" height="2" rx="1" fill="#fff"/><rect x="7" y="15" width="6" height="2" rx="1" fill="#fff"/></svg>`;
 const CHECK = `<svg viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="11" fill="#13795b"/><path d="M7 12.5l3.2 3.2L17 9" stroke="#fff" stroke-width="2.4" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 const number = (value: number) => value.toLocaleString("en-US");
 
 function planOrUndefined(id: string) {
