@@ -57,6 +57,7 @@ describe("admission across two metering processes", () => {
         // Not called by admission; billing has its own tests.
         IDENTITY_ADDR: "127.0.0.1:9",
         PUBLIC_BASE_URL: "http://127.0.0.1:8080",
+        BILLING_PROVIDER: "local",
       },
       path.join(workDir, `logs-${i}`),
     );

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   const js = nc.jetstream();
 
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);
-  const stripe = config.STRIPE_SECRET_KEY
+  const stripe = config.BILLING_PROVIDER === "stripe"
     ? new StripeProvider(createStripeClient(config.STRIPE_SECRET_KEY), { publicBaseUrl: config.PUBLIC_BASE_URL, webhookSecret: config.STRIPE_WEBHOOK_SECRET })
     : undefined;
   const billing = new BillingService({
@@ -49,7 +49,13 @@ async function main(): Promise<void> {
     keys: identityDirectory(identity),
     sessionTtlSeconds: config.CHECKOUT_TTL_SECONDS,
   });
-  logger.info({ provider: stripe ? "stripe" : "local", stripeWebhooks: Boolean(stripe?.canVerifyWebhooks) }, "billing configured");
+  if (stripe) logger.info({ provider: "stripe", stripeWebhooks: stripe.canVerifyWebhooks }, "billing configured");
+  else {
+    logger.warn(
+      { provider: "local" },
+      "BILLING_PROVIDER=local: FOR DEVELOPMENT ONLY. Checkouts upgrade keys WITHOUT ANY PAYMENT. Set BILLING_PROVIDER=stripe (with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET) in production.",
+    );
+  }
 
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,

@@ -211,6 +211,7 @@ export class RenderWorker extends ConsumerLoop {
         kind: template.row.output,
         page: pageSettingsOf(template.row),
         image: imageSettingsOf(template.row),
+        scriptErrors: template.row.settings.script_errors ?? "fail",
       };
     }
     return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
