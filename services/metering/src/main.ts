@@ -14,6 +14,7 @@ import {
   subjects,
 } from "@pressroom/platform";
 import { sweep } from "./admission/admission.repository";
+import { sweepIdempotencyKeys } from "./admission/idempotency.repository";
 import { BillingService } from "./billing/billing.service";
 import { identityDirectory } from "./billing/identity";
 import { LocalProvider } from "./billing/local.provider";
@@ -94,8 +95,8 @@ async function main(): Promise<void> {
   await jobEvents.start();
 
   const sweeper = setInterval(() => {
-    sweep(db).then(
-      (removed) => logger.debug({ removed }, "metering sweep"),
+    Promise.all([sweep(db), sweepIdempotencyKeys(db)]).then(
+      ([removed, idempotencyKeys]) => logger.debug({ removed: { ...removed, idempotencyKeys } }, "metering sweep"),
       (err: unknown) => logger.warn({ err }, "metering sweep failed; the next one will retry"),
     );
   }, config.SWEEP_INTERVAL_MS);
