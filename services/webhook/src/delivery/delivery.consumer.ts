@@ -22,6 +22,8 @@ export interface DeliveryDeps {
   secrets: SecretSource;
   policy: RetryPolicy;
   concurrency: number;
+  /** Deliveries of one API key in flight at once here; the key's others wait their turn in the queue. */
+  perKeyConcurrency: number;
 }
 
 /** What to do with the WEBHOOKS message once the handler is done. */
@@ -35,6 +37,8 @@ const BUSY_RETRY_MS = 2_000;
 const SECRET_RETRY_MS = 5_000;
 /** How often a handler tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
+/** Wait before looking again at a delivery whose key already has its share in flight. */
+const KEY_BUSY_RETRY_MS = 500;
 
 /**
  * Delivers callbacks from the WEBHOOKS work queue (durable
@@ -49,8 +53,14 @@ const HEARTBEAT_MS = 10_000;
  * Exclusivity: an attempt runs under a Postgres advisory lock on the event id
  * (held by a transaction, so a crash releases it), and re-reads the job's
  * events after taking it.
+ *
+ * Fairness: one key has at most `perKeyConcurrency` deliveries in flight here;
+ * a message of a key at its share goes straight back to the queue (not an
+ * attempt), so a slow or dead endpoint cannot take every slot of the replica.
  */
 export class DeliveryConsumer extends ConsumerLoop {
+  private readonly inFlightByKey = new Map<string, number>();
+
   constructor(private readonly deps: DeliveryDeps) {
     super({ js: deps.js, stream: streams.WEBHOOKS, consumer: consumers.webhookDelivery, concurrency: deps.concurrency });
   }
@@ -67,6 +77,22 @@ export class DeliveryConsumer extends ConsumerLoop {
       msg.term("undecodable");
       return;
     }
+    const held = this.inFlightByKey.get(message.key_id) ?? 0;
+    if (held >= this.deps.perKeyConcurrency) {
+      msg.nak(KEY_BUSY_RETRY_MS);
+      return;
+    }
+    this.inFlightByKey.set(message.key_id, held + 1);
+    try {
+      await this.handleOwn(msg, message);
+    } finally {
+      const left = (this.inFlightByKey.get(message.key_id) ?? 1) - 1;
+      if (left > 0) this.inFlightByKey.set(message.key_id, left);
+      else this.inFlightByKey.delete(message.key_id);
+    }
+  }
+
+  private async handleOwn(msg: JsMsg, message: DeliveryMessage): Promise<void> {
     const disposition = await consumeSpan(subjects.webhookDelivery, msg.headers, { "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }, async () => {
       const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
       try {
