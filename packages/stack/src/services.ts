@@ -47,6 +47,8 @@ export interface StackOptions {
   logDir: string;
   publicBaseUrl?: string;
   signingSecret?: string;
+  /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters); random when absent. */
+  secretEncryptionKey?: string;
   /** Extra environment for every service, or per service. */
   env?: NodeJS.ProcessEnv;
   serviceEnv?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
@@ -90,7 +92,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {
-    identity: { GRPC_PORT: String(ports.grpc.identity) },
+    identity: { GRPC_PORT: String(ports.grpc.identity), WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? randomBytes(32).toString("hex") },
     // The stack is for development and tests: the local payment provider, unless the caller's environment names one.
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render) },

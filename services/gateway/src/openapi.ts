@@ -224,6 +224,20 @@ export const openApiDocument = {
         },
       },
     },
+    "/v1/keys/webhook-secret/rotate": {
+      post: {
+        operationId: "rotateWebhookSecret",
+        summary: "Replace the calling key's webhook secret",
+        description:
+          "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. Rotating again within the 24 hours ends the older secret at once. No request body.",
+        tags: ["Account"],
+        security: [{ bearerAuth: [] }],
+        responses: {
+          "200": jsonResponse("The new secret.", ref("RotatedWebhookSecret"), RATE_HEADERS),
+          ...keyedErrors,
+        },
+      },
+    },
     "/v1/billing/checkout": {
       post: {
         operationId: "createCheckout",
@@ -609,6 +623,15 @@ export const openApiDocument = {
         additionalProperties: false,
         required: ["secret"],
         properties: { secret: { type: "string", pattern: "^whsec_[A-Za-z0-9+/_-]{43}=?$" } },
+      },
+      RotatedWebhookSecret: {
+        type: "object",
+        additionalProperties: false,
+        required: ["secret", "previous_secret_expires_at"],
+        properties: {
+          secret: { type: "string", pattern: "^whsec_[A-Za-z0-9+/_-]{43}=?$" },
+          previous_secret_expires_at: { type: "string", format: "date-time", description: "Until when the replaced secret also signs callbacks." },
+        },
       },
       CheckoutRequest: {
         type: "object",

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   const secrets: SecretSource = {
     async get(keyId) {
       try {
-        return (await call(identity, identity.getWebhookSecret, { keyId })).secret || undefined;
+        const { secret, previousSecret } = await call(identity, identity.getWebhookSecret, { keyId });
+        if (!secret) return undefined;
+        return previousSecret ? [secret, previousSecret] : [secret];
       } catch (err) {
         if (err instanceof AppError && err.code === "NOT_FOUND") return undefined;
         throw err;

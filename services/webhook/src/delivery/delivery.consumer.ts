@@ -8,9 +8,13 @@ import type { Poster, PostResult } from "./http";
 import { appendAfter } from "./job-log";
 import { nextStep, parseRetryAfter, type RetryPolicy } from "./schedule";
 
-/** Where the key's current webhook secret comes from (identity's GetWebhookSecret). Undefined: the key no longer exists. */
+/**
+ * Where the key's webhook secrets come from (identity's GetWebhookSecret): the
+ * current one first, then the one a rotation replaced while it is still in
+ * use. Undefined: the key no longer exists.
+ */
 export interface SecretSource {
-  get(keyId: string): Promise<string | undefined>;
+  get(keyId: string): Promise<string[] | undefined>;
 }
 
 export interface DeliveryDeps {
@@ -160,15 +164,15 @@ export class DeliveryConsumer extends ConsumerLoop {
       return { ack: true };
     }
 
-    let secret: string | undefined;
+    let secrets: string[] | undefined;
     try {
-      secret = await this.deps.secrets.get(job.keyId);
+      secrets = await this.deps.secrets.get(job.keyId);
     } catch (err) {
       // Our side is down: not an attempt, look again shortly.
       logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
       return { nakMs: SECRET_RETRY_MS };
     }
-    if (secret === undefined) {
+    if (secrets === undefined) {
       await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: attempt - 1, reason: "the API key no longer exists" } })]);
       logger.warn({ jobId: job.id }, "webhook dropped: the key no longer exists");
       return { ack: true };
@@ -177,7 +181,7 @@ export class DeliveryConsumer extends ConsumerLoop {
     const headers = {
       "Content-Type": "application/json",
       "User-Agent": USER_AGENT,
-      ...signatureHeaders({ eventId: body.eventId, body: body.text, secret, timestampSeconds: Math.floor(Date.now() / 1_000) }),
+      ...signatureHeaders({ eventId: body.eventId, body: body.text, secrets, timestampSeconds: Math.floor(Date.now() / 1_000) }),
     };
     const result = await this.deps.poster.post(job.webhookUrl, body.text, headers);
     return this.settle(job, lastSeq, attempt, result);
