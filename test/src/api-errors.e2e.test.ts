@@ -300,6 +300,20 @@ describe("errors, check order and validation over HTTP", () => {
       await rejected("/v1/render", { html: "<p>x</p>", data: filler(262_145) }, /^data: must be at most 262144 bytes/);
     });
 
+    it("data nested 60,000 levels deep is 422 PAYLOAD_INVALID naming the limit of 64, and counts toward the rate", async () => {
+      const nested = (levels: number) => `{"html":"<p>x</p>","webhook_url":"${WEBHOOK}","data":${'{"a":'.repeat(levels - 1)}1${"}".repeat(levels - 1)}}`;
+      const fresh = (await h.admin.createKey("business")).apiKey;
+      for (const [path, levels] of [["/v1/render", 60_000], ["/v1/render", 65], ["/v1/image", 60_000], ["/v1/billing/checkout", 65]] as const) {
+        const first = await h.api.request("POST", path, { key: fresh, body: nested(levels), headers: { "content-type": "application/json" } });
+        assert.match(expectError(first, 422, "PAYLOAD_INVALID"), /deeper than 64 levels/, `${path} at ${levels} levels`);
+        expectRateHeaders(first, 1000);
+      }
+      const usage = await h.api.get("/v1/keys/usage", { key: fresh });
+      assert.equal(usage.headers["ratelimit-remaining"], String(1000 - 5), "the four refused requests and this one were counted");
+      const atLimit = await h.api.request("POST", "/v1/render", { key: fresh, body: nested(64), headers: { "content-type": "application/json" } });
+      assert.equal(atLimit.status, 202, atLimit.text);
+    });
+
     it("webhook_url: absolute https, port absent or 443, no user info, at most 2,048 characters", async () => {
       const base = "https://hooks.example.com/";
       const exactly = `${base}${"a".repeat(2048 - base.length)}`;
@@ -385,6 +399,10 @@ describe("errors, check order and validation over HTTP", () => {
   });
 
   describe("server-side failures", () => {
+    it("metering, on the stack's local payment provider, says loudly that it upgrades without payment", () => {
+      assert.match(h.stack.output(), /"level":"warn",.*BILLING_PROVIDER=local: FOR DEVELOPMENT ONLY\. Checkouts upgrade keys WITHOUT ANY PAYMENT/);
+    });
+
     it("a dependency that is down is 500 INTERNAL_ERROR in the same shape, and the service recovers", async () => {
       const fresh = (await h.admin.createKey("business")).apiKey;
       await h.stack.services.kill("identity");

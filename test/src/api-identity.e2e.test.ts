@@ -157,8 +157,8 @@ describe("identity over HTTP", () => {
       assert.equal(new Set(keys.map((k) => k.apiKey)).size, keys.length);
       const secrets: string[] = [];
       for (const { apiKey, keyId } of keys.slice(0, 4)) {
-        const { rows } = await db.query("select webhook_secret from identity.api_keys where key_id = $1", [keyId]);
-        const stored = rows[0].webhook_secret as string;
+        const { rows } = await db.query("select webhook_secret, webhook_secret_sealed from identity.api_keys where key_id = $1", [keyId]);
+        const stored = rows[0] as { webhook_secret: string | null; webhook_secret_sealed: string };
         const response = await h.api.get("/v1/keys/webhook-secret", { key: apiKey });
         assert.equal(response.status, 200, response.text);
         assert.deepEqual(Object.keys(response.json), ["secret"]);
@@ -166,7 +166,9 @@ describe("identity over HTTP", () => {
         const secret = response.json.secret as string;
         assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
         assert.equal(Buffer.from(secret.slice(6), "base64url").length, 32);
-        assert.equal(secret, stored, "created with the key, before anyone asked for it");
+        assert.equal(stored.webhook_secret, null, "never stored in plaintext");
+        assert.match(stored.webhook_secret_sealed, /^v1\./, "created (sealed) with the key, before anyone asked for it");
+        assert.ok(!stored.webhook_secret_sealed.includes(secret.slice(6, 30)));
         assert.equal((await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json.secret, secret, "stable");
         secrets.push(secret);
       }

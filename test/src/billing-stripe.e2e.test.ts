@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
 import { after, before, describe, it } from "node:test";
 import { accountEventsV1 } from "@pressroom/contracts";
 import { streams } from "@pressroom/platform";
+import { distinctFreePorts, serviceEnv, startService } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import Stripe from "stripe";
 import { billingOpenApiPaths } from "../../services/gateway/src/routes/billing";
@@ -96,7 +98,7 @@ describe("billing with the Stripe provider: the verified webhook", () => {
   }
 
   before(async () => {
-    h = await startHarness({ only: WITHOUT_RENDER, serviceEnv: { metering: { STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } } });
+    h = await startHarness({ only: WITHOUT_RENDER, serviceEnv: { metering: { BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } } });
     h.api.remember(WEBHOOK_SECRET);
     nc = await connect({ servers: h.stack.natsUrl });
   });
@@ -104,6 +106,18 @@ describe("billing with the Stripe provider: the verified webhook", () => {
   after(async () => {
     await nc?.close();
     await h?.stop();
+  });
+
+  it("metering runs Stripe without the development warning, and refuses to start when no provider is named", async () => {
+    assert.ok(h.stack.output().includes('"provider":"stripe"'));
+    assert.ok(!h.stack.output().includes("BILLING_PROVIDER=local"));
+    const [grpc, health] = await distinctFreePorts(2);
+    const env = serviceEnv("metering", { databaseUrl: h.stack.databaseUrl, natsUrl: h.stack.natsUrl, ports: { ...h.stack.ports, grpc: { ...h.stack.ports.grpc, metering: grpc! }, health: { ...h.stack.ports.health, metering: health! } }, logDir: tmpdir() });
+    delete env.BILLING_PROVIDER;
+    const unnamed = startService("metering", { ...env, STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }, tmpdir());
+    const code = await new Promise<number | null>((resolve) => unnamed.child.once("exit", resolve));
+    assert.equal(code, 1, "a Stripe key alone does not choose the provider: metering exits");
+    assert.match(unnamed.output.join(""), /BILLING_PROVIDER: required: \\"stripe\\", or \\"local\\" for development/);
   });
 
   it("checkout.session.completed upgrades the key once, recorded as account.plan_changed by billing:stripe", async () => {

@@ -36,7 +36,7 @@ describe("admission across two metering processes", () => {
   const on = (i: number) => replicas[i % replicas.length]!.client;
   const admit = (i: number, request: Partial<meteringV1.AdmitRequest>) => {
     const client = on(i);
-    return call(client, client.admit, { keyId: "", plan: "free", renderJobId: "", ...request });
+    return call(client, client.admit, { keyId: "", plan: "free", renderJobId: "", idempotency: undefined, ...request });
   };
   const usage = async (key: string, plan: string) => (await call(on(0), on(0).getUsage, { keyId: key, plan })).usage!;
   const setUsed = (key: string, plan: string, used: number) => call(on(1), on(1).setUsage, { keyId: key, plan, rendersUsed: String(used), actor: "test" });
@@ -57,6 +57,7 @@ describe("admission across two metering processes", () => {
         // Not called by admission; billing has its own tests.
         IDENTITY_ADDR: "127.0.0.1:9",
         PUBLIC_BASE_URL: "http://127.0.0.1:8080",
+        BILLING_PROVIDER: "local",
       },
       path.join(workDir, `logs-${i}`),
     );
@@ -222,7 +223,7 @@ describe("admission across two metering processes", () => {
     const first = (await burst).filter((r): r is meteringV1.AdmitResponse => r !== undefined);
     assert.ok(first.length < 40, "some calls died with the process");
     const survivor = replicas[1]!.client;
-    const rest = await Promise.all(Array.from({ length: 20 }, () => call(survivor, survivor.admit, { keyId: key, plan: "business", renderJobId: newId("job") })));
+    const rest = await Promise.all(Array.from({ length: 20 }, () => call(survivor, survivor.admit, { keyId: key, plan: "business", renderJobId: newId("job"), idempotency: undefined })));
     // A call the dead process decided may have committed without its answer arriving: never more than LEFT, and the quota ends exactly full.
     assert.ok(count(first, Decision.DECISION_ALLOWED) + count(rest, Decision.DECISION_ALLOWED) <= LEFT);
     const now = (await call(survivor, survivor.getUsage, { keyId: key, plan: "business" })).usage!;

@@ -89,6 +89,24 @@ describe("Pressroom over HTTP", () => {
     assert.deepEqual(JSON.parse(server.last.body), request);
   });
 
+  it("sends idempotencyKey as the Idempotency-Key header on render, image and checkout, and refuses a malformed one", async () => {
+    server.handler = (_req, res) => json(res, 202, { id: "job_03", status: "queued" }, { "Idempotent-Replayed": "true" });
+    await client.render({ html: "<p>x</p>", data: {}, webhook_url: "https://example.com/hook" }, { idempotencyKey: "order-42" });
+    assert.equal(server.last.headers["idempotency-key"], "order-42");
+    await client.image({ template_id: "social-card", data: {} }, { idempotencyKey: "~".repeat(255) });
+    assert.equal(server.last.headers["idempotency-key"], "~".repeat(255));
+    server.handler = (_req, res) => json(res, 201, { checkout_url: "http://x/c", session_id: "chk_1", plan: "pro" });
+    await client.checkout({ plan: "pro" }, { idempotencyKey: "upgrade-1" });
+    assert.equal(server.last.headers["idempotency-key"], "upgrade-1");
+    await client.render({ html: "<p>x</p>", data: {} });
+    assert.equal(server.last.headers["idempotency-key"], undefined, "no header without the option");
+    const sent = server.requests.length;
+    for (const bad of ["", "a b", "x".repeat(256), "caf\u00e9"]) {
+      await assert.rejects(client.render({ html: "<p>x</p>", data: {} }, { idempotencyKey: bad }), /idempotencyKey must be 1 to 255 visible ASCII characters/);
+    }
+    assert.equal(server.requests.length, sent, "nothing sent with a malformed key");
+  });
+
   it("image posts to /v1/image", async () => {
     server.handler = (_req, res) => json(res, 200, { ...succeeded, content_type: "image/png" });
     const result = await client.image({ template_id: "social-card", data: { title: "Launch" } });

@@ -25,6 +25,19 @@ export interface PressroomOptions {
   fetch?: FetchLike;
 }
 
+/**
+ * Options of a call that changes something (render, image, checkout).
+ * `idempotencyKey` makes a retry safe: send the same key (1–255 visible ASCII
+ * characters, e.g. a UUID) with every retry of one operation, and the service
+ * answers the first response again instead of doing it twice (24 h, per API
+ * key). The same key with a different request rejects with IDEMPOTENCY_KEY_REUSED.
+ */
+export interface RequestOptions {
+  idempotencyKey?: string;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
 export interface SignupOptions {
   email: string;
   baseUrl?: string;
@@ -58,27 +71,31 @@ export class Pressroom {
     return requestJson<SignupResponse>(makeTransport(transportOptions), "POST", "/v1/signup", { body: { email } });
   }
 
-  #call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
-    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body });
+  #call<T>(method: "GET" | "POST", path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+    const { idempotencyKey } = options;
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      return Promise.reject(new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters"));
+    }
+    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey });
   }
 
   /**
    * POST /v1/render: a PDF from `template_id` or `html`. Without webhook_url
    * the answer is the finished output (or `queued` when the service's wait
    * ran out: poll `job(id)`); with webhook_url it is always `queued` and the
-   * result arrives by signed callback.
+   * result arrives by signed callback. See RequestOptions for idempotencyKey.
    */
-  render(request: RenderRequest & { webhook_url: string }): Promise<JobQueued>;
-  render(request: RenderRequest): Promise<RenderResponse>;
-  render(request: RenderRequest): Promise<RenderResponse> {
-    return this.#call<RenderResponse>("POST", "/v1/render", request);
+  render(request: RenderRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse>;
+  render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse> {
+    return this.#call<RenderResponse>("POST", "/v1/render", request, options);
   }
 
   /** POST /v1/image: a PNG from an image template. Same answers as `render`. */
-  image(request: ImageRequest & { webhook_url: string }): Promise<JobQueued>;
-  image(request: ImageRequest): Promise<ImageResponse>;
-  image(request: ImageRequest): Promise<ImageResponse> {
-    return this.#call<ImageResponse>("POST", "/v1/image", request);
+  image(request: ImageRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
+  image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
+    return this.#call<ImageResponse>("POST", "/v1/image", request, options);
   }
 
   /** GET /v1/templates: the public catalog. */
@@ -97,8 +114,8 @@ export class Pressroom {
   }
 
   /** POST /v1/billing/checkout: starts an upgrade; send the user to `checkout_url`. */
-  checkout(request: CheckoutRequest): Promise<CheckoutResponse> {
-    return this.#call<CheckoutResponse>("POST", "/v1/billing/checkout", { plan: request.plan });
+  checkout(request: CheckoutRequest, options?: RequestOptions): Promise<CheckoutResponse> {
+    return this.#call<CheckoutResponse>("POST", "/v1/billing/checkout", { plan: request.plan }, options);
   }
 
   /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */

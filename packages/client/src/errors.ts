@@ -18,6 +18,7 @@ export type PressroomErrorCode =
   | "URL_INVALID"
   | "URL_EXPIRED"
   | "PLAN_INVALID"
+  | "IDEMPOTENCY_KEY_REUSED"
   | "INTERNAL_ERROR"
   | "UNAVAILABLE"
   /** Client-side only: the request never got an HTTP response (network failure). */

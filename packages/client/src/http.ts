@@ -128,11 +128,12 @@ export async function requestJson<T>(
   transport: Transport,
   method: "GET" | "POST",
   path: string,
-  options: { apiKey?: string; body?: unknown } = {},
+  options: { apiKey?: string; body?: unknown; idempotencyKey?: string } = {},
 ): Promise<T> {
   const url = `${transport.baseUrl}${path}`;
   const headers: Record<string, string> = { Accept: "application/json", "User-Agent": USER_AGENT };
   if (options.apiKey !== undefined) headers.Authorization = `Bearer ${options.apiKey}`;
+  if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
   const init: RequestInit = { method, headers };
   if (options.body !== undefined) {
     headers["Content-Type"] = "application/json";

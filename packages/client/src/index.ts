@@ -1,4 +1,4 @@
-export { Pressroom, PressroomClient, type PressroomOptions, type SignupOptions } from "./client";
+export { Pressroom, PressroomClient, type PressroomOptions, type RequestOptions, type SignupOptions } from "./client";
 export { PressroomError, PressroomSignatureError, type PressroomErrorCode, type PressroomErrorInit } from "./errors";
 export { DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS, type FetchLike } from "./http";
 export {

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   URL_INVALID: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   URL_EXPIRED: { http: 410, grpc: GrpcStatus.NOT_FOUND },
   PLAN_INVALID: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
+  IDEMPOTENCY_KEY_REUSED: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION },
   INTERNAL_ERROR: { http: 500, grpc: GrpcStatus.INTERNAL },
   UNAVAILABLE: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
 } as const;

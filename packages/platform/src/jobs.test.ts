@@ -10,7 +10,7 @@ function history(...events: jobEventsV1.JobEvent[]): StoredJobEvent[] {
 }
 
 const accepted = (webhookUrl = "") =>
-  jobEvent("job.accepted", { ...ids, source: "gateway", accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, html: "", dataJson: "{}", webhookUrl, plan: "demo" } });
+  jobEvent("job.accepted", { ...ids, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, dataJson: "{}", webhookUrl, plan: "demo" }) });
 const started = (attempt = 1) => jobEvent("job.started", { ...ids, source: "render", started: { worker: "w", attempt } });
 const succeeded = () =>
   jobEvent("job.succeeded", { ...ids, source: "render", succeeded: { outputId: "out_x", url: "u", expiresAt: "e", contentType: "application/pdf", sizeBytes: "10", pages: 1, renderMs: 5 } });

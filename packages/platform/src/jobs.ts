@@ -62,6 +62,16 @@ export function jobEvent(
 }
 
 /**
+ * The acceptance as the JOBS stream keeps it: without the request's html and
+ * data (often personal data, and the stream keeps events for 90 days), which
+ * only the RENDER command carries; their SHA-256 and size stay. Same event id.
+ */
+export function retainedAcceptance(event: JobEvent): JobEvent {
+  if (!event.accepted) return event;
+  return { ...event, accepted: { ...event.accepted, html: "", dataJson: "" } };
+}
+
+/**
  * The job's state is the fold of its events. Events that an append guard
  * would have refused (anything but webhook bookkeeping after a terminal
  * event) are ignored, so a corrupt history can never resurrect a job.

@@ -12,6 +12,7 @@ describe("up.sh's environment", () => {
     OTEL_SERVICE_NAME: "mine",
     STRIPE_SECRET_KEY: "sk_test_x",
     CHROMIUM_PATH: "/usr/bin/chromium",
+    BILLING_PROVIDER: "stripe",
     DATABASE_URL: "postgres://elsewhere/db",
     GRPC_PORT: "1",
     RENDERER: "not ours",
@@ -24,7 +25,14 @@ describe("up.sh's environment", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
       STRIPE_SECRET_KEY: "sk_test_x",
       CHROMIUM_PATH: "/usr/bin/chromium",
+      BILLING_PROVIDER: "stripe",
     });
+  });
+
+  it("runs metering with the local payment provider unless the caller names one", () => {
+    const options = { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
+    assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
+    assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
   it("keeps the stack's wiring over what is forwarded", () => {

@@ -47,6 +47,8 @@ export interface StackOptions {
   logDir: string;
   publicBaseUrl?: string;
   signingSecret?: string;
+  /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters); random when absent. */
+  secretEncryptionKey?: string;
   /** Extra environment for every service, or per service. */
   env?: NodeJS.ProcessEnv;
   serviceEnv?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
@@ -60,13 +62,13 @@ function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
 
 /**
  * The services' own settings found in an environment (up.sh's caller's):
- * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_* and CHROMIUM_PATH, minus the wiring the
+ * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_*, CHROMIUM_PATH and BILLING_PROVIDER, minus the wiring the
  * stack sets itself (addresses, ports, the database, NATS, secrets it makes).
  */
 export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const wiring = new Set(["RENDER_ADDR", "OTEL_SERVICE_NAME"]);
   return Object.fromEntries(
-    Object.entries(env).filter(([name, value]) => value !== undefined && !wiring.has(name) && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^CHROMIUM_PATH$/.test(name)),
+    Object.entries(env).filter(([name, value]) => value !== undefined && !wiring.has(name) && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name)),
   );
 }
 
@@ -90,8 +92,9 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {
-    identity: { GRPC_PORT: String(ports.grpc.identity) },
-    metering: { GRPC_PORT: String(ports.grpc.metering) },
+    identity: { GRPC_PORT: String(ports.grpc.identity), WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? randomBytes(32).toString("hex") },
+    // The stack is for development and tests: the local payment provider, unless the caller's environment names one.
+    metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render) },
     storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
     webhook: {},

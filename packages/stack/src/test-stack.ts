@@ -51,11 +51,13 @@ export async function startTestStack(options: Partial<Pick<StackOptions, "env" |
   const nats = await startPrivateNats(path.join(workDir, "nats"));
   const ports = await freePorts();
   const signingSecret = randomBytes(32).toString("hex");
+  // Kept for the stack's life, so that a restarted identity opens the secrets it sealed.
+  const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
     await runMigrations(database.url);
     services = await startServices(
-      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv: options.serviceEnv },
+      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv: options.serviceEnv },
       options.only,
     );
   } catch (err) {

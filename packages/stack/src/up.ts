@@ -13,8 +13,9 @@ function say(message: string): void {
 }
 
 /** A signing secret kept across runs, so links from an earlier run stay valid. */
-function signingSecret(): string {
-  const file = path.join(DATA_DIR, "output-signing-secret");
+/** A secret made once and kept under .data, so that restarts keep what it signed or sealed. */
+function keptSecret(name: string): string {
+  const file = path.join(DATA_DIR, name);
   if (!existsSync(file)) {
     mkdirSync(DATA_DIR, { recursive: true });
     writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600 });
@@ -71,7 +72,8 @@ async function main(): Promise<void> {
       ports: DEFAULT_PORTS,
       logDir: path.join(DATA_DIR, "logs"),
       publicBaseUrl: baseUrl,
-      signingSecret: signingSecret(),
+      signingSecret: keptSecret("output-signing-secret"),
+      secretEncryptionKey: keptSecret("webhook-secret-encryption-key"),
       env: { RENDER_SLOTS: "2", ...forwardedSettings(process.env) },
       echo: process.env.PRESSROOM_QUIET ? undefined : process.stderr,
     });

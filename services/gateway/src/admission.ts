@@ -15,8 +15,9 @@ export async function admit(
   metering: meteringV1.MeteringServiceClient,
   principal: Principal,
   renderJobId = "",
+  idempotency?: meteringV1.Idempotency,
 ): Promise<meteringV1.AdmitResponse> {
-  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId });
+  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId, idempotency });
   if (response.rate) {
     ctx.set("RateLimit-Limit", String(response.rate.limit));
     ctx.set("RateLimit-Remaining", String(response.rate.remaining));

@@ -34,6 +34,7 @@ export function routes(deps: GatewayDeps): Route[] {
     { method: "GET", path: "/v1/templates/:id/preview.png", handler: account.templatePreview },
     { method: "GET", path: "/v1/keys/usage", handler: account.usage },
     { method: "GET", path: "/v1/keys/webhook-secret", handler: account.webhookSecret },
+    { method: "POST", path: "/v1/keys/webhook-secret/rotate", handler: account.rotateWebhookSecret },
     { method: "POST", path: "/v1/billing/checkout", handler: billing.checkout },
     { method: "GET", path: "/v1/billing/checkout/:id", handler: billing.checkoutPage },
     { method: "POST", path: "/v1/billing/checkout/:id", handler: billing.confirm },

@@ -93,6 +93,7 @@ describe("the OpenAPI document", () => {
       "GET /v1/keys/webhook-secret",
       "POST /v1/billing/checkout",
       "POST /v1/image",
+      "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
     ]);
     for (const { method, path, op } of keyed) {

@@ -23,6 +23,7 @@ const ERROR_CODES = [
   "URL_INVALID",
   "URL_EXPIRED",
   "PLAN_INVALID",
+  "IDEMPOTENCY_KEY_REUSED",
   "INTERNAL_ERROR",
   "UNAVAILABLE",
 ] as const;
@@ -40,6 +41,12 @@ const RATE_HEADERS = {
 };
 
 const COMMON_HEADERS = { "Request-Id": header("Request-Id") };
+
+/** On the operations that take an Idempotency-Key: the headers of a response that may be a replay. */
+const REPLAYABLE_HEADERS = { ...RATE_HEADERS, "Idempotent-Replayed": header("Idempotent-Replayed") };
+
+const IDEMPOTENCY_DESCRIPTION =
+  " **Idempotency-Key** (optional header, 1–255 visible ASCII characters, scoped to the API key, kept 24 h, exact across servers): the same key with the same body again answers the first response (status and body, the same job id) with `Idempotent-Replayed: true`, counted once against the quota; a duplicate while the first request is still running waits for it (sync) or gets the same 202 (async). The same key with another body is 422 IDEMPOTENCY_KEY_REUSED. A first request refused before it was admitted (401, 404, 422 PAYLOAD_INVALID, 429) or answered 5xx leaves the key unused, so retry it with the same key.";
 
 function errorResponse(description: string, codes: readonly ErrorCode[], headers: Record<string, unknown> = {}) {
   return {
@@ -73,9 +80,9 @@ const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
   "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
   "422": errorResponse(
-    "The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, unknown field, template_id pattern, html over 524,288 bytes, bad webhook_url, data not an object or not matching the template's data_schema; the message names the field), or the document could not be rendered (RENDER_FAILED: script error, render timeout, output too large).",
-    ["PAYLOAD_INVALID", "RENDER_FAILED"],
-    RATE_HEADERS,
+    "The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than 64 levels, unknown field, template_id pattern, html over 524,288 bytes, bad webhook_url, data not an object or not matching the template's data_schema, malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, whose first line the message gives, render timeout, output too large), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
+    ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
+    REPLAYABLE_HEADERS,
   ),
   "429": errorResponse(
     "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. CONCURRENCY_EXCEEDED: too many renders in flight. Checked in that order, after the key, the body and the template.",
@@ -94,17 +101,19 @@ function jobOperation(kind: "render" | "image") {
       `${isImage ? "Renders a png template (its width and height) filled with data." : "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data."} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; a job still running then is answered 202 like an async one. " +
       "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
-      "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED).",
+      "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
+      IDEMPOTENCY_DESCRIPTION,
     tags: ["Rendering"],
     security: [{ bearerAuth: [] }],
+    parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }],
     requestBody: {
       required: true,
       content: { "application/json": { schema: ref(isImage ? "ImageRequest" : "RenderRequest") } },
     },
     responses: {
-      "200": jsonResponse("Rendered (sync). The url is a signed, expiring download link: treat it like the document itself.", ref("RenderSucceeded"), RATE_HEADERS),
+      "200": jsonResponse("Rendered (sync). The url is a signed, expiring download link: treat it like the document itself.", ref("RenderSucceeded"), REPLAYABLE_HEADERS),
       "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", ref("JobAccepted"), {
-        ...RATE_HEADERS,
+        ...REPLAYABLE_HEADERS,
         Location: header("Location"),
       }),
       ...JOB_REQUEST_ERRORS,
@@ -215,18 +224,37 @@ export const openApiDocument = {
         },
       },
     },
+    "/v1/keys/webhook-secret/rotate": {
+      post: {
+        operationId: "rotateWebhookSecret",
+        summary: "Replace the calling key's webhook secret",
+        description:
+          "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. Rotating again within the 24 hours ends the older secret at once. No request body.",
+        tags: ["Account"],
+        security: [{ bearerAuth: [] }],
+        responses: {
+          "200": jsonResponse("The new secret.", ref("RotatedWebhookSecret"), RATE_HEADERS),
+          ...keyedErrors,
+        },
+      },
+    },
     "/v1/billing/checkout": {
       post: {
         operationId: "createCheckout",
         summary: "Start an upgrade of the calling key's plan",
-        description: "Answers a checkout URL; opening it and paying upgrades the key's plan.",
+        description: "Answers a checkout URL; opening it and paying upgrades the key's plan." + IDEMPOTENCY_DESCRIPTION.replace(" (sync) or gets the same 202 (async)", ""),
         tags: ["Account"],
         security: [{ bearerAuth: [] }],
+        parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }],
         requestBody: { required: true, content: { "application/json": { schema: ref("CheckoutRequest") } } },
         responses: {
-          "201": jsonResponse("A checkout session.", ref("CheckoutSession"), RATE_HEADERS),
+          "201": jsonResponse("A checkout session.", ref("CheckoutSession"), REPLAYABLE_HEADERS),
           "401": unauthorized,
-          "422": errorResponse("The body failed validation (PAYLOAD_INVALID), or the plan is not an upgrade of the key's plan (PLAN_INVALID).", ["PAYLOAD_INVALID", "PLAN_INVALID"], RATE_HEADERS),
+          "422": errorResponse(
+            "The body failed validation (PAYLOAD_INVALID), the plan is not an upgrade of the key's plan (PLAN_INVALID), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
+            ["PAYLOAD_INVALID", "PLAN_INVALID", "IDEMPOTENCY_KEY_REUSED"],
+            REPLAYABLE_HEADERS,
+          ),
           "429": rateLimited,
           "500": internal,
         },
@@ -355,6 +383,13 @@ export const openApiDocument = {
     },
     parameters: {
       TemplateId: { name: "id", in: "path", required: true, schema: ref("TemplateId") },
+      IdempotencyKey: {
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        description: "Makes a retry safe: a unique value per operation (e.g. a UUID), sent again unchanged with every retry of it. Scoped to the API key, kept 24 h.",
+        schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+      },
     },
     headers: {
       "Request-Id": { description: "The trace id of the request (a random id of the same form where the request is not traced).", required: true, schema: { type: "string", pattern: "^[0-9a-f]{32}$" } },
@@ -370,6 +405,11 @@ export const openApiDocument = {
       "Content-Disposition": { description: "inline, with a file name such as invoice-job_….pdf.", required: true, schema: { type: "string", pattern: "^inline; filename=\"[^\"]+\"" } },
       "Referrer-Policy": { description: "no-referrer: the signed URL never leaks through a Referer header.", required: true, schema: { type: "string", const: "no-referrer" } },
       Allow: { description: "The methods the path supports.", required: true, schema: { type: "string" } },
+      "Idempotent-Replayed": {
+        description: "true when this is the recorded response of an earlier request with the same Idempotency-Key (absent otherwise).",
+        required: false,
+        schema: { type: "string", const: "true" },
+      },
     },
     responses: {
       NotFound: errorResponse("No such route (any unknown path).", ["NOT_FOUND"]),
@@ -583,6 +623,15 @@ export const openApiDocument = {
         additionalProperties: false,
         required: ["secret"],
         properties: { secret: { type: "string", pattern: "^whsec_[A-Za-z0-9+/_-]{43}=?$" } },
+      },
+      RotatedWebhookSecret: {
+        type: "object",
+        additionalProperties: false,
+        required: ["secret", "previous_secret_expires_at"],
+        properties: {
+          secret: { type: "string", pattern: "^whsec_[A-Za-z0-9+/_-]{43}=?$" },
+          previous_secret_expires_at: { type: "string", format: "date-time", description: "Until when the replaced secret also signs callbacks." },
+        },
       },
       CheckoutRequest: {
         type: "object",

@@ -6,7 +6,11 @@ export interface ApiKeysTable {
   key_prefix: string;
   email: string | null;
   plan: string;
-  webhook_secret: string;
+  /** Legacy plaintext secret: sealed into webhook_secret_sealed and cleared at identity's start. */
+  webhook_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  webhook_secret_sealed: string | null;
+  previous_webhook_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_webhook_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
 }

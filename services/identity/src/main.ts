@@ -9,6 +9,8 @@ import {
 } from "@pressroom/platform";
 import { loadIdentityConfig } from "./config";
 import type { IdentityDb } from "./db";
+import { sealPlaintextSecrets } from "./keys/keys.repository";
+import { SecretBox } from "./keys/secret-box";
 import { createIdentityServer } from "./server";
 
 async function main(): Promise<void> {
@@ -23,7 +25,10 @@ async function main(): Promise<void> {
   const jsm = await nc.jetstreamManager();
   await provisionTopology(jsm);
 
-  const grpc = await createIdentityServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR }, config.GRPC_PORT);
+  const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
+  const sealed = await sealPlaintextSecrets(db, secretBox);
+  if (sealed > 0) logger.info({ sealed }, "sealed plaintext webhook secrets left by an earlier version");
+  const grpc = await createIdentityServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox }, config.GRPC_PORT);
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());

@@ -4,20 +4,32 @@ import { ConfigError } from "@pressroom/platform";
 import { loadMeteringConfig } from "./config";
 
 describe("metering configuration", () => {
-  it("defaults to the local payment provider", () => {
-    const config = loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom" });
-    assert.equal(config.STRIPE_SECRET_KEY, "");
+  it("has no default payment provider: BILLING_PROVIDER is required, naming the variable", () => {
+    for (const source of [{ DATABASE_URL: "postgres://db/pressroom" }, { DATABASE_URL: "x", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" }, { DATABASE_URL: "x", BILLING_PROVIDER: "free" }]) {
+      assert.throws(() => loadMeteringConfig(source), (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /BILLING_PROVIDER: required: "stripe", or "local" for development/);
+        return true;
+      });
+    }
+  });
+
+  it("takes the local provider only when asked for by name", () => {
+    const config = loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom", BILLING_PROVIDER: "local" });
+    assert.equal(config.BILLING_PROVIDER, "local");
     assert.equal(config.SLOT_LEASE_SECONDS, 900);
     assert.equal(config.CHECKOUT_TTL_SECONDS, 7200);
     assert.ok(Object.isFrozen(config));
   });
 
-  it("refuses a Stripe key without the webhook signing secret, naming the variable", () => {
-    assert.throws(() => loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom", STRIPE_SECRET_KEY: "sk_test_x" }), (err: unknown) => {
+  it("refuses the stripe provider without its API key and webhook signing secret, naming them", () => {
+    assert.throws(() => loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom", BILLING_PROVIDER: "stripe" }), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /STRIPE_WEBHOOK_SECRET: required when STRIPE_SECRET_KEY is set/);
+      assert.match(err.message, /STRIPE_SECRET_KEY: required when BILLING_PROVIDER is stripe/);
+      assert.match(err.message, /STRIPE_WEBHOOK_SECRET: required when BILLING_PROVIDER is stripe/);
       return true;
     });
-    assert.equal(loadMeteringConfig({ DATABASE_URL: "x", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" }).STRIPE_WEBHOOK_SECRET, "whsec_x");
+    const config = loadMeteringConfig({ DATABASE_URL: "x", BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" });
+    assert.equal(config.STRIPE_WEBHOOK_SECRET, "whsec_x");
   });
 });

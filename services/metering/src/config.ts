@@ -13,16 +13,23 @@ export const configSchema = z.object({
   DB_POOL_MAX: env.int(20, 1),
   /** How long a checkout session can be confirmed or paid. */
   CHECKOUT_TTL_SECONDS: env.int(2 * 60 * 60, 60),
-  /** When set, checkouts are Stripe Checkout Sessions (the "stripe" provider); otherwise the "local" provider. */
+  /**
+   * The payment provider, always explicit: "stripe" (Checkout Sessions) or
+   * "local" (development only: its confirm step upgrades a key without payment).
+   */
+  BILLING_PROVIDER: z.enum(["local", "stripe"], { error: 'required: "stripe", or "local" for development (upgrades without payment)' }),
+  /** Stripe's API key; required with BILLING_PROVIDER=stripe. */
   STRIPE_SECRET_KEY: z.string().default(""),
   /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
   STRIPE_WEBHOOK_SECRET: z.string().default(""),
   /** How often a replica sweeps old rate events, expired leases and old idempotency records. */
   SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
 }).superRefine((config, ctx) => {
+  if (config.BILLING_PROVIDER !== "stripe") return;
+  if (!config.STRIPE_SECRET_KEY) ctx.addIssue({ code: "custom", path: ["STRIPE_SECRET_KEY"], message: "required when BILLING_PROVIDER is stripe" });
   // A Stripe checkout only completes through its webhook: one without the other could take payments and never upgrade.
-  if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
-    ctx.addIssue({ code: "custom", path: ["STRIPE_WEBHOOK_SECRET"], message: "required when STRIPE_SECRET_KEY is set (the endpoint's whsec_… signing secret)" });
+  if (!config.STRIPE_WEBHOOK_SECRET) {
+    ctx.addIssue({ code: "custom", path: ["STRIPE_WEBHOOK_SECRET"], message: "required when BILLING_PROVIDER is stripe (the endpoint's whsec_… signing secret)" });
   }
 });
 

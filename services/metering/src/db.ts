@@ -34,6 +34,16 @@ export interface MeteringDb {
     expires_at: Date;
     completed_at: Date | null;
   };
+  /** Idempotency-Key records (24 h): the first request's digest, job and, once answered, response. */
+  idempotency_keys: {
+    key_id: string;
+    idempotency_key: string;
+    request_digest: string;
+    job_id: string;
+    response_status: number | null;
+    response_body: string | null;
+    created_at: ColumnType<Date, Date | undefined, never>;
+  };
   /** Stripe webhook events already handled (Stripe delivers at least once). */
   stripe_events: { event_id: string; type: string; outcome: string; received_at: ColumnType<Date, Date | undefined, never> };
 }

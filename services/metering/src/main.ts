@@ -14,6 +14,7 @@ import {
   subjects,
 } from "@pressroom/platform";
 import { sweep } from "./admission/admission.repository";
+import { sweepIdempotencyKeys } from "./admission/idempotency.repository";
 import { BillingService } from "./billing/billing.service";
 import { identityDirectory } from "./billing/identity";
 import { LocalProvider } from "./billing/local.provider";
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const js = nc.jetstream();
 
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);
-  const stripe = config.STRIPE_SECRET_KEY
+  const stripe = config.BILLING_PROVIDER === "stripe"
     ? new StripeProvider(createStripeClient(config.STRIPE_SECRET_KEY), { publicBaseUrl: config.PUBLIC_BASE_URL, webhookSecret: config.STRIPE_WEBHOOK_SECRET })
     : undefined;
   const billing = new BillingService({
@@ -49,7 +50,13 @@ async function main(): Promise<void> {
     keys: identityDirectory(identity),
     sessionTtlSeconds: config.CHECKOUT_TTL_SECONDS,
   });
-  logger.info({ provider: stripe ? "stripe" : "local", stripeWebhooks: Boolean(stripe?.canVerifyWebhooks) }, "billing configured");
+  if (stripe) logger.info({ provider: "stripe", stripeWebhooks: stripe.canVerifyWebhooks }, "billing configured");
+  else {
+    logger.warn(
+      { provider: "local" },
+      "BILLING_PROVIDER=local: FOR DEVELOPMENT ONLY. Checkouts upgrade keys WITHOUT ANY PAYMENT. Set BILLING_PROVIDER=stripe (with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET) in production.",
+    );
+  }
 
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
@@ -88,8 +95,8 @@ async function main(): Promise<void> {
   await jobEvents.start();
 
   const sweeper = setInterval(() => {
-    sweep(db).then(
-      (removed) => logger.debug({ removed }, "metering sweep"),
+    Promise.all([sweep(db), sweepIdempotencyKeys(db)]).then(
+      ([removed, idempotencyKeys]) => logger.debug({ removed: { ...removed, idempotencyKeys } }, "metering sweep"),
       (err: unknown) => logger.warn({ err }, "metering sweep failed; the next one will retry"),
     );
   }, config.SWEEP_INTERVAL_MS);

@@ -1,7 +1,8 @@
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, isPlanId, planOf, unary, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type Decision, type UsageSnapshot } from "./admission/admission.repository";
+import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission/admission.repository";
+import { admitIdempotent, completeIdempotent, readIdempotent, type IdempotentAdmitResult } from "./admission/idempotency.repository";
 import type { BillingService } from "./billing/billing.service";
 import type { MeteringDb } from "./db";
 
@@ -15,12 +16,18 @@ export interface MeteringDeps {
   onUsageCorrected: (input: { keyId: string; from: number; to: number; actor: string; periodStart: Date }) => Promise<void>;
 }
 
-const DECISIONS: Record<Decision, meteringV1.Decision> = {
+const DECISIONS: Record<IdempotentAdmitResult["decision"], meteringV1.Decision> = {
   allowed: meteringV1.Decision.DECISION_ALLOWED,
   rate_limited: meteringV1.Decision.DECISION_RATE_LIMITED,
   quota_exceeded: meteringV1.Decision.DECISION_QUOTA_EXCEEDED,
   concurrency_exceeded: meteringV1.Decision.DECISION_CONCURRENCY_EXCEEDED,
+  idempotent_replay: meteringV1.Decision.DECISION_IDEMPOTENT_REPLAY,
+  idempotency_key_reused: meteringV1.Decision.DECISION_IDEMPOTENCY_KEY_REUSED,
 };
+
+function checkIdempotencyKey(key: string): void {
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw new AppError("PAYLOAD_INVALID", "idempotency key: 1 to 255 visible ASCII characters", "Pass the client's Idempotency-Key header.");
+}
 
 function checkPlan(plan: string): void {
   if (!isPlanId(plan)) throw new AppError("PLAN_INVALID", `unknown plan "${plan}"`, "Use one of demo, free, starter, pro, business.");
@@ -46,19 +53,26 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
     admit: unary(async (req: meteringV1.AdmitRequest) => {
       checkPlan(req.plan);
       const input = { keyId: req.keyId, plan: req.plan, renderJobId: req.renderJobId, leaseSeconds: deps.leaseSeconds };
-      let result = await admitRequest(deps.db, input);
+      const idempotency = req.idempotency;
+      if (idempotency) checkIdempotencyKey(idempotency.key);
+      const decide = (counted: boolean): Promise<IdempotentAdmitResult> =>
+        idempotency
+          ? admitIdempotent(deps.db, { ...input, counted, idempotencyKey: idempotency.key, requestDigest: idempotency.requestDigest })
+          : admitRequest(deps.db, { ...input, counted });
+      let result = await decide(false);
       // Refused for a slot held by a job that has in fact finished: free it and decide once more (not counted again).
       if (result.decision === "concurrency_exceeded" && deps.settleFinishedJobs) {
         const stillHeld = await deps.settleFinishedJobs(req.keyId).catch((err: unknown) => {
           logger.warn({ err }, "could not settle finished jobs; the refusal stands");
           return Number.POSITIVE_INFINITY;
         });
-        if (stillHeld < planOf(req.plan).concurrentRenders) result = await admitRequest(deps.db, { ...input, counted: true });
+        if (stillHeld < planOf(req.plan).concurrentRenders) result = await decide(true);
       }
       return {
         decision: DECISIONS[result.decision],
         rate: { limit: result.rateLimit, remaining: result.rateRemaining, resetSeconds: result.rateReset },
         retryAfterSeconds: result.retryAfter,
+        replay: result.decision === "idempotent_replay" ? result.record : undefined,
       };
     }, logger),
 
@@ -80,6 +94,17 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
     release: unary(async (req: meteringV1.ReleaseRequest) => {
       if (!req.jobId) throw new AppError("PAYLOAD_INVALID", "job_id is required", "Pass the job id that was admitted.");
       return releaseAdmission(deps.db, { jobId: req.jobId, refund: req.refund });
+    }, logger),
+
+    completeIdempotentRequest: unary(async (req: meteringV1.CompleteIdempotentRequestRequest) => {
+      checkIdempotencyKey(req.idempotencyKey);
+      await completeIdempotent(deps.db, { keyId: req.keyId, idempotencyKey: req.idempotencyKey, status: req.status, bodyJson: req.bodyJson });
+      return {};
+    }, logger),
+
+    getIdempotentRequest: unary(async (req: meteringV1.GetIdempotentRequestRequest) => {
+      checkIdempotencyKey(req.idempotencyKey);
+      return { record: await readIdempotent(deps.db, req.keyId, req.idempotencyKey) };
     }, logger),
 
     createCheckout: unary((req: meteringV1.CreateCheckoutRequest) => deps.billing.createCheckout({ keyId: req.keyId, plan: req.plan }), logger),

@@ -18,6 +18,12 @@ export interface ImageJson {
   device_scale_factor?: 1 | 2;
 }
 
+/** A template's render settings (manifest `settings`); absent ones take the defaults. */
+export interface TemplateSettingsJson {
+  /** "ignore": render even when the template's script throws an uncaught exception (default "fail"). */
+  script_errors?: "fail" | "ignore";
+}
+
 export interface TemplatesTable {
   id: string;
   version: number;
@@ -28,6 +34,7 @@ export interface TemplatesTable {
   image: JSONColumnType<ImageJson | null, string | null, string | null>;
   data_schema: JSONColumnType<Record<string, unknown>, string, string>;
   sample_data: JSONColumnType<Record<string, unknown>, string, string>;
+  settings: JSONColumnType<TemplateSettingsJson, string | undefined, string>;
   body: string;
   content_hash: string;
   created_at: ColumnType<Date, Date | undefined, never>;

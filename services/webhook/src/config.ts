@@ -24,6 +24,12 @@ export const configSchema = z
     WEBHOOK_RETRY_WINDOW_MS: env.int(24 * HOUR, 1),
     /** Callbacks in flight at once, per replica. */
     WEBHOOK_CONCURRENCY: env.int(32, 1),
+    /**
+     * Callbacks in flight at once for one API key, per replica: a key whose
+     * endpoint is slow or dead holds at most this many of the replica's
+     * WEBHOOK_CONCURRENCY, so it delays only its own callbacks.
+     */
+    WEBHOOK_PER_KEY_CONCURRENCY: env.int(4, 1),
     /** Development and tests only: lets callbacks go to loopback addresses (127.0.0.0/8, ::1). Off by default. */
     WEBHOOK_ALLOW_LOOPBACK: env.bool(false),
     /** Development and tests only: an extra CA (PEM file) trusted for callbacks, beside the public roots. */

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   const secrets: SecretSource = {
     async get(keyId) {
       try {
-        return (await call(identity, identity.getWebhookSecret, { keyId })).secret || undefined;
+        const { secret, previousSecret } = await call(identity, identity.getWebhookSecret, { keyId });
+        if (!secret) return undefined;
+        return previousSecret ? [secret, previousSecret] : [secret];
       } catch (err) {
         if (err instanceof AppError && err.code === "NOT_FOUND") return undefined;
         throw err;
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
     poster,
     secrets,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    perKeyConcurrency: config.WEBHOOK_PER_KEY_CONCURRENCY,
     policy: { baseMs: config.WEBHOOK_RETRY_BASE_MS, capMs: config.WEBHOOK_RETRY_CAP_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
   });
   const audit = new AuditConsumer({ js, db, logger });
@@ -85,7 +88,7 @@ async function main(): Promise<void> {
   });
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();
-  logger.info({ healthPort: health.port, concurrency: config.WEBHOOK_CONCURRENCY }, "webhook ready");
+  logger.info({ healthPort: health.port, concurrency: config.WEBHOOK_CONCURRENCY, perKeyConcurrency: config.WEBHOOK_PER_KEY_CONCURRENCY }, "webhook ready");
 }
 
 main().catch((err: unknown) => {

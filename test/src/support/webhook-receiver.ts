@@ -18,6 +18,8 @@ export interface Reply {
   status: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Answers only once this settles: a slow endpoint (the request is recorded on arrival). */
+  until?: Promise<unknown>;
 }
 
 /** Chooses the reply to the n-th request (0-based) on a path. */
@@ -83,7 +85,9 @@ export class WebhookReceiver {
         const reply = req.method === "POST" ? (this.behaviours.get(pathname)?.(n, request) ?? { status: 200 }) : { status: 405 };
         request.status = reply.status;
         this.received.push(request);
-        res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? "");
+        const answer = () => res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? "");
+        if (reply.until) void reply.until.then(answer, answer);
+        else answer();
       });
     });
     await new Promise<void>((resolve, reject) => {

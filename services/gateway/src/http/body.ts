@@ -1,6 +1,26 @@
 import type { Context } from "koa";
 import { errors } from "./errors";
 
+/** Arrays and objects nested deeper than this are refused before parsing (deep nesting exhausts the stack later). */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deep arrays and objects nest in JSON text, stopping once past `limit`; strings are skipped. */
+export function jsonDepthOver(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return false;
+}
+
 /**
  * Reads a JSON object body with a size limit. A wrong content type, an
  * oversized or malformed body, or a non-object are all 422 PAYLOAD_INVALID.
@@ -24,9 +44,13 @@ export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Re
     if (size > maxBytes) throw tooLarge();
     chunks.push(chunk);
   }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (jsonDepthOver(text, MAX_JSON_DEPTH)) {
+    throw errors.payload(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, `Flatten the data: at most ${MAX_JSON_DEPTH} levels of nesting.`);
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    parsed = JSON.parse(text);
   } catch {
     throw errors.payload("request body is not valid JSON", "Send a well-formed JSON object.");
   }

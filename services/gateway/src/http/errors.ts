@@ -16,7 +16,7 @@ export const errors = {
  * unavailable is a server-side failure, which the spec answers with 500
  * INTERNAL_ERROR; anything else unknown is logged and answered as 500.
  */
-function toAppError(err: unknown, logger: Logger, ctx: Context): AppError {
+export function toAppError(err: unknown, logger: Logger, ctx: Context): AppError {
   if (err instanceof AppError) return err.code === "UNAVAILABLE" ? errors.unavailable() : err;
   const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
   if (status === 404) return errors.notFound();

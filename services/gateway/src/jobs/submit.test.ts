@@ -14,7 +14,7 @@ const accepted = (jobId: string) =>
     jobId,
     keyId: "key_watch",
     source: "gateway",
-    accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, html: "", dataJson: "{}", webhookUrl: "", plan: "free" },
+    accepted: jobEventsV1.JobAccepted.fromPartial({ kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, dataJson: "{}", plan: "free" }),
   });
 const succeeded = (jobId: string): JobEvent =>
   jobEvent("job.succeeded", {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { jobEventsV1 } from "@pressroom/contracts";
 import {
   appendJobEvent,
@@ -8,6 +9,7 @@ import {
   loadJob,
   outcomeOf,
   publishEvent,
+  retainedAcceptance,
   subjects,
   type JobEvent,
   type JobOutcome,
@@ -131,7 +133,8 @@ export class JobWatch {
  * job.accepted is appended to the job's subject. Both are acknowledged by
  * JetStream (file storage) before this resolves. The command carries the
  * acceptance, so a gateway crash between the two cannot lose the job: the
- * worker appends it.
+ * worker appends it. Only the command holds the html and data; the JOBS
+ * stream gets their digests and sizes (retainedAcceptance).
  */
 export async function submitJob(
   bus: JobBus,
@@ -149,6 +152,10 @@ export async function submitJob(
       dataJson: input.request.dataJson,
       webhookUrl: input.request.webhookUrl ?? "",
       plan: input.plan,
+      htmlSha256: input.request.html === undefined ? "" : sha256(input.request.html),
+      htmlBytes: input.request.html === undefined ? 0 : Buffer.byteLength(input.request.html, "utf8"),
+      dataSha256: sha256(input.request.dataJson),
+      dataBytes: Buffer.byteLength(input.request.dataJson, "utf8"),
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted };
@@ -160,10 +167,14 @@ export async function submitJob(
     data: jobEventsV1.RenderCommand.encode(command).finish(),
   });
   try {
-    await appendJobEvent(bus.js, accepted, 0);
+    await appendJobEvent(bus.js, retainedAcceptance(accepted), 0);
   } catch (err) {
     // A worker that took the command first appended this same acceptance.
     if (!isWrongLastSequence(err)) throw err;
   }
   return accepted;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }

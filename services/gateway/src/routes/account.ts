@@ -94,6 +94,14 @@ export function accountRoutes(deps: GatewayDeps) {
       ctx.body = { secret };
     },
 
+    /** POST /v1/keys/webhook-secret/rotate: a new secret, shown in this answer; the replaced one keeps signing callbacks for 24 h. */
+    async rotateWebhookSecret(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const rotated = await call(identity, identity.rotateWebhookSecret, { keyId: principal.keyId });
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt };
+    },
+
     /** POST /v1/signup {"email"}: public, throttled per client IP. */
     async signup(ctx: Context) {
       const body = await readJsonObject(ctx, 16 * 1024);

@@ -7,6 +7,7 @@ import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { escapeHtml } from "../http/html";
+import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../idempotency";
 import { onlyFields } from "./account";
 
 /**
@@ -40,16 +41,24 @@ export function billingRoutes(deps: GatewayDeps) {
     /** POST /v1/billing/checkout {"plan"} */
     async checkout(ctx: Context) {
       const principal = await deps.auth.authenticate(ctx);
-      throwIfRateLimited(await admit(ctx, metering, principal));
-      const body = await readJsonObject(ctx, 16 * 1024);
-      onlyFields(body, ["plan"]);
-      if (typeof body.plan !== "string" || !isPlanId(body.plan) || !PAID_PLANS.includes(body.plan)) {
-        throw errors.payload(`plan: must be one of ${PAID_PLANS.join(", ")}`, `Choose a paid plan: ${PAID_PLANS.join(", ")}.`);
-      }
-      const session = await call(metering, metering.createCheckout, { keyId: principal.keyId, currentPlan: principal.plan, plan: body.plan }, 15_000);
-      ctx.status = 201;
-      ctx.set("Cache-Control", "no-store");
-      ctx.body = { checkout_url: session.checkoutUrl, session_id: session.sessionId, plan: session.plan };
+      // A failure is answered after the rate limit (the spec's check order).
+      const checked = await checkoutRequest(ctx).catch((problem: unknown) => ({ problem }));
+      const decision = await admit(ctx, metering, principal, "", "problem" in checked ? undefined : checked.idempotency);
+      throwIfRateLimited(decision);
+      if ("problem" in checked) throw checked.problem;
+      const { plan, idempotency } = checked;
+      throwIfKeyReused(decision);
+      const replay = replayOf(decision);
+      if (replay && idempotency) return sendRecorded(ctx, await awaitRecorded(deps, principal, idempotency.key, replay));
+      const run = async () => {
+        const session = await call(metering, metering.createCheckout, { keyId: principal.keyId, currentPlan: principal.plan, plan }, 15_000);
+        ctx.status = 201;
+        ctx.set("Cache-Control", "no-store");
+        ctx.body = { checkout_url: session.checkoutUrl, session_id: session.sessionId, plan: session.plan };
+        return { final: true };
+      };
+      if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
+      else await run();
     },
 
     /** GET /v1/billing/checkout/<session_id>: the checkout page. */
@@ -82,6 +91,18 @@ export function billingRoutes(deps: GatewayDeps) {
       ctx.body = { received: true, outcome: result.outcome };
     },
   };
+}
+
+/** Reads and checks {"plan"} of POST /v1/billing/checkout, and its Idempotency-Key. */
+async function checkoutRequest(ctx: Context): Promise<{ plan: string; idempotency?: meteringV1.Idempotency }> {
+  const body = await readJsonObject(ctx, 16 * 1024);
+  const idempotency = idempotencyOf(ctx, body);
+  if (idempotency instanceof AppError) throw idempotency;
+  onlyFields(body, ["plan"]);
+  if (typeof body.plan !== "string" || !isPlanId(body.plan) || !PAID_PLANS.includes(body.plan)) {
+    throw errors.payload(`plan: must be one of ${PAID_PLANS.join(", ")}`, `Choose a paid plan: ${PAID_PLANS.join(", ")}.`);
+  }
+  return { plan: body.plan, idempotency };
 }
 
 /**

@@ -1,10 +1,13 @@
-import { AppError, newId, type JobOutcome } from "@pressroom/platform";
+import type { meteringV1 } from "@pressroom/contracts";
+import { AppError, isTerminal, loadJob, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
 import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
+import type { Principal } from "../auth";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
-import { JobWatch, submitJob } from "../jobs/submit";
+import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../idempotency";
+import { JobWatch, submitJob, type JobBus } from "../jobs/submit";
 import { checkTemplateData, type TemplateInfo } from "../templates";
 import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
 
@@ -33,16 +36,22 @@ function failedError(job: JobOutcome): AppError {
  * A failure is returned, not thrown, so that the rate limit is answered
  * first; a failure to reach the catalog is returned the same way.
  */
-async function checkRequest(deps: GatewayDeps, kind: JobKind, ctx: Context): Promise<{ request?: JobRequest; template?: TemplateInfo; problem?: unknown }> {
+async function checkRequest(
+  deps: GatewayDeps,
+  kind: JobKind,
+  ctx: Context,
+): Promise<{ request?: JobRequest; template?: TemplateInfo; idempotency?: meteringV1.Idempotency; problem?: unknown }> {
   let body: Record<string, unknown>;
   try {
     body = await readJsonObject(ctx, deps.maxBodyBytes);
   } catch (err) {
     return { problem: err };
   }
+  const idempotency = idempotencyOf(ctx, body);
+  if (idempotency instanceof AppError) return { problem: idempotency };
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
-  if (!request.templateId) return { request };
+  if (!request.templateId) return { request, idempotency };
   let template: TemplateInfo;
   try {
     template = await deps.templates.get(request.templateId);
@@ -57,44 +66,80 @@ async function checkRequest(deps: GatewayDeps, kind: JobKind, ctx: Context): Pro
     return { problem: errors.payload(`template_id: "${request.templateId}" makes a PDF document`, "Use POST /v1/render for document templates.") };
   }
   const dataProblem = checkTemplateData(template, request.data);
-  return dataProblem ? { problem: dataProblem } : { request, template };
+  return dataProblem ? { problem: dataProblem } : { request, template, idempotency };
+}
+
+/** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
+async function outcomeOf(bus: JobBus, jobId: string, timeoutMs: number): Promise<JobOutcome | undefined> {
+  const watch = new JobWatch(bus, jobId);
+  const now = await loadJob(bus.jsm, jobId).catch(() => undefined);
+  if (now && isTerminal(now.status)) {
+    watch.close();
+    return now;
+  }
+  return watch.wait(timeoutMs);
+}
+
+function answerQueued(ctx: Context, jobId: string): void {
+  ctx.status = 202;
+  ctx.set("Location", `/v1/jobs/${jobId}`);
+  ctx.body = { id: jobId, status: "queued" };
+}
+
+function answerOutcome(ctx: Context, job: JobOutcome): void {
+  if (job.status === "failed") throw failedError(job);
+  ctx.status = 200;
+  ctx.body = succeededBody(job);
+}
+
+/** A replay: the recorded response, or while the first request runs, the job's own answer. */
+async function replayJob(deps: GatewayDeps, ctx: Context, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
+  if (record.status !== 0) return sendRecorded(ctx, record);
+  markReplayed(ctx);
+  const job = request.webhookUrl ? undefined : await outcomeOf(deps.bus, record.jobId, deps.syncWaitMs);
+  if (job) answerOutcome(ctx, job);
+  else answerQueued(ctx, record.jobId);
+}
+
+/** Submits an admitted job and answers; `final` is false for a sync job still running after the wait. */
+async function runJob(deps: GatewayDeps, ctx: Context, principal: Principal, request: JobRequest, template: TemplateInfo | undefined, jobId: string): Promise<{ final: boolean }> {
+  const watch = request.webhookUrl ? undefined : new JobWatch(deps.bus, jobId);
+  try {
+    await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
+  } catch (err) {
+    watch?.close();
+    throw err;
+  }
+  if (!watch) {
+    answerQueued(ctx, jobId);
+    return { final: true };
+  }
+  const job = await watch.wait(deps.syncWaitMs);
+  if (!job) {
+    answerQueued(ctx, jobId);
+    return { final: false };
+  }
+  answerOutcome(ctx, job);
+  return { final: true };
 }
 
 /** POST /v1/render and POST /v1/image: one code path, sync being an async job waited on. */
 export function jobHandler(deps: GatewayDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);
-    const { request, template, problem } = await checkRequest(deps, kind, ctx);
+    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx);
     const jobId = newId("job");
-    const decision = await admit(ctx, deps.clients.metering, principal, problem || !request ? "" : jobId);
+    const valid = problem === undefined && request !== undefined;
+    const decision = await admit(ctx, deps.clients.metering, principal, valid ? jobId : "", valid ? idempotency : undefined);
     throwIfRateLimited(decision);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();
+    throwIfKeyReused(decision);
+    const replay = replayOf(decision);
+    if (replay) return replayJob(deps, ctx, request, replay);
     throwIfNotAdmitted(decision);
-
-    const watch = request.webhookUrl ? undefined : new JobWatch(deps.bus, jobId);
-    try {
-      await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
-    } catch (err) {
-      watch?.close();
-      throw err;
-    }
-    const location = `/v1/jobs/${jobId}`;
-    if (!watch) {
-      ctx.status = 202;
-      ctx.set("Location", location);
-      ctx.body = { id: jobId, status: "queued" };
-      return;
-    }
-    const job = await watch.wait(deps.syncWaitMs);
-    if (!job) {
-      ctx.status = 202;
-      ctx.set("Location", location);
-      ctx.body = { id: jobId, status: "queued" };
-      return;
-    }
-    if (job.status === "failed") throw failedError(job);
-    ctx.status = 200;
-    ctx.body = succeededBody(job);
+    const run = () => runJob(deps, ctx, principal, request, template, jobId);
+    if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
+    else await run();
   };
 }

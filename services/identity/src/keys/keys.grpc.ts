@@ -5,6 +5,7 @@ import type { JetStreamClient } from "nats";
 import type { IdentityDb } from "../db";
 import { signupBucket } from "./client-ip";
 import * as keys from "./keys.repository";
+import type { SecretBox } from "./secret-box";
 import { isWellFormedKey } from "./secrets";
 
 export interface IdentityDeps {
@@ -12,6 +13,8 @@ export interface IdentityDeps {
   js: JetStreamClient;
   logger: Logger;
   signupLimitPerHour: number;
+  /** Seals and opens webhook secrets at rest. */
+  secretBox: SecretBox;
 }
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
@@ -72,7 +75,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
         );
       }
       try {
-        const created = await keys.createKey(deps.db, { email, plan: "free" });
+        const created = await keys.createKey(deps.db, deps.secretBox, { email, plan: "free" });
         await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "signup", planChanged: { fromPlan: "", toPlan: "free" } });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
@@ -86,7 +89,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
     createKey: unary(async (req: identityV1.CreateKeyRequest) => {
       const plan = validPlan(req.plan || "free");
       try {
-        const created = await keys.createKey(deps.db, { email: req.email.trim() || null, plan });
+        const created = await keys.createKey(deps.db, deps.secretBox, { email: req.email.trim() || null, plan });
         await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "operator", planChanged: { fromPlan: "", toPlan: plan } });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
@@ -125,9 +128,17 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
     getKey: unary(async (req: identityV1.GetKeyRequest) => ({ key: toRecord(await resolveKey(deps, req)) }), logger),
 
     getWebhookSecret: unary(async (req: identityV1.GetWebhookSecretRequest) => {
-      const secret = await keys.getWebhookSecret(deps.db, req.keyId);
-      if (!secret) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
-      return { secret };
+      const secrets = await keys.getWebhookSecrets(deps.db, deps.secretBox, req.keyId);
+      if (!secrets) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
+      return { secret: secrets.secret, previousSecret: secrets.previous?.secret ?? "", previousExpiresAt: secrets.previous?.expiresAt.toISOString() ?? "" };
+    }, logger),
+
+    rotateWebhookSecret: unary(async (req: identityV1.RotateWebhookSecretRequest) => {
+      const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, req.keyId);
+      if (!rotated) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
+      const previousExpiresAt = rotated.previous!.expiresAt.toISOString();
+      await emitAccountEvent(deps, { type: "account.webhook_secret_rotated", keyId: req.keyId, actor: "customer", webhookSecretRotated: { previousExpiresAt } });
+      return { secret: rotated.secret, previousExpiresAt };
     }, logger),
   };
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { newId } from "@pressroom/platform";
 import type { IdentityDb } from "../db";
+import type { SecretBox } from "./secret-box";
 import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, keyPrefix } from "./secrets";
 
 export interface KeyRow {
@@ -33,19 +34,20 @@ export async function findById(db: Db, keyId: string): Promise<KeyRow | undefine
 
 export class EmailExistsError extends Error {}
 
-/** Creates a key and its webhook secret; the plain key is returned once and never stored. */
-export async function createKey(db: Db, input: { email: string | null; plan: string }): Promise<{ apiKey: string; key: KeyRow }> {
+/** Creates a key and its webhook secret (sealed); the plain key is returned once and never stored. */
+export async function createKey(db: Db, box: SecretBox, input: { email: string | null; plan: string }): Promise<{ apiKey: string; key: KeyRow }> {
   const apiKey = generateApiKey();
+  const keyId = newId("key");
   try {
     const row = await db
       .insertInto("api_keys")
       .values({
-        key_id: newId("key"),
+        key_id: keyId,
         key_hash: hashApiKey(apiKey),
         key_prefix: keyPrefix(apiKey),
         email: input.email,
         plan: input.plan,
-        webhook_secret: generateWebhookSecret(),
+        webhook_secret_sealed: box.seal(keyId, generateWebhookSecret()),
       })
       .returning(["key_id", "email", "plan", "revoked_at", "created_at"])
       .executeTakeFirstOrThrow();
@@ -57,7 +59,7 @@ export async function createKey(db: Db, input: { email: string | null; plan: str
 }
 
 /** Ensures the well-known public demo key exists (idempotent, safe from every replica). */
-export async function ensureDemoKey(db: Db, demoKey: string): Promise<void> {
+export async function ensureDemoKey(db: Db, box: SecretBox, demoKey: string): Promise<void> {
   await db
     .insertInto("api_keys")
     .values({
@@ -66,7 +68,7 @@ export async function ensureDemoKey(db: Db, demoKey: string): Promise<void> {
       key_prefix: keyPrefix(demoKey),
       email: null,
       plan: "demo",
-      webhook_secret: generateWebhookSecret(),
+      webhook_secret_sealed: box.seal("key_demo", generateWebhookSecret()),
     })
     .onConflict((oc) => oc.doNothing())
     .execute();
@@ -97,9 +99,82 @@ export async function setPlan(db: Db, keyId: string, plan: string): Promise<{ ke
   });
 }
 
-export async function getWebhookSecret(db: Db, keyId: string): Promise<string | undefined> {
-  const row = await db.selectFrom("api_keys").select("webhook_secret").where("key_id", "=", keyId).executeTakeFirst();
-  return row?.webhook_secret;
+/** How long callbacks are still signed with the secret a rotation replaced. */
+export const PREVIOUS_SECRET_HOURS = 24;
+
+export interface WebhookSecrets {
+  secret: string;
+  /** The secret before the last rotation, while it is still used (both sign callbacks). */
+  previous?: { secret: string; expiresAt: Date };
+}
+
+type SecretColumns = {
+  key_id: string;
+  webhook_secret: string | null;
+  webhook_secret_sealed: string | null;
+  previous_webhook_secret_sealed: string | null;
+  previous_webhook_secret_expires_at: Date | null;
+};
+
+function openSecrets(box: SecretBox, row: SecretColumns): WebhookSecrets | undefined {
+  const secret = row.webhook_secret_sealed ? box.open(row.key_id, row.webhook_secret_sealed) : row.webhook_secret;
+  if (!secret) return undefined;
+  const expiresAt = row.previous_webhook_secret_expires_at;
+  const previous = row.previous_webhook_secret_sealed && expiresAt && expiresAt.getTime() > Date.now() ? { secret: box.open(row.key_id, row.previous_webhook_secret_sealed), expiresAt } : undefined;
+  return previous ? { secret, previous } : { secret };
+}
+
+const secretColumns = ["key_id", "webhook_secret", "webhook_secret_sealed", "previous_webhook_secret_sealed", "previous_webhook_secret_expires_at"] as const;
+
+export async function getWebhookSecrets(db: Db, box: SecretBox, keyId: string): Promise<WebhookSecrets | undefined> {
+  const row = await db.selectFrom("api_keys").select(secretColumns).where("key_id", "=", keyId).executeTakeFirst();
+  return row ? openSecrets(box, row) : undefined;
+}
+
+/**
+ * Replaces the key's webhook secret with a new one; the replaced one keeps
+ * signing callbacks (beside the new one) for PREVIOUS_SECRET_HOURS. A
+ * rotation within that time replaces the older one for good.
+ */
+export async function rotateWebhookSecret(db: Db, box: SecretBox, keyId: string): Promise<WebhookSecrets | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom("api_keys").select(secretColumns).where("key_id", "=", keyId).forUpdate().executeTakeFirst();
+    const current = row && openSecrets(box, row);
+    if (!current) return undefined;
+    const secret = generateWebhookSecret();
+    const updated = await trx
+      .updateTable("api_keys")
+      .set({
+        webhook_secret: null,
+        webhook_secret_sealed: box.seal(keyId, secret),
+        previous_webhook_secret_sealed: box.seal(keyId, current.secret),
+        previous_webhook_secret_expires_at: sql<Date>`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
+      })
+      .where("key_id", "=", keyId)
+      .returning("previous_webhook_secret_expires_at")
+      .executeTakeFirstOrThrow();
+    return { secret, previous: { secret: current.secret, expiresAt: updated.previous_webhook_secret_expires_at! } };
+  });
+}
+
+/**
+ * Seals the plaintext webhook secrets that keys made before encryption at
+ * rest still have, and clears them. Idempotent and safe from every replica
+ * at once (each row is changed only while it still holds the plaintext).
+ */
+export async function sealPlaintextSecrets(db: Db, box: SecretBox): Promise<number> {
+  const rows = await db.selectFrom("api_keys").select(["key_id", "webhook_secret"]).where("webhook_secret", "is not", null).execute();
+  let sealed = 0;
+  for (const row of rows) {
+    const result = await db
+      .updateTable("api_keys")
+      .set({ webhook_secret_sealed: box.seal(row.key_id, row.webhook_secret!), webhook_secret: null })
+      .where("key_id", "=", row.key_id)
+      .where("webhook_secret", "=", row.webhook_secret)
+      .executeTakeFirst();
+    sealed += Number(result.numUpdatedRows);
+  }
+  return sealed;
 }
 
 export interface SignupAttempt {

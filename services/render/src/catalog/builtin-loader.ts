@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import type { ImageJson, PageJson } from "../db";
+import type { ImageJson, PageJson, TemplateSettingsJson } from "../db";
 
 export interface BuiltinTemplate {
   id: string;
@@ -10,6 +10,7 @@ export interface BuiltinTemplate {
   output: "pdf" | "png";
   page: PageJson | null;
   image: ImageJson | null;
+  settings: TemplateSettingsJson;
   dataSchema: Record<string, unknown>;
   sampleData: Record<string, unknown>;
   body: string;
@@ -23,6 +24,7 @@ interface Manifest {
   output: "pdf" | "png";
   page?: PageJson;
   image?: ImageJson;
+  settings?: TemplateSettingsJson;
   data_schema: Record<string, unknown>;
   sample_data: Record<string, unknown>;
 }
@@ -45,6 +47,7 @@ export function loadBuiltinTemplates(dir = BUILTIN_DIR): BuiltinTemplate[] {
         output: manifest.output,
         page: manifest.page ?? null,
         image: manifest.image ?? null,
+        settings: manifest.settings ?? {},
         dataSchema: manifest.data_schema,
         sampleData: manifest.sample_data,
         body,

@@ -33,6 +33,7 @@ export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTempla
           output: t.output,
           page: t.page ? JSON.stringify(t.page) : null,
           image: t.image ? JSON.stringify(t.image) : null,
+          settings: JSON.stringify(t.settings),
           data_schema: JSON.stringify(t.dataSchema),
           sample_data: JSON.stringify(t.sampleData),
           body: t.body,

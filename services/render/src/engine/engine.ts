@@ -105,7 +105,7 @@ export class RenderEngine {
         const { slot, generation } = await this.takeSlot(signal);
         if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
         try {
-          return await slot.run(job.html, job.kind, layout, deadlineMs, signal);
+          return await slot.run(job.html, job.kind, layout, deadlineMs, { signal, scriptErrors: job.scriptErrors });
         } catch (err) {
           if (!(err instanceof NotStarted)) throw err;
           // The page or browser failed before this document ran: not the document's doing.

@@ -84,6 +84,8 @@ class ActiveJob {
   readonly controller = new AbortController();
   readonly fetches = new FifoSemaphore(FETCHES_PER_JOB);
   failure: RenderFailure | undefined;
+  /** The first line of the document's first uncaught exception, if it had one. */
+  scriptError: string | undefined;
   readonly interrupted: Promise<never>;
   private rejectInterrupted!: (failure: RenderFailure) => void;
 
@@ -155,6 +157,8 @@ export class Slot {
       await Promise.all([
         session.send("Page.enable"),
         session.send("Inspector.enable"),
+        // For Runtime.exceptionThrown: the document's uncaught exceptions.
+        session.send("Runtime.enable"),
         session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
         // Third-party cookies (and with them, third-party storage) are refused where the browser
         // supports it (the full browser; the headless shell ignores it, and the wipe clears them).
@@ -189,6 +193,10 @@ export class Slot {
       // alert/confirm/prompt are dismissed; beforeunload is accepted so the page can always be left.
       void s.send("Page.handleJavaScriptDialog", { accept: e.type === "beforeunload" }).catch(noop);
     });
+    s.on("Runtime.exceptionThrown", (e: Protocol.Runtime.ExceptionThrownEvent) => {
+      const job = this.job;
+      if (job?.documentServed && job.scriptError === undefined) job.scriptError = exceptionLine(e.exceptionDetails);
+    });
     s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")));
   }
 
@@ -205,7 +213,13 @@ export class Slot {
   }
 
   /** Renders one job on this page; the deadline starts now. */
-  async run(html: string, kind: "pdf" | "png", layout: JobLayout, deadlineMs: number, signal?: AbortSignal, limits: Limits = this.deps): Promise<RenderOutput> {
+  async run(
+    html: string,
+    kind: "pdf" | "png",
+    layout: JobLayout,
+    deadlineMs: number,
+    { signal, limits = this.deps, scriptErrors = "fail" }: { signal?: AbortSignal; limits?: Limits; scriptErrors?: "fail" | "ignore" } = {},
+  ): Promise<RenderOutput> {
     const started = performance.now();
     const shell = this.shell;
     this.shell = undefined;
@@ -216,7 +230,7 @@ export class Slot {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (signal?.aborted) onAbort();
-      const work = this.execute(job, kind, layout, shell !== undefined);
+      const work = this.execute(job, kind, layout, shell !== undefined, scriptErrors);
       work.catch(noop);
       const { data, pages } = await Promise.race([work, job.interrupted]);
       return {
@@ -256,11 +270,11 @@ export class Slot {
    * renderer (~150 ms); doing it here keeps that off the first real job.
    */
   async warmUp(): Promise<void> {
-    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, HOUSEKEEPING_MS, undefined, WARM_UP_LIMITS);
+    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, HOUSEKEEPING_MS, { limits: WARM_UP_LIMITS });
     await this.wipe();
   }
 
-  private async execute(job: ActiveJob, kind: "pdf" | "png", layout: JobLayout, inShell: boolean): Promise<{ data: Uint8Array; pages: number }> {
+  private async execute(job: ActiveJob, kind: "pdf" | "png", layout: JobLayout, inShell: boolean, scriptErrors: "fail" | "ignore"): Promise<{ data: Uint8Array; pages: number }> {
     const s = this.session;
     const { width, height, deviceScaleFactor } = layout.viewport;
     const viewportKey = `${width}x${height}@${deviceScaleFactor}`;
@@ -292,6 +306,7 @@ export class Slot {
       awaitPromise: true,
       returnByValue: true,
     });
+    if (scriptErrors === "fail" && job.scriptError !== undefined) throw scriptError(job.scriptError);
     const estimate = probe.exceptionDetails ? undefined : (probe.result.value as { height: number; breaks: number } | null);
     if (kind === "pdf" && estimate && estimatedPagesOverCap(estimate, layout.pageHeightPx, job.limits.maxPages)) {
       throw pageCap(job.limits.maxPages);
@@ -518,6 +533,18 @@ function pageCap(maxPages: number): RenderFailure {
 function outputCap(maxBytes: number): RenderFailure {
   const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
   return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
+}
+
+/** The exception's first line ("TypeError: x is not a function"), at most 300 characters. */
+function exceptionLine(details: Protocol.Runtime.ExceptionDetails): string {
+  const exception = details.exception;
+  const text = exception?.description ?? (exception && "value" in exception ? `Uncaught ${String(exception.value)}` : details.text);
+  const line = text.split("\n", 1)[0]!.trim();
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+function scriptError(line: string): RenderFailure {
+  return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
 }
 
 function blockedNavigation(): RenderFailure {

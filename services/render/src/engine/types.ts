@@ -20,6 +20,12 @@ export interface RenderJob {
   image?: { width: number; height: number; deviceScaleFactor?: 1 | 2 };
   /** Lowers the engine's deadline for this job; never raises it. */
   deadlineMs?: number;
+  /**
+   * An uncaught exception in the document's script (or an unhandled promise
+   * rejection) before it is printed: "fail" (the default) fails the render
+   * with `script_error`, naming the exception's first line; "ignore" renders anyway.
+   */
+  scriptErrors?: "fail" | "ignore";
 }
 
 /** How one render() call is run. */
@@ -44,7 +50,7 @@ export interface RenderOutput {
   renderMs: number;
 }
 
-export type FailureReason = "deadline" | "page_cap" | "output_cap" | "crashed" | "blocked_navigation" | "invalid_document";
+export type FailureReason = "deadline" | "page_cap" | "output_cap" | "crashed" | "blocked_navigation" | "invalid_document" | "script_error";
 
 /**
  * Why a document could not be rendered. The message is safe to show the

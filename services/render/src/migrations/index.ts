@@ -1,7 +1,9 @@
 import type { Migration } from "kysely";
 import * as createTemplates from "./20261121T182000_create_templates";
+import * as templateSettings from "./20261123T110000_template_settings";
 
 /** Every migration of the render schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
   "20261121T182000_create_templates": createTemplates,
+  "20261123T110000_template_settings": templateSettings,
 };

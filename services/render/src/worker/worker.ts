@@ -11,6 +11,7 @@ import {
   jobEvent,
   readJobEvents,
   readLastJobEvent,
+  retainedAcceptance,
   foldJob,
   streams,
   withSpan,
@@ -110,7 +111,7 @@ export class RenderWorker extends ConsumerLoop {
     let job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job && command.accepted) {
       try {
-        await appendJobEvent(this.deps.js, command.accepted, 0);
+        await appendJobEvent(this.deps.js, retainedAcceptance(command.accepted), 0);
       } catch (err) {
         if (!isWrongLastSequence(err)) throw err;
       }
@@ -211,6 +212,7 @@ export class RenderWorker extends ConsumerLoop {
         kind: template.row.output,
         page: pageSettingsOf(template.row),
         image: imageSettingsOf(template.row),
+        scriptErrors: template.row.settings.script_errors ?? "fail",
       };
     }
     return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };

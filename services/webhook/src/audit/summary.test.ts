@@ -9,7 +9,7 @@ const base = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_0000000000aa
 describe("audit payload summary", () => {
   it("keeps no signed URL, no webhook path or query, no document", () => {
     const accepted = summarize(
-      jobEvent("job.accepted", { ...base, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ html: "<p>secret contract</p>", dataJson: '{"name":"Ada"}', webhookUrl: "https://hooks.example.com/in?token=t0k3n", plan: "pro" }) }),
+      jobEvent("job.accepted", { ...base, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ htmlBytes: 22, dataBytes: 14, webhookUrl: "https://hooks.example.com/in?token=t0k3n", plan: "pro" }) }),
     );
     assert.deepEqual(accepted, { kind: "render", template_id: null, template_version: null, html_bytes: 22, data_bytes: 14, plan: "pro", webhook_host: "hooks.example.com" });
     const succeeded = summarize(

@@ -5,7 +5,7 @@ import { jobEventsV1 } from "@pressroom/contracts";
  * who did what and when, nothing secret. The signed download URL is left
  * out (its output id and expiry are kept), the webhook URL is reduced to its
  * host (its path or query may carry the customer's token), and the document
- * (html, data) to its size.
+ * (html, data) to its size (the JOBS stream keeps no more of it either).
  */
 export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> {
   if (event.accepted) {
@@ -14,8 +14,8 @@ export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> 
       kind: a.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "image" : "render",
       template_id: a.templateId || null,
       template_version: a.templateId ? a.templateVersion : null,
-      html_bytes: Buffer.byteLength(a.html, "utf8"),
-      data_bytes: Buffer.byteLength(a.dataJson, "utf8"),
+      html_bytes: a.htmlBytes,
+      data_bytes: a.dataBytes,
       plan: a.plan || null,
       webhook_host: webhookHost(a.webhookUrl),
     };

@@ -66,19 +66,28 @@ describe("signature headers", () => {
   const body = '{"id":"evt_1","type":"job.succeeded"}';
 
   it("X-Service-Signature is t=<unix>,v1=<hex HMAC-SHA256(secret, t.body)>", () => {
-    const headers = signatureHeaders({ eventId: "evt_1", body, secret, timestampSeconds: 1_700_000_000 });
+    const headers = signatureHeaders({ eventId: "evt_1", body, secrets: [secret], timestampSeconds: 1_700_000_000 });
     const expected = createHmac("sha256", secret).update(`1700000000.${body}`).digest("hex");
     assert.equal(headers["X-Service-Signature"], `t=1700000000,v1=${expected}`);
   });
 
   it("Standard Webhooks: id, timestamp and v1,<base64 HMAC(decoded secret, id.t.body)>", () => {
-    const headers = signatureHeaders({ eventId: "evt_1", body, secret, timestampSeconds: 1_700_000_000 });
+    const headers = signatureHeaders({ eventId: "evt_1", body, secrets: [secret], timestampSeconds: 1_700_000_000 });
     const key = Buffer.from(secret.slice(6), "base64url");
     assert.equal(key.length, 32);
     const expected = createHmac("sha256", key).update(`evt_1.1700000000.${body}`).digest("base64");
     assert.equal(headers["webhook-id"], "evt_1");
     assert.equal(headers["webhook-timestamp"], "1700000000");
     assert.equal(headers["webhook-signature"], `v1,${expected}`);
+  });
+
+  it("during a rotation, one v1 per secret, the current one first, in both schemes", () => {
+    const previous = `whsec_${randomBytes(32).toString("base64")}`;
+    const headers = signatureHeaders({ eventId: "evt_1", body, secrets: [secret, previous], timestampSeconds: 1_700_000_000 });
+    const hex = (s: string) => createHmac("sha256", s).update(`1700000000.${body}`).digest("hex");
+    assert.equal(headers["X-Service-Signature"], `t=1700000000,v1=${hex(secret)},v1=${hex(previous)}`);
+    const b64 = (s: string) => createHmac("sha256", standardWebhooksKey(s)).update(`evt_1.1700000000.${body}`).digest("base64");
+    assert.equal(headers["webhook-signature"], `v1,${b64(secret)} v1,${b64(previous)}`);
   });
 
   it("decodes the secret in either base64 alphabet to the same key", () => {
@@ -88,8 +97,8 @@ describe("signature headers", () => {
   });
 
   it("signs afresh: another timestamp gives other signatures", () => {
-    const a = signatureHeaders({ eventId: "evt_1", body, secret, timestampSeconds: 1 });
-    const b = signatureHeaders({ eventId: "evt_1", body, secret, timestampSeconds: 2 });
+    const a = signatureHeaders({ eventId: "evt_1", body, secrets: [secret], timestampSeconds: 1 });
+    const b = signatureHeaders({ eventId: "evt_1", body, secrets: [secret], timestampSeconds: 2 });
     assert.notEqual(a["X-Service-Signature"], b["X-Service-Signature"]);
     assert.notEqual(a["webhook-signature"], b["webhook-signature"]);
   });

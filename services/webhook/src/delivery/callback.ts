@@ -54,27 +54,28 @@ export function standardWebhooksKey(secret: string): Buffer {
 }
 
 /**
- * The signature headers of one attempt, signed at `timestampSeconds` with the
- * key's current secret:
+ * The signature headers of one attempt, signed at `timestampSeconds` with
+ * each of the key's secrets in use: the current one, then (for 24 h after a
+ * rotation) the one it replaced, so a receiver verifies with either, as
+ * Stripe does during a secret roll:
  *
- * - `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>`,
+ * - `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>[,v1=…]`,
  *   the spec's scheme (the same as @pressroom/client's signWebhookPayload, and
  *   Stripe's `Stripe-Signature` format);
  * - the Standard Webhooks headers: `webhook-id` (the event id),
  *   `webhook-timestamp` (the same t) and `webhook-signature:
- *   v1,<base64 HMAC-SHA256(key, id + "." + t + "." + body)>` keyed with the
- *   decoded secret.
+ *   v1,<base64 HMAC-SHA256(key, id + "." + t + "." + body)>[ v1,…]` keyed with
+ *   the decoded secret.
  */
-export function signatureHeaders(input: { eventId: string; body: string; secret: string; timestampSeconds: number }): Record<string, string> {
+export function signatureHeaders(input: { eventId: string; body: string; secrets: readonly string[]; timestampSeconds: number }): Record<string, string> {
   const t = String(input.timestampSeconds);
-  const v1 = createHmac("sha256", input.secret).update(`${t}.`, "utf8").update(input.body, "utf8").digest("hex");
-  const headers: Record<string, string> = { "X-Service-Signature": `t=${t},v1=${v1}` };
-  const key = standardWebhooksKey(input.secret);
-  if (key.length > 0) {
-    const signature = createHmac("sha256", key).update(`${input.eventId}.${t}.`, "utf8").update(input.body, "utf8").digest("base64");
+  const v1 = input.secrets.map((secret) => `v1=${createHmac("sha256", secret).update(`${t}.`, "utf8").update(input.body, "utf8").digest("hex")}`);
+  const headers: Record<string, string> = { "X-Service-Signature": `t=${t},${v1.join(",")}` };
+  const keys = input.secrets.map(standardWebhooksKey).filter((key) => key.length > 0);
+  if (keys.length > 0) {
     headers["webhook-id"] = input.eventId;
     headers["webhook-timestamp"] = t;
-    headers["webhook-signature"] = `v1,${signature}`;
+    headers["webhook-signature"] = keys.map((key) => `v1,${createHmac("sha256", key).update(`${input.eventId}.${t}.`, "utf8").update(input.body, "utf8").digest("base64")}`).join(" ");
   }
   return headers;
 }

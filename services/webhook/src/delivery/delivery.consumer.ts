@@ -8,9 +8,13 @@ import type { Poster, PostResult } from "./http";
 import { appendAfter } from "./job-log";
 import { nextStep, parseRetryAfter, type RetryPolicy } from "./schedule";
 
-/** Where the key's current webhook secret comes from (identity's GetWebhookSecret). Undefined: the key no longer exists. */
+/**
+ * Where the key's webhook secrets come from (identity's GetWebhookSecret): the
+ * current one first, then the one a rotation replaced while it is still in
+ * use. Undefined: the key no longer exists.
+ */
 export interface SecretSource {
-  get(keyId: string): Promise<string | undefined>;
+  get(keyId: string): Promise<string[] | undefined>;
 }
 
 export interface DeliveryDeps {
@@ -22,6 +26,8 @@ export interface DeliveryDeps {
   secrets: SecretSource;
   policy: RetryPolicy;
   concurrency: number;
+  /** Deliveries of one API key in flight at once here; the key's others wait their turn in the queue. */
+  perKeyConcurrency: number;
 }
 
 /** What to do with the WEBHOOKS message once the handler is done. */
@@ -35,6 +41,8 @@ const BUSY_RETRY_MS = 2_000;
 const SECRET_RETRY_MS = 5_000;
 /** How often a handler tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
+/** Wait before looking again at a delivery whose key already has its share in flight. */
+const KEY_BUSY_RETRY_MS = 500;
 
 /**
  * Delivers callbacks from the WEBHOOKS work queue (durable
@@ -49,8 +57,14 @@ const HEARTBEAT_MS = 10_000;
  * Exclusivity: an attempt runs under a Postgres advisory lock on the event id
  * (held by a transaction, so a crash releases it), and re-reads the job's
  * events after taking it.
+ *
+ * Fairness: one key has at most `perKeyConcurrency` deliveries in flight here;
+ * a message of a key at its share goes straight back to the queue (not an
+ * attempt), so a slow or dead endpoint cannot take every slot of the replica.
  */
 export class DeliveryConsumer extends ConsumerLoop {
+  private readonly inFlightByKey = new Map<string, number>();
+
   constructor(private readonly deps: DeliveryDeps) {
     super({ js: deps.js, stream: streams.WEBHOOKS, consumer: consumers.webhookDelivery, concurrency: deps.concurrency });
   }
@@ -67,6 +81,22 @@ export class DeliveryConsumer extends ConsumerLoop {
       msg.term("undecodable");
       return;
     }
+    const held = this.inFlightByKey.get(message.key_id) ?? 0;
+    if (held >= this.deps.perKeyConcurrency) {
+      msg.nak(KEY_BUSY_RETRY_MS);
+      return;
+    }
+    this.inFlightByKey.set(message.key_id, held + 1);
+    try {
+      await this.handleOwn(msg, message);
+    } finally {
+      const left = (this.inFlightByKey.get(message.key_id) ?? 1) - 1;
+      if (left > 0) this.inFlightByKey.set(message.key_id, left);
+      else this.inFlightByKey.delete(message.key_id);
+    }
+  }
+
+  private async handleOwn(msg: JsMsg, message: DeliveryMessage): Promise<void> {
     const disposition = await consumeSpan(subjects.webhookDelivery, msg.headers, { "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }, async () => {
       const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
       try {
@@ -134,15 +164,15 @@ export class DeliveryConsumer extends ConsumerLoop {
       return { ack: true };
     }
 
-    let secret: string | undefined;
+    let secrets: string[] | undefined;
     try {
-      secret = await this.deps.secrets.get(job.keyId);
+      secrets = await this.deps.secrets.get(job.keyId);
     } catch (err) {
       // Our side is down: not an attempt, look again shortly.
       logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
       return { nakMs: SECRET_RETRY_MS };
     }
-    if (secret === undefined) {
+    if (secrets === undefined) {
       await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: attempt - 1, reason: "the API key no longer exists" } })]);
       logger.warn({ jobId: job.id }, "webhook dropped: the key no longer exists");
       return { ack: true };
@@ -151,7 +181,7 @@ export class DeliveryConsumer extends ConsumerLoop {
     const headers = {
       "Content-Type": "application/json",
       "User-Agent": USER_AGENT,
-      ...signatureHeaders({ eventId: body.eventId, body: body.text, secret, timestampSeconds: Math.floor(Date.now() / 1_000) }),
+      ...signatureHeaders({ eventId: body.eventId, body: body.text, secrets, timestampSeconds: Math.floor(Date.now() / 1_000) }),
     };
     const result = await this.deps.poster.post(job.webhookUrl, body.text, headers);
     return this.settle(job, lastSeq, attempt, result);
