@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { Lifecycle, connectNats, createLogger, provisionTopology } from "@pressroom/platform";
+import { Lifecycle, connectNats, createLogger, provisionTopology, startHealthServer } from "@pressroom/platform";
 import { createApp } from "./app";
 import { Authenticator } from "./auth";
 import { closeClients, createClients } from "./clients";
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger("gateway", config.LOG_LEVEL);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const nc = await connectNats({ url: config.NATS_URL, name: "gateway", logger });
   const jsm = await nc.jetstreamManager();
