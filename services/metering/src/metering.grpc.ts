@@ -2,6 +2,7 @@ import { meteringV1 } from "@pressroom/contracts";
 import { AppError, isPlanId, planOf, unary, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type Decision, type UsageSnapshot } from "./admission/admission.repository";
+import { recordDecision } from "./admission/metrics";
 import type { BillingService } from "./billing/billing.service";
 import type { MeteringDb } from "./db";
 
@@ -55,6 +56,7 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
         });
         if (stillHeld < planOf(req.plan).concurrentRenders) result = await admitRequest(deps.db, { ...input, counted: true });
       }
+      recordDecision(result.decision, req.renderJobId !== "");
       return {
         decision: DECISIONS[result.decision],
         rate: { limit: result.rateLimit, remaining: result.rateRemaining, resetSeconds: result.rateReset },

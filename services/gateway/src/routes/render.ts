@@ -4,6 +4,7 @@ import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
+import { jobMetrics } from "../jobs/metrics";
 import { JobWatch, submitJob } from "../jobs/submit";
 import { checkTemplateData, type TemplateInfo } from "../templates";
 import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
@@ -79,6 +80,7 @@ export function jobHandler(deps: GatewayDeps, kind: JobKind) {
       watch?.close();
       throw err;
     }
+    jobMetrics.accepted(kind, watch !== undefined);
     const location = `/v1/jobs/${jobId}`;
     if (!watch) {
       ctx.status = 202;
@@ -88,6 +90,7 @@ export function jobHandler(deps: GatewayDeps, kind: JobKind) {
     }
     const job = await watch.wait(deps.syncWaitMs);
     if (!job) {
+      jobMetrics.syncFallback(kind);
       ctx.status = 202;
       ctx.set("Location", location);
       ctx.body = { id: jobId, status: "queued" };

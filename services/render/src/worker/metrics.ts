@@ -1,0 +1,71 @@
+import { COUNT_BUCKETS, bytesHistogram, consumers, meter, recordSince, secondsHistogram, streams, type Logger } from "@pressroom/platform";
+import type { JetStreamManager } from "nats";
+import type { RenderEngine } from "../engine";
+
+const renderDuration = secondsHistogram("pressroom.render.duration", "Renders on a page, by output (pdf, png), outcome (succeeded, failed) and error.type (the limit hit).");
+const templateDuration = secondsHistogram("pressroom.render.template.duration", "Handlebars expansion of a job's template with its data.");
+const outputSize = bytesHistogram("pressroom.render.output.size", "Bytes of each rendered output, by output.");
+const outputPages = meter().createHistogram("pressroom.render.output.pages", {
+  unit: "{page}",
+  description: "Pages of each rendered PDF.",
+  advice: { explicitBucketBoundaries: COUNT_BUCKETS },
+});
+const succeeded = meter().createCounter("pressroom.jobs.succeeded", { unit: "{job}", description: "Jobs that succeeded, by output." });
+const failed = meter().createCounter("pressroom.jobs.failed", { unit: "{job}", description: "Jobs that failed, by error.code (RENDER_FAILED: the document's fault; INTERNAL_ERROR: ours)." });
+
+export const renderMetrics = {
+  rendered(output: "pdf" | "png", startedAt: number, result: { bytes: number; pages: number } | { reason: string }): void {
+    if ("reason" in result) {
+      recordSince(renderDuration, startedAt, { output, outcome: "failed", "error.type": result.reason });
+      return;
+    }
+    recordSince(renderDuration, startedAt, { output, outcome: "succeeded" });
+    outputSize.record(result.bytes, { output });
+    if (output === "pdf") outputPages.record(result.pages);
+  },
+  templateExpanded(startedAt: number): void {
+    recordSince(templateDuration, startedAt, {});
+  },
+  jobSucceeded(output: "pdf" | "png"): void {
+    succeeded.add(1, { output });
+  },
+  jobFailed(code: string): void {
+    failed.add(1, { "error.code": code });
+  },
+};
+
+/**
+ * Gauges read when scraped: the pool's slots and Chromium's relaunches and
+ * crashes from the engine, and the RENDER queue from JetStream. The queue lag
+ * is the `render-workers` consumer's pending plus ack-pending messages, the
+ * number KEDA's nats-jetstream trigger scales the pool on; every replica
+ * reports the same queue, so dashboards take its max.
+ */
+export function observeRenderPool(deps: { engine: RenderEngine; jsm: JetStreamManager; slots: number; logger: Logger }): void {
+  const m = meter();
+  m.createObservableGauge("pressroom.render.slots", { unit: "{slot}", description: "Render slots by state (busy, idle); their sum is the total." }).addCallback((result) => {
+    const busy = deps.engine.stats().busySlots;
+    result.observe(busy, { state: "busy" });
+    result.observe(Math.max(0, deps.slots - busy), { state: "idle" });
+  });
+  m.createObservableCounter("pressroom.render.chromium.relaunches", { unit: "{launch}", description: "Browser launches after the first: crashes, hangs and recycling." }).addCallback(
+    (result) => result.observe(deps.engine.stats().relaunches),
+  );
+  m.createObservableCounter("pressroom.render.chromium.crashes", { unit: "{crash}", description: "Browsers that disconnected unexpectedly." }).addCallback((result) =>
+    result.observe(deps.engine.stats().crashes),
+  );
+  const lag = m.createObservableGauge("pressroom.render.queue.lag", {
+    unit: "{job}",
+    description: "Pending plus ack-pending messages of the render-workers consumer: the number KEDA scales the render pool on.",
+  });
+  const oldest = m.createObservableGauge("pressroom.render.queue.oldest_age", { unit: "s", description: "Age of the oldest job in the RENDER work queue (0 when empty)." });
+  m.addBatchObservableCallback(async (result) => {
+    try {
+      const [consumer, stream] = await Promise.all([deps.jsm.consumers.info(streams.RENDER, consumers.renderWorkers), deps.jsm.streams.info(streams.RENDER)]);
+      result.observe(lag, consumer.num_pending + consumer.num_ack_pending);
+      result.observe(oldest, stream.state.messages > 0 ? Math.max(0, Date.now() - Date.parse(stream.state.first_ts)) / 1000 : 0);
+    } catch (err) {
+      deps.logger.warn({ err }, "could not read the render queue for its metrics");
+    }
+  }, [lag, oldest]);
+}
