@@ -6,6 +6,7 @@ import { closeClients, createClients } from "./clients";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
 import { loadGatewayConfig } from "./config";
+import { observeRenderQueue } from "./jobs/queue-metrics";
 import { TemplateDirectory } from "./templates";
 
 async function main(): Promise<void> {
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.NATS_URL, name: "gateway", logger });
   const jsm = await nc.jetstreamManager();
   await provisionTopology(jsm);
+  observeRenderQueue(jsm, logger);
   const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());

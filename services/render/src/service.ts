@@ -63,7 +63,7 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
     slots: config.RENDER_SLOTS,
   });
   await worker.start();
-  observeRenderPool({ engine, jsm, slots: config.RENDER_SLOTS, logger });
+  observeRenderPool({ engine, slots: config.RENDER_SLOTS });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());

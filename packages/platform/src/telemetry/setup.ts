@@ -65,7 +65,7 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   metrics.setGlobalMeterProvider(meterProvider);
 
   const traced = instrumentations();
-  registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation({ monitoringPrecision: 1_000 })] });
+  registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation()] });
   const noMeters = { getMeter: () => createNoopMeter() };
   for (const instrumentation of traced) instrumentation.setMeterProvider(noMeters);
 

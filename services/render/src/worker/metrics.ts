@@ -1,5 +1,4 @@
-import { COUNT_BUCKETS, bytesHistogram, consumers, meter, recordSince, secondsHistogram, streams, type Logger } from "@pressroom/platform";
-import type { JetStreamManager } from "nats";
+import { COUNT_BUCKETS, bytesHistogram, meter, recordSince, secondsHistogram } from "@pressroom/platform";
 import type { RenderEngine } from "../engine";
 
 const renderDuration = secondsHistogram("pressroom.render.duration", "Renders on a page, by output (pdf, png), outcome (succeeded, failed) and error.type (the limit hit).");
@@ -34,14 +33,8 @@ export const renderMetrics = {
   },
 };
 
-/**
- * Gauges read when scraped: the pool's slots and Chromium's relaunches and
- * crashes from the engine, and the RENDER queue from JetStream. The queue lag
- * is the `render-workers` consumer's pending plus ack-pending messages, the
- * number KEDA's nats-jetstream trigger scales the pool on; every replica
- * reports the same queue, so dashboards take its max.
- */
-export function observeRenderPool(deps: { engine: RenderEngine; jsm: JetStreamManager; slots: number; logger: Logger }): void {
+/** Read when scraped: the pool's slots, and Chromium's relaunches and crashes, from the engine. */
+export function observeRenderPool(deps: { engine: RenderEngine; slots: number }): void {
   const m = meter();
   m.createObservableGauge("pressroom.render.slots", { unit: "{slot}", description: "Render slots by state (busy, idle); their sum is the total." }).addCallback((result) => {
     const busy = deps.engine.stats().busySlots;
@@ -54,18 +47,4 @@ export function observeRenderPool(deps: { engine: RenderEngine; jsm: JetStreamMa
   m.createObservableCounter("pressroom.render.chromium.crashes", { unit: "{crash}", description: "Browsers that disconnected unexpectedly." }).addCallback((result) =>
     result.observe(deps.engine.stats().crashes),
   );
-  const lag = m.createObservableGauge("pressroom.render.queue.lag", {
-    unit: "{job}",
-    description: "Pending plus ack-pending messages of the render-workers consumer: the number KEDA scales the render pool on.",
-  });
-  const oldest = m.createObservableGauge("pressroom.render.queue.oldest_age", { unit: "s", description: "Age of the oldest job in the RENDER work queue (0 when empty)." });
-  m.addBatchObservableCallback(async (result) => {
-    try {
-      const [consumer, stream] = await Promise.all([deps.jsm.consumers.info(streams.RENDER, consumers.renderWorkers), deps.jsm.streams.info(streams.RENDER)]);
-      result.observe(lag, consumer.num_pending + consumer.num_ack_pending);
-      result.observe(oldest, stream.state.messages > 0 ? Math.max(0, Date.now() - Date.parse(stream.state.first_ts)) / 1000 : 0);
-    } catch (err) {
-      deps.logger.warn({ err }, "could not read the render queue for its metrics");
-    }
-  }, [lag, oldest]);
 }
