@@ -1,7 +1,9 @@
 import { createNoopMeter, metrics } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPMetricExporter as OTLPJsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { registerInstrumentations, type Instrumentation } from "@opentelemetry/instrumentation";
 import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
@@ -35,6 +37,11 @@ export function instrumentations(): Instrumentation[] {
   ];
 }
 
+/** OTLP/HTTP with protobuf bodies (the OpenTelemetry default), or JSON when OTEL_EXPORTER_OTLP_PROTOCOL is http/json. */
+function otlpJson(): boolean {
+  return process.env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json";
+}
+
 /**
  * Starts tracing and metrics for one process. Spans are exported by OTLP/HTTP
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (or to the given exporter, in
@@ -51,7 +58,7 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName });
   const spanProcessors: SpanProcessor[] = [];
-  const exporter = options.exporter ?? (endpoint ? new OTLPTraceExporter() : undefined);
+  const exporter = options.exporter ?? (endpoint ? (otlpJson() ? new OTLPJsonTraceExporter() : new OTLPTraceExporter()) : undefined);
   if (exporter) spanProcessors.push(new BatchSpanProcessor(new RedactingSpanExporter(exporter)));
 
   const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
@@ -60,7 +67,7 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
   setPrometheusExporter(prometheus);
   const readers: MetricReader[] = [prometheus];
-  if (endpoint) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: 15_000 }));
+  if (endpoint) readers.push(new PeriodicExportingMetricReader({ exporter: otlpJson() ? new OTLPJsonMetricExporter() : new OTLPMetricExporter(), exportIntervalMillis: 15_000 }));
   const meterProvider = new MeterProvider({ resource, readers });
   metrics.setGlobalMeterProvider(meterProvider);
 
