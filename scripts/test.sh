@@ -18,5 +18,5 @@ if ! node packages/stack/dist/check-postgres.js; then
 fi
 
 npx turbo run typecheck lint --output-logs=errors-only
-mapfile -t files < <(find packages services test -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
+mapfile -t files < <(find packages services test bench -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
 node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-1}" "${files[@]}"

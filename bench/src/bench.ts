@@ -6,6 +6,7 @@ import { connectNats, createLogger } from "@pressroom/platform";
 import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/dist/engine";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
+import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
@@ -36,6 +37,9 @@ function revision(): string {
 
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 const rate = (value: number) => `${value.toFixed(1)}/s`;
+
+/** The compare run as a chart, shown by its section of RESULTS.md. */
+const COMPARE_SVG = path.join(REPO_ROOT, "bench", "compare.svg");
 
 interface Row {
   doc: string;
@@ -70,7 +74,10 @@ async function compare(): Promise<string> {
   } finally {
     await stack.stop();
   }
+  writeFileSync(COMPARE_SVG, compareChart(rows, `npm run bench -- compare on ${revision()}, ${machine()}`));
   const lines = [
+    "![Latency p50 and p99 and throughput by concurrency, the Chromium floor and Pressroom](compare.svg)",
+    "",
     "| document | concurrency | floor p50 | floor p99 | floor throughput | Pressroom p50 | Pressroom p99 | Pressroom throughput | p50 ratio | throughput ratio |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(

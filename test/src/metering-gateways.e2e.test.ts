@@ -63,12 +63,12 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
   before(async () => {
     h = await startHarness({ only: WITHOUT_RENDER });
     workDir = mkdtempSync(path.join(tmpdir(), "pressroom-replicas-"));
-    const [grpcB, healthB, httpB] = (await distinctFreePorts(3)) as [number, number, number];
+    const [grpcB, healthB, httpB, gatewayHealthB] = (await distinctFreePorts(4)) as [number, number, number, number];
     const meteringB = { grpc: grpcB, health: healthB };
     const ports: StackPorts = {
       http: httpB,
       grpc: { ...h.stack.ports.grpc, metering: meteringB.grpc },
-      health: { ...h.stack.ports.health, metering: meteringB.health, gateway: httpB },
+      health: { ...h.stack.ports.health, metering: meteringB.health, gateway: gatewayHealthB },
     };
     await startExtra("metering", ports);
     await startExtra("gateway", ports);

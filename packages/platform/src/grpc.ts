@@ -6,6 +6,7 @@ import {
   type CallOptions,
   type ChannelOptions,
   type Client,
+  type ClientOptions,
   type ClientUnaryCall,
   type ServerUnaryCall,
   type ServiceDefinition,
@@ -16,6 +17,7 @@ import {
 import { HealthImplementation } from "grpc-health-check";
 import { fromGrpcError, toGrpcError } from "./errors";
 import type { Logger } from "./logger";
+import { clientMetricsInterceptor, serverMetricsInterceptor } from "./telemetry/grpc-metrics";
 
 export interface GrpcServerHandle {
   readonly server: Server;
@@ -25,13 +27,13 @@ export interface GrpcServerHandle {
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** Starts a gRPC server with the given services plus grpc.health.v1. */
+/** Starts a gRPC server with the given services plus grpc.health.v1; every call is timed (rpc.server.duration). */
 export async function startGrpcServer(options: {
   port: number;
   host?: string;
   services: { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[];
 }): Promise<GrpcServerHandle> {
-  const server = new Server({ "grpc.max_receive_message_length": 64 * 1024 * 1024 });
+  const server = new Server({ "grpc.max_receive_message_length": 64 * 1024 * 1024, interceptors: [serverMetricsInterceptor] });
   for (const service of options.services) server.addService(service.definition, service.implementation);
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
@@ -103,10 +105,11 @@ const CHANNEL_OPTIONS: ChannelOptions = {
   }),
 };
 
-type ClientConstructor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C;
+type ClientConstructor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ClientOptions) => C;
 
+/** A client with Pressroom's channel options; every call is timed (rpc.client.duration). */
 export function createGrpcClient<C extends Client>(Ctor: ClientConstructor<C>, address: string): C {
-  return new Ctor(address, credentials.createInsecure(), CHANNEL_OPTIONS);
+  return new Ctor(address, credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [clientMetricsInterceptor] });
 }
 
 /**

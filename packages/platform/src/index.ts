@@ -12,6 +12,7 @@ export * from "./nats/connection";
 export * from "./nats/consumer-loop";
 export * from "./nats/events";
 export * from "./nats/topology";
+export * from "./telemetry/metrics";
 export * from "./telemetry/redact";
 export * from "./telemetry/setup";
 export * from "./telemetry/tracing";

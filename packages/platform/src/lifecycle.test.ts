@@ -27,7 +27,7 @@ describe("the probe server", () => {
       assert.equal((await get("/readyz")).status, 503);
       assert.deepEqual(await get("/livez"), { status: 200, body: { status: "ok" } });
 
-      const unknown = await get("/metrics");
+      const unknown = await get("/nope");
       assert.equal(unknown.status, 404);
       assert.deepEqual(Object.keys(unknown.body), ["error", "code", "hint"]);
     } finally {

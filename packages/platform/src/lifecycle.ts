@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { AppError, errorBody, notReady } from "./errors";
 import type { Logger } from "./logger";
+import { serveMetrics } from "./telemetry/metrics";
 import { shutdownTelemetry } from "./telemetry/setup";
 
 /**
@@ -96,8 +97,9 @@ export class Lifecycle {
 }
 
 /**
- * A small HTTP server for probes: /livez answers while the process runs,
- * /readyz only when the lifecycle is ready (dependencies checked).
+ * A small HTTP server for probes and scrapes: /livez answers while the process
+ * runs, /readyz only when the lifecycle is ready (dependencies checked),
+ * /metrics the process's metrics in the Prometheus text format.
  */
 export async function startHealthServer(lifecycle: Lifecycle, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
@@ -112,7 +114,11 @@ export async function startHealthServer(lifecycle: Lifecycle, port: number, host
       });
       return;
     }
-    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(errorBody(new AppError("NOT_FOUND", "no such probe", "Use /livez or /readyz."))));
+    if (req.url === "/metrics") {
+      serveMetrics(req, res);
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(errorBody(new AppError("NOT_FOUND", "no such probe", "Use /livez, /readyz or /metrics."))));
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const address = server.address();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DEFAULT_PORTS, forwardedSettings, serviceEnv } from "./services";
+import { DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv } from "./services";
 
 describe("up.sh's environment", () => {
   const caller = {
@@ -16,6 +16,7 @@ describe("up.sh's environment", () => {
     DATABASE_URL: "postgres://elsewhere/db",
     GRPC_PORT: "1",
     RENDERER: "not ours",
+    RENDER_HEALTH_PORT: "19464",
   };
 
   it("forwards the services' own settings and nothing else", () => {
@@ -43,5 +44,14 @@ describe("up.sh's environment", () => {
     assert.equal(env.RENDER_ADDR, `127.0.0.1:${DEFAULT_PORTS.grpc.render}`);
     assert.equal(env.OTEL_SERVICE_NAME, "render");
     assert.equal(env.GRPC_PORT, String(DEFAULT_PORTS.grpc.render));
+  });
+});
+
+describe("up.sh's ports", () => {
+  it("gives each service a fixed health and metrics port, 9461 to 9466, each overridable", () => {
+    assert.deepEqual(localPorts({}).health, { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 });
+    const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
+    assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
+    assert.equal(serviceEnv("gateway", { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports, logDir: "/tmp" }).HEALTH_PORT, "19461");
   });
 });

@@ -17,18 +17,29 @@ export interface StackPorts {
   health: Record<ServiceName, number>;
 }
 
+/** The local ports: each service's health port also serves its /metrics. */
 export const DEFAULT_PORTS: StackPorts = {
   http: 8080,
   grpc: { identity: 7001, metering: 7002, render: 7003, storage: 7004 },
-  health: { identity: 7101, metering: 7102, render: 7103, storage: 7104, webhook: 7106, gateway: 8080 },
+  health: { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 },
 };
 
+/** DEFAULT_PORTS with each health port overridden by `<SERVICE>_HEALTH_PORT` (e.g. GATEWAY_HEALTH_PORT) where set. */
+export function localPorts(env: NodeJS.ProcessEnv): StackPorts {
+  const health = { ...DEFAULT_PORTS.health };
+  for (const name of SERVICE_NAMES) {
+    const value = env[`${name.toUpperCase()}_HEALTH_PORT`];
+    if (value !== undefined) health[name] = Number(value);
+  }
+  return { ...DEFAULT_PORTS, health };
+}
+
 export async function freePorts(): Promise<StackPorts> {
-  const [http, ...p] = (await distinctFreePorts(10)) as [number, ...number[]];
+  const [http, ...p] = (await distinctFreePorts(11)) as [number, ...number[]];
   return {
     http,
     grpc: { identity: p[0]!, metering: p[1]!, render: p[2]!, storage: p[3]! },
-    health: { identity: p[4]!, metering: p[5]!, render: p[6]!, storage: p[7]!, webhook: p[8]!, gateway: http },
+    health: { identity: p[4]!, metering: p[5]!, render: p[6]!, storage: p[7]!, webhook: p[8]!, gateway: p[9]! },
   };
 }
 
@@ -63,12 +74,16 @@ function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
 /**
  * The services' own settings found in an environment (up.sh's caller's):
  * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_*, CHROMIUM_PATH and BILLING_PROVIDER, minus the wiring the
- * stack sets itself (addresses, ports, the database, NATS, secrets it makes).
+ * stack sets itself (addresses, ports, the database, NATS, secrets it makes;
+ * `<SERVICE>_HEALTH_PORT` is up.sh's own, see localPorts).
  */
 export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const wiring = new Set(["RENDER_ADDR", "OTEL_SERVICE_NAME"]);
   return Object.fromEntries(
-    Object.entries(env).filter(([name, value]) => value !== undefined && !wiring.has(name) && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name)),
+    Object.entries(env).filter(
+      ([name, value]) =>
+        value !== undefined && !wiring.has(name) && !name.endsWith("_HEALTH_PORT") && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name),
+    ),
   );
 }
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { DEFAULT_PORTS, REPO_ROOT, forwardedSettings, runMigrations, startServices, type RunningServices } from "./services";
+import { REPO_ROOT, SERVICE_NAMES, forwardedSettings, localPorts, runMigrations, startServices, type RunningServices } from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 
@@ -64,12 +64,13 @@ async function main(): Promise<void> {
 
     say("running migrations");
     await runMigrations(databaseUrl);
-    const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${DEFAULT_PORTS.http}`;
+    const ports = localPorts(process.env);
+    const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     say("starting identity, storage, metering, render, webhook and gateway");
     services = await startServices({
       databaseUrl,
       natsUrl,
-      ports: DEFAULT_PORTS,
+      ports,
       logDir: path.join(DATA_DIR, "logs"),
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
@@ -86,6 +87,9 @@ async function main(): Promise<void> {
         "",
         `  curl -s ${baseUrl}/v1/render -H "Authorization: Bearer ${DEMO_API_KEY}" \\`,
         `    -H "Content-Type: application/json" -d '{"html":"<h1>Hello {{name}}</h1>","data":{"name":"Ada"}}'`,
+        "",
+        "  Health and metrics (/livez, /readyz, /metrics):",
+        ...SERVICE_NAMES.map((name) => `    ${name.padEnd(9)} http://localhost:${ports.health[name]}/metrics`),
         "",
         "  Logs: .data/logs/<service>.log   Stop: Ctrl-C",
         "",

@@ -5,6 +5,7 @@ import Koa, { type Middleware } from "koa";
 import { errorBody, notReady } from "@pressroom/platform";
 import type { GatewayDeps } from "./deps";
 import { allowedMethods, errorMiddleware } from "./http/errors";
+import { httpMetrics } from "./http/metrics";
 import { pageRoutes } from "./pages/pages";
 import { openApiHandler } from "./routes/openapi";
 import { accountRoutes } from "./routes/account";
@@ -71,6 +72,7 @@ export function createApp(deps: GatewayDeps): Koa {
   app.proxy = false;
   app.silent = true;
 
+  app.use(httpMetrics());
   app.use(errorMiddleware(deps.logger));
   app.use(async (ctx, next) => {
     // The trace id; requests that are not traced (health probes) get an id of the same form.

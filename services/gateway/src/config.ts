@@ -5,6 +5,8 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   HTTP_PORT: env.port(8080),
   HTTP_HOST: z.string().default("0.0.0.0"),
+  /** /livez, /readyz and /metrics, apart from the API port (which also answers /livez and /readyz). */
+  HEALTH_PORT: env.port(9461),
   IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
   METERING_ADDR: z.string().min(1).default("127.0.0.1:7002"),
   RENDER_ADDR: z.string().min(1).default("127.0.0.1:7003"),

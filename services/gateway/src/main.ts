@@ -1,11 +1,12 @@
 import { createServer } from "node:http";
-import { Lifecycle, connectNats, createLogger, provisionTopology } from "@pressroom/platform";
+import { Lifecycle, connectNats, createLogger, provisionTopology, startHealthServer } from "@pressroom/platform";
 import { createApp } from "./app";
 import { Authenticator } from "./auth";
 import { closeClients, createClients } from "./clients";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
 import { loadGatewayConfig } from "./config";
+import { observeRenderQueue } from "./jobs/queue-metrics";
 import { TemplateDirectory } from "./templates";
 
 async function main(): Promise<void> {
@@ -13,10 +14,12 @@ async function main(): Promise<void> {
   const logger = createLogger("gateway", config.LOG_LEVEL);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const nc = await connectNats({ url: config.NATS_URL, name: "gateway", logger });
   const jsm = await nc.jetstreamManager();
   await provisionTopology(jsm);
+  observeRenderQueue(jsm, logger);
   const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());

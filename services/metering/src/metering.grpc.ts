@@ -3,6 +3,7 @@ import { AppError, isPlanId, planOf, unary, type Logger } from "@pressroom/platf
 import type { Kysely } from "kysely";
 import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission/admission.repository";
 import { admitIdempotent, completeIdempotent, readIdempotent, type IdempotentAdmitResult } from "./admission/idempotency.repository";
+import { recordDecision } from "./admission/metrics";
 import type { BillingService } from "./billing/billing.service";
 import type { MeteringDb } from "./db";
 
@@ -68,6 +69,7 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
         });
         if (stillHeld < planOf(req.plan).concurrentRenders) result = await decide(true);
       }
+      recordDecision(result.decision, req.renderJobId !== "");
       return {
         decision: DECISIONS[result.decision],
         rate: { limit: result.rateLimit, remaining: result.rateRemaining, resetSeconds: result.rateReset },

@@ -18,6 +18,7 @@ import { syncBuiltins } from "./catalog/catalog.repository";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
 import type { RenderEngine } from "./engine";
+import { observeRenderPool } from "./worker/metrics";
 import { RenderWorker } from "./worker/worker";
 
 /**
@@ -62,6 +63,7 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
     slots: config.RENDER_SLOTS,
   });
   await worker.start();
+  observeRenderPool({ engine, slots: config.RENDER_SLOTS });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { decodeTraceExport } from "./otlp-protobuf";
 
 export interface ReceivedSpan {
   service: string;
@@ -8,6 +9,8 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  /** The attributes of each of the span's events (exceptions, for example). */
+  eventAttributes: Record<string, unknown>[];
 }
 
 interface OtlpAnyValue {
@@ -26,7 +29,9 @@ interface OtlpKeyValue {
 interface OtlpTraces {
   resourceSpans?: {
     resource?: { attributes?: OtlpKeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[] }[] }[];
+    scopeSpans?: {
+      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; events?: { attributes?: OtlpKeyValue[] }[] }[];
+    }[];
   }[];
 }
 
@@ -39,11 +44,16 @@ function attributes(list: OtlpKeyValue[] | undefined): Record<string, unknown> {
   return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
 }
 
-/** A test OTLP/HTTP (JSON) receiver: the services export their spans to it. */
+/**
+ * A test OTLP/HTTP receiver: the services export their spans to it, as
+ * protobuf (the default) or JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json).
+ */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   /** Every request body received, verbatim, for leak checks. */
   readonly raw: string[] = [];
+  /** The content type of every export request received. */
+  readonly contentTypes = new Set<string>();
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -51,15 +61,29 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
-        const body = Buffer.concat(chunks).toString("utf8");
+        const bytes = Buffer.concat(chunks);
+        const protobuf = req.headers["content-type"] === "application/x-protobuf";
+        this.contentTypes.add(req.headers["content-type"] ?? "");
+        const body = bytes.toString(protobuf ? "latin1" : "utf8");
         this.raw.push(body);
-        if (req.url === "/v1/traces") {
+        if (req.url === "/v1/traces" && protobuf) {
+          this.spans.push(...decodeTraceExport(bytes));
+        } else if (req.url === "/v1/traces") {
           const parsed = JSON.parse(body) as OtlpTraces;
           for (const resourceSpans of parsed.resourceSpans ?? []) {
             const service = String(attributes(resourceSpans.resource?.attributes)["service.name"]);
             for (const scope of resourceSpans.scopeSpans ?? []) {
               for (const span of scope.spans ?? []) {
-                this.spans.push({ service, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? "", name: span.name, kind: span.kind, attributes: attributes(span.attributes) });
+                this.spans.push({
+                  service,
+                  traceId: span.traceId,
+                  spanId: span.spanId,
+                  parentSpanId: span.parentSpanId ?? "",
+                  name: span.name,
+                  kind: span.kind,
+                  attributes: attributes(span.attributes),
+                  eventAttributes: (span.events ?? []).map((event) => attributes(event.attributes)),
+                });
               }
             }
           }

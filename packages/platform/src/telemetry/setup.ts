@@ -1,16 +1,21 @@
-import { metrics } from "@opentelemetry/api";
-import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { createNoopMeter, metrics } from "@opentelemetry/api";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { OTLPMetricExporter as OTLPJsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { registerInstrumentations, type Instrumentation } from "@opentelemetry/instrumentation";
 import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { KoaInstrumentation } from "@opentelemetry/instrumentation-koa";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { RuntimeNodeInstrumentation } from "@opentelemetry/instrumentation-runtime-node";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { setPrometheusExporter } from "./metrics";
 import { RedactingSpanExporter } from "./redact";
 
 export interface TelemetryHandle {
@@ -32,10 +37,19 @@ export function instrumentations(): Instrumentation[] {
   ];
 }
 
+/** OTLP/HTTP with protobuf bodies (the OpenTelemetry default), or JSON when OTEL_EXPORTER_OTLP_PROTOCOL is http/json. */
+function otlpJson(): boolean {
+  return process.env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json";
+}
+
 /**
  * Starts tracing and metrics for one process. Spans are exported by OTLP/HTTP
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (or to the given exporter, in
- * tests); every exporter is wrapped so no secret leaves the process.
+ * tests); every exporter is wrapped so no secret leaves the process. Metrics
+ * are always served to Prometheus (`/metrics` on the health port) and also
+ * pushed by OTLP when the endpoint is set. The instrumentations above record
+ * spans only: their metrics would label customers' hosts and peers, so every
+ * metric is Pressroom's own (docs/metrics.md) or the Node runtime's.
  */
 export function startTelemetry(options: { serviceName: string; exporter?: SpanExporter }): TelemetryHandle {
   const existing = (globalThis as GlobalWithHandle)[HANDLE];
@@ -44,26 +58,27 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName });
   const spanProcessors: SpanProcessor[] = [];
-  const exporter = options.exporter ?? (endpoint ? new OTLPTraceExporter() : undefined);
+  const exporter = options.exporter ?? (endpoint ? (otlpJson() ? new OTLPJsonTraceExporter() : new OTLPTraceExporter()) : undefined);
   if (exporter) spanProcessors.push(new BatchSpanProcessor(new RedactingSpanExporter(exporter)));
 
   const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
   tracerProvider.register();
 
-  let meterProvider: MeterProvider | undefined;
-  if (endpoint) {
-    meterProvider = new MeterProvider({
-      resource,
-      readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: 15_000 })],
-    });
-    metrics.setGlobalMeterProvider(meterProvider);
-  }
+  const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+  setPrometheusExporter(prometheus);
+  const readers: MetricReader[] = [prometheus];
+  if (endpoint) readers.push(new PeriodicExportingMetricReader({ exporter: otlpJson() ? new OTLPJsonMetricExporter() : new OTLPMetricExporter(), exportIntervalMillis: 15_000 }));
+  const meterProvider = new MeterProvider({ resource, readers });
+  metrics.setGlobalMeterProvider(meterProvider);
 
-  registerInstrumentations({ instrumentations: instrumentations() });
+  const traced = instrumentations();
+  registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation()] });
+  const noMeters = { getMeter: () => createNoopMeter() };
+  for (const instrumentation of traced) instrumentation.setMeterProvider(noMeters);
 
   const handle: TelemetryHandle = {
     async shutdown() {
-      await Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]);
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },
   };
   (globalThis as GlobalWithHandle)[HANDLE] = handle;

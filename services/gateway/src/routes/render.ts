@@ -7,6 +7,7 @@ import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../idempotency";
+import { jobMetrics } from "../jobs/metrics";
 import { JobWatch, submitJob, type JobBus } from "../jobs/submit";
 import { checkTemplateData, type TemplateInfo } from "../templates";
 import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
@@ -102,7 +103,15 @@ async function replayJob(deps: GatewayDeps, ctx: Context, request: JobRequest, r
 }
 
 /** Submits an admitted job and answers; `final` is false for a sync job still running after the wait. */
-async function runJob(deps: GatewayDeps, ctx: Context, principal: Principal, request: JobRequest, template: TemplateInfo | undefined, jobId: string): Promise<{ final: boolean }> {
+async function runJob(
+  deps: GatewayDeps,
+  ctx: Context,
+  kind: JobKind,
+  principal: Principal,
+  request: JobRequest,
+  template: TemplateInfo | undefined,
+  jobId: string,
+): Promise<{ final: boolean }> {
   const watch = request.webhookUrl ? undefined : new JobWatch(deps.bus, jobId);
   try {
     await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
@@ -110,12 +119,14 @@ async function runJob(deps: GatewayDeps, ctx: Context, principal: Principal, req
     watch?.close();
     throw err;
   }
+  jobMetrics.accepted(kind, watch !== undefined);
   if (!watch) {
     answerQueued(ctx, jobId);
     return { final: true };
   }
   const job = await watch.wait(deps.syncWaitMs);
   if (!job) {
+    jobMetrics.syncFallback(kind);
     answerQueued(ctx, jobId);
     return { final: false };
   }
@@ -138,7 +149,7 @@ export function jobHandler(deps: GatewayDeps, kind: JobKind) {
     const replay = replayOf(decision);
     if (replay) return replayJob(deps, ctx, request, replay);
     throwIfNotAdmitted(decision);
-    const run = () => runJob(deps, ctx, principal, request, template, jobId);
+    const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
     else await run();
   };

@@ -26,7 +26,11 @@ export interface EngineStats {
   renders: number;
   /** Browser launches after the first: crashes, hangs and recycling. */
   relaunches: number;
+  /** Browsers that disconnected unexpectedly (crashed or killed). */
+  crashes: number;
   browserPid: number | undefined;
+  /** Slots rendering right now. */
+  busySlots: number;
   /** Slots that could start a render right now without waiting. */
   warmSlots: number;
   /** Renders waiting for a slot. */
@@ -52,6 +56,7 @@ export class RenderEngine {
   private closing: Promise<void> | undefined;
   private renders = 0;
   private relaunches = 0;
+  private crashes = 0;
   private readonly deadlineMs: number;
   private readonly recycleAfterRenders: number;
   private readonly logger: EngineLogger | undefined;
@@ -140,7 +145,9 @@ export class RenderEngine {
     return {
       renders: this.renders,
       relaunches: this.relaunches,
+      crashes: this.crashes,
       browserPid: this.current?.pid,
+      busySlots: this.permits.inUse,
       warmSlots: Math.max(0, Math.min(this.current?.warmPages ?? 0, free)),
       queued: this.permits.queued,
       preparing: this.current?.preparing ?? 0,
@@ -218,6 +225,7 @@ export class RenderEngine {
 
   private onDeath(generation: Generation): void {
     this.generations.delete(generation);
+    this.crashes++;
     if (this.closed || generation !== this.current) return;
     this.current = undefined;
     this.launching ??= this.relaunch();

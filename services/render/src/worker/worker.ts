@@ -22,6 +22,7 @@ import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "n
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import { compileTemplate } from "../catalog/handlebars";
 import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
+import { renderMetrics } from "./metrics";
 import { storeOutput } from "./storage-client";
 
 export interface WorkerDeps {
@@ -161,6 +162,15 @@ export class RenderWorker extends ConsumerLoop {
     const started = performance.now();
     const output = await withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
       this.deps.engine.render(renderJob, { holdPageUntil }),
+    ).then(
+      (rendered) => {
+        renderMetrics.rendered(renderJob.kind, started, { bytes: rendered.data.byteLength, pages: rendered.pages });
+        return rendered;
+      },
+      (err: unknown) => {
+        renderMetrics.rendered(renderJob.kind, started, { reason: err instanceof RenderFailure ? err.reason : "error" });
+        throw err;
+      },
     );
     return { output, renderMs: Math.round(performance.now() - started) };
   }
@@ -199,6 +209,7 @@ export class RenderWorker extends ConsumerLoop {
       throw err;
     }
     announceOutcome(this.deps.nc, succeeded);
+    renderMetrics.jobSucceeded(extension);
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
@@ -230,6 +241,7 @@ export class RenderWorker extends ConsumerLoop {
     try {
       await appendJobEvent(this.deps.js, event, job.lastSeq);
       announceOutcome(this.deps.nc, event);
+      renderMetrics.jobFailed(failed.code);
     } catch (appendErr) {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }
@@ -238,9 +250,12 @@ export class RenderWorker extends ConsumerLoop {
 
 /** Template errors (a bad helper call, malformed raw HTML template) are the document's fault. */
 function renderHandlebars(fn: () => string): string {
+  const started = performance.now();
   try {
     return fn();
   } catch (err) {
     throw new AppError("RENDER_FAILED", `template error: ${(err as Error).message}`, "Fix the template syntax or the data passed to it.");
+  } finally {
+    renderMetrics.templateExpanded(started);
   }
 }

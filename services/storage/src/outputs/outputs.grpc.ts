@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import type { ObjectWriter } from "./object-writer";
+import { storageMetrics } from "./metrics";
 import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
@@ -73,6 +74,7 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
     throw err;
   }
   const size = writer.size;
+  storageMetrics.stored(metadata.contentType, size);
   // Only now that the object and its row are stored: a failed put is never served from memory.
   if (kept) deps.recentOutputs.add(outputId, { info: { contentType: metadata.contentType, filename, expiresAt }, bytes: Buffer.concat(kept, size) });
   return {
@@ -91,6 +93,7 @@ async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1
   if (check === "expired") throw expired();
   // Outputs are deleted only by the sweep, after their expires_at (the instant kept with a recent output), so an unexpired recent output is still the stored one.
   const recent = deps.recentOutputs.get(outputId);
+  storageMetrics.lookup(recent !== undefined);
   if (recent) {
     const { contentType, filename, expiresAt } = recent.info;
     call.write({ info: { contentType, filename, sizeBytes: String(recent.bytes.length), expiresAt: expiresAt.toISOString() } });
@@ -182,5 +185,6 @@ export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "log
     deps.recentOutputs.delete(output_id);
     await deps.store.delete(output_id).catch((err: unknown) => deps.logger.warn({ err, output_id }, "deleting an expired output failed"));
   }
+  storageMetrics.swept(claimed.length);
   return claimed.length;
 }

@@ -6,6 +6,7 @@ import { USER_AGENT, callbackBody, signatureHeaders } from "./callback";
 import { decodeDelivery, type DeliveryMessage } from "./delivery-message";
 import type { Poster, PostResult } from "./http";
 import { appendAfter } from "./job-log";
+import { recordDeliveryEvents } from "./metrics";
 import { nextStep, parseRetryAfter, type RetryPolicy } from "./schedule";
 
 /**
@@ -254,5 +255,6 @@ export class DeliveryConsumer extends ConsumerLoop {
         }
       }
     }
+    recordDeliveryEvents(job, events);
   }
 }

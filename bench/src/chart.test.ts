@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { compareChart, niceMax, type CompareRow } from "./chart";
+
+const run = (p50: number, p99: number, throughput: number) => ({ p50, p99, throughput });
+
+describe("the compare chart", () => {
+  const rows: CompareRow[] = [
+    { doc: "invoice <1 page>", concurrency: 1, floor: run(37, 54, 26.2), pressroom: run(103, 145, 9.7) },
+    { doc: "invoice <1 page>", concurrency: 4, floor: run(110, 177, 35.3), pressroom: run(289, 486, 12.9) },
+    { doc: "report", concurrency: 1, floor: run(435, 542, 2.2), pressroom: run(483, 617, 2) },
+    { doc: "report", concurrency: 4, floor: run(788, 1169, 4.6), pressroom: run(1002, 1479, 3.7) },
+  ];
+  const svg = compareChart(rows, "Run on commit abc");
+
+  it("draws latency and throughput for each document, floor and Pressroom, at each concurrency", () => {
+    assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    assert.equal((svg.match(/<polyline /g) ?? []).length, 2 * (4 + 2), "per document: p50 and p99 of both, and both throughputs");
+    assert.equal((svg.match(/<circle /g) ?? []).length, 2 * 2 * 6);
+    assert.ok(svg.includes("<title>Pressroom p99 c=4: 1480 ms</title>"));
+    assert.ok(svg.includes("<title>floor c=1: 26.2/s</title>"));
+    assert.ok(svg.includes("invoice &lt;1 page&gt;: latency"), "text is escaped");
+    assert.ok(svg.includes("Run on commit abc"));
+  });
+
+  it("puts every point inside its panel, under a round axis maximum", () => {
+    for (const [, cy] of svg.matchAll(/<circle cx="[\d.]+" cy="([\d.]+)"/g)) assert.ok(Number(cy) >= 34 && Number(cy) <= 180, `cy ${cy}`);
+    assert.deepEqual([0.3, 1, 35.3, 486, 1479].map(niceMax), [0.5, 1, 50, 500, 2000]);
+  });
+});
