@@ -33,11 +33,11 @@ describe("Idempotency-Key across two gateways", () => {
   before(async () => {
     h = await startHarness({ serviceEnv: { metering: { SWEEP_INTERVAL_MS: "1000" } } });
     workDir = mkdtempSync(path.join(tmpdir(), "pressroom-idempotency-"));
-    const [httpB] = (await distinctFreePorts(1)) as [number];
-    const ports: StackPorts = { ...h.stack.ports, http: httpB, health: { ...h.stack.ports.health, gateway: httpB } };
+    const [httpB, healthB] = (await distinctFreePorts(2)) as [number, number];
+    const ports: StackPorts = { ...h.stack.ports, http: httpB, health: { ...h.stack.ports.health, gateway: healthB } };
     const env = serviceEnv("gateway", { databaseUrl: h.stack.databaseUrl, natsUrl: h.stack.natsUrl, ports, logDir: workDir, env: { LOG_LEVEL: "info" } });
     gatewayB = startService("gateway", env, workDir);
-    await waitReady("gateway", httpB, gatewayB.child);
+    await waitReady("gateway", healthB, gatewayB.child);
     second = new Api(`http://127.0.0.1:${httpB}`);
     db = new pg.Client({ connectionString: h.stack.databaseUrl });
     await db.connect();
