@@ -19,7 +19,7 @@ import {
 } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
-import { compileTemplate } from "../catalog/handlebars";
+import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { storeOutput } from "./storage-client";
 
@@ -29,6 +29,9 @@ export interface WorkerDeps {
   jsm: JetStreamManager;
   engine: RenderEngine;
   catalog: TemplateCatalog;
+  expander: TemplateExpander;
+  /** The render deadline, template expansion included. */
+  deadlineMs: number;
   storage: storageV1.StorageServiceClient;
   logger: Logger;
   workerName: string;
@@ -201,19 +204,18 @@ export class RenderWorker extends ConsumerLoop {
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
+  /** Expands the template off the event loop; the render gets what is left of the deadline. */
   private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
-    const data: unknown = JSON.parse(accepted.dataJson || "{}");
-    const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
+    const started = performance.now();
+    const { deadlineMs, expander } = this.deps;
+    const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
     if (accepted.templateId) {
-      const template = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
-      return {
-        html: renderHandlebars(() => template.render(data)),
-        kind: template.row.output,
-        page: pageSettingsOf(template.row),
-        image: imageSettingsOf(template.row),
-      };
+      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
+      const html = await expander.expand({ source: row.body, cacheKey: `${row.id}@${row.version}`, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+      return { html, kind: row.output, page: pageSettingsOf(row), image: imageSettingsOf(row), deadlineMs: left() };
     }
-    return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
+    const html = await expander.expand({ source: accepted.html, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+    return { html, kind: accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf", deadlineMs: left() };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
@@ -231,14 +233,5 @@ export class RenderWorker extends ConsumerLoop {
     } catch (appendErr) {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }
-  }
-}
-
-/** Template errors (a bad helper call, malformed raw HTML template) are the document's fault. */
-function renderHandlebars(fn: () => string): string {
-  try {
-    return fn();
-  } catch (err) {
-    throw new AppError("RENDER_FAILED", `template error: ${(err as Error).message}`, "Fix the template syntax or the data passed to it.");
   }
 }
