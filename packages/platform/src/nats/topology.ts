@@ -45,6 +45,13 @@ export const consumers = {
   auditProjection: "audit-projection",
 } as const;
 
+/**
+ * Deliveries of a render command that may render it. One more delivery is
+ * allowed (the consumer's max_deliver): it only records the job as failed, for
+ * a job whose every attempt died before it could record anything.
+ */
+export const RENDER_ATTEMPTS = 3;
+
 type StreamSpec = Partial<StreamConfig> & Pick<StreamConfig, "name" | "subjects">;
 type ConsumerSpec = { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } };
 
@@ -93,7 +100,7 @@ export const CONSUMERS: ConsumerSpec[] = [
       durable_name: consumers.renderWorkers,
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(45_000),
-      max_deliver: 3,
+      max_deliver: RENDER_ATTEMPTS + 1,
       max_ack_pending: 1_000,
     },
   },

@@ -12,6 +12,7 @@ import {
   readJobEvents,
   readLastJobEvent,
   foldJob,
+  RENDER_ATTEMPTS,
   streams,
   withSpan,
   type JobState,
@@ -40,8 +41,6 @@ export interface WorkerDeps {
 
 /** How often a long render tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
-/** Deliveries of one job before it is failed (the consumer's max_deliver). */
-const MAX_ATTEMPTS = 3;
 
 class StaleJob extends Error {}
 
@@ -71,6 +70,12 @@ export class RenderWorker extends ConsumerLoop {
     }
     const attempt = msg.info.redeliveryCount;
     await consumeSpan("pressroom.render.requested.v1", msg.headers, { "pressroom.job.id": command.jobId, "pressroom.attempt": attempt }, async () => {
+      if (attempt > RENDER_ATTEMPTS) {
+        // Every attempt died (killed, out of memory) before recording an outcome: this delivery records it.
+        this.deps.logger.error({ jobId: command.jobId, attempts: RENDER_ATTEMPTS }, "every render attempt died; failing the job");
+        await this.settleFailure(msg, command, new Error(`all ${RENDER_ATTEMPTS} render attempts died`));
+        return;
+      }
       const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
       try {
         await this.process(command, attempt);
@@ -80,28 +85,28 @@ export class RenderWorker extends ConsumerLoop {
           msg.ack();
           return;
         }
-        if (err instanceof RenderFailure && err.retryable && attempt < 2) {
-          this.deps.logger.warn({ jobId: command.jobId, reason: err.reason, attempt }, "render crashed; retrying once");
-          msg.nak(250);
-          return;
-        }
-        const final = !(err instanceof RenderFailure && err.retryable) && !(err instanceof AppError && err.code === "UNAVAILABLE");
-        if (final || attempt >= MAX_ATTEMPTS) {
-          await this.fail(command, err).then(
-            () => msg.ack(),
-            (failErr: unknown) => {
-              this.deps.logger.error({ err: failErr, jobId: command.jobId }, "could not record the failure; redelivering");
-              msg.nak(1_000);
-            },
-          );
+        if (failureOf(err).code === "RENDER_FAILED" || attempt >= RENDER_ATTEMPTS) {
+          await this.settleFailure(msg, command, err);
         } else {
-          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "transient failure; redelivering");
-          msg.nak(1_000 * attempt);
+          // Ours (a browser crash, a dependency down): another attempt, on this worker or another.
+          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
+          msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
         }
       } finally {
         clearInterval(heartbeat);
       }
     });
+  }
+
+  /** Records the job's failure and acks its command; a failure to record leaves it for the next delivery. */
+  private async settleFailure(msg: JsMsg, command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
+    try {
+      await this.fail(command, err);
+      msg.ack();
+    } catch (failErr) {
+      this.deps.logger.error({ err: failErr, jobId: command.jobId }, "could not record the failure; redelivering");
+      msg.nak(1_000);
+    }
   }
 
   /** Loads the job and restores its acceptance if the gateway could not append it. */
@@ -219,11 +224,8 @@ export class RenderWorker extends ConsumerLoop {
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
-    const documentFault = err instanceof RenderFailure || (err instanceof AppError && err.code === "RENDER_FAILED");
-    const failed: jobEventsV1.JobFailed = documentFault
-      ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
-      : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
-    if (!documentFault) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
+    const failed = failureOf(err);
+    if (failed.refund) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
     const job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job || isTerminal(job.status)) return;
     const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed });
@@ -234,4 +236,17 @@ export class RenderWorker extends ConsumerLoop {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }
   }
+}
+
+/**
+ * How a job that could not be rendered ends. A document fault (a limit it hit,
+ * a template error) is the customer's: RENDER_FAILED, charged. Anything else
+ * (a browser crash, no browser, shutting down, a dependency down, attempts that
+ * died) is ours: INTERNAL_ERROR, refunded.
+ */
+export function failureOf(err: unknown): jobEventsV1.JobFailed {
+  const documentFault = (err instanceof RenderFailure && !err.retryable) || (err instanceof AppError && err.code === "RENDER_FAILED");
+  return documentFault
+    ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
+    : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
 }
