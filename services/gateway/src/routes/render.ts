@@ -1,6 +1,6 @@
 import { AppError, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
-import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
+import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
@@ -77,6 +77,7 @@ export function jobHandler(deps: GatewayDeps, kind: JobKind) {
       await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
     } catch (err) {
       watch?.close();
+      await releaseAdmitted(deps.clients.metering, jobId, deps.logger);
       throw err;
     }
     const location = `/v1/jobs/${jobId}`;
