@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import { stopChild } from "./nats";
 import { distinctFreePorts, waitFor } from "./ports";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
@@ -120,6 +119,43 @@ export async function runMigrations(databaseUrl: string): Promise<void> {
   );
 }
 
+/** How long a stopping service may take (its own shutdown bound, SHUTDOWN_TIMEOUT_MS, is 20 s) before it is killed. */
+export const STOP_GRACE_MS = 22_000;
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+/**
+ * Stops a service started by startService and everything in its process
+ * group: SIGTERM, then SIGKILL once graceMs have passed (at once for 0), so a
+ * stuck service cannot hold a stop. Resolves when the service has exited.
+ */
+export function stopProcessGroup(child: ChildProcess, graceMs: number): Promise<void> {
+  const exited = child.exitCode !== null || child.signalCode !== null;
+  return new Promise((resolve) => {
+    const kill = () => signalGroup(child, "SIGKILL");
+    if (exited) {
+      // The service is gone; anything it left in its group goes too.
+      kill();
+      resolve();
+      return;
+    }
+    const timer = setTimeout(kill, graceMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      kill();
+      resolve();
+    });
+    if (graceMs === 0) kill();
+    else signalGroup(child, "SIGTERM");
+  });
+}
+
 /** Starts one service as its own process, preloading telemetry. */
 export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: string, echo?: NodeJS.WritableStream): ServiceProcess {
   mkdirSync(logDir, { recursive: true });
@@ -128,6 +164,8 @@ export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: 
     cwd: path.join(REPO_ROOT, "services", name),
     env,
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: stopping it reaches what it started too (render's Chromium).
+    detached: true,
   });
   const output: string[] = [];
   const collect = (chunk: Buffer) => {
@@ -154,8 +192,10 @@ export async function waitReady(name: ServiceName, healthPort: number, child: Ch
 export interface RunningServices {
   processes: Map<ServiceName, ServiceProcess>;
   stop(): Promise<void>;
-  /** Kills one service abruptly (SIGKILL) and returns once it is gone. */
+  /** Kills one service and what it started abruptly (SIGKILL) and returns once it is gone. */
   kill(name: ServiceName): Promise<void>;
+  /** Kills every service at once (SIGKILL), for a stop that must not wait. */
+  killAll(): Promise<void>;
   /** Starts a stopped or killed service again and waits until it is ready. */
   restart(name: ServiceName): Promise<void>;
 }
@@ -178,11 +218,14 @@ export async function startServices(options: StackOptions, only: readonly Servic
     processes,
     async stop() {
       const order = [...SERVICE_NAMES].reverse().filter((name) => processes.has(name));
-      for (const name of order) await stopChild(processes.get(name)!.child, "SIGTERM", 25_000);
+      for (const name of order) await stopProcessGroup(processes.get(name)!.child, STOP_GRACE_MS);
     },
     async kill(name) {
       const proc = processes.get(name);
-      if (proc) await stopChild(proc.child, "SIGKILL", 5_000);
+      if (proc) await stopProcessGroup(proc.child, 0);
+    },
+    async killAll() {
+      await Promise.all([...processes.values()].map((proc) => stopProcessGroup(proc.child, 0)));
     },
     async restart(name) {
       const previous = processes.get(name);

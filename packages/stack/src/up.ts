@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { DEFAULT_PORTS, REPO_ROOT, forwardedSettings, runMigrations, startServices, type RunningServices } from "./services";
+import { DEFAULT_PORTS, REPO_ROOT, STOP_GRACE_MS, forwardedSettings, runMigrations, startServices, type RunningServices } from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 
@@ -29,9 +29,13 @@ async function main(): Promise<void> {
   let stopping = false;
 
   const stop = async (code: number) => {
-    if (stopping) return;
+    if (stopping) {
+      say("stopping now (SIGKILL)");
+      void services?.killAll();
+      return;
+    }
     stopping = true;
-    say("stopping…");
+    say(`stopping… (a service still running after ${STOP_GRACE_MS / 1000} s is killed; Ctrl-C again kills them all now)`);
     await services?.stop();
     await privateNats?.stop();
     privatePostgres?.stop();
