@@ -1,4 +1,5 @@
-import type { ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 
 export interface ConsumerSource {
   js: JetStreamClient;
@@ -7,9 +8,18 @@ export interface ConsumerSource {
   consumer: string;
   /** Messages handled at once. */
   concurrency: number;
-  /** Messages pulled ahead of the handlers (default: concurrency). */
+  /**
+   * Messages pulled ahead of the handlers (default: concurrency). 0: none; a
+   * message is fetched only when a handler is free, so no message waits on
+   * this process while its ack_wait runs (for long handlers, such as renders:
+   * a message held here past ack_wait would be redelivered and spend one of
+   * its deliveries without ever being tried).
+   */
   prefetch?: number;
 }
+
+/** How long one fetch of the prefetch-0 mode waits for a message. */
+const FETCH_EXPIRES_MS = 5_000;
 
 /**
  * Runs handle() for every message of a durable pull consumer, at most
@@ -20,6 +30,7 @@ export interface ConsumerSource {
 export abstract class ConsumerLoop {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
+  private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly source: ConsumerSource) {}
@@ -30,21 +41,50 @@ export abstract class ConsumerLoop {
 
   async start(): Promise<void> {
     const consumer = await this.source.js.consumers.get(this.source.stream, this.source.consumer);
+    if (this.source.prefetch === 0) {
+      this.loop = this.fetchWhenFree(consumer);
+      return;
+    }
     this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
     this.loop = this.run(this.messages);
   }
 
   private async run(messages: ConsumerMessages): Promise<void> {
     for await (const msg of messages) {
-      const task: Promise<void> = this.handle(msg)
-        .catch((err: unknown) => this.onError(err, msg))
-        .finally(() => this.inFlight.delete(task));
-      this.inFlight.add(task);
-      while (this.inFlight.size >= this.source.concurrency) await Promise.race(this.inFlight);
+      this.dispatch(msg);
+      await this.capacity();
     }
   }
 
+  private async fetchWhenFree(consumer: Consumer): Promise<void> {
+    while (!this.stopped) {
+      await this.capacity();
+      if (this.stopped) return;
+      let msg: JsMsg | null;
+      try {
+        msg = await consumer.next({ expires: FETCH_EXPIRES_MS });
+      } catch {
+        // Disconnected or the server restarting: ask again shortly.
+        await sleep(500);
+        continue;
+      }
+      if (msg) this.dispatch(msg);
+    }
+  }
+
+  private dispatch(msg: JsMsg): void {
+    const task: Promise<void> = this.handle(msg)
+      .catch((err: unknown) => this.onError(err, msg))
+      .finally(() => this.inFlight.delete(task));
+    this.inFlight.add(task);
+  }
+
+  private async capacity(): Promise<void> {
+    while (this.inFlight.size >= this.source.concurrency) await Promise.race(this.inFlight);
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.messages?.close();
     await this.loop;
   }

@@ -51,7 +51,7 @@ class StaleJob extends Error {}
  */
 export class RenderWorker extends ConsumerLoop {
   constructor(private readonly deps: WorkerDeps) {
-    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots });
+    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 });
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
