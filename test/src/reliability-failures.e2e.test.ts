@@ -23,7 +23,12 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
   before(async () => {
     await receiver.start();
     harness = await startHarness({
-      serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }), render: { RENDER_DEADLINE_MS: "8000" } },
+      serviceEnv: {
+        webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }),
+        render: { RENDER_DEADLINE_MS: "8000" },
+        // Short leases, swept every second: a queued job must keep its slot past its lease.
+        metering: { SLOT_LEASE_SECONDS: "10", SWEEP_INTERVAL_MS: "1000" },
+      },
     });
     nc = await connect({ servers: harness.stack.natsUrl, maxReconnectAttempts: -1 });
   });
@@ -96,6 +101,23 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
     }, 60_000, 500);
     assert.equal(next.status, 200, next.text);
     assert.equal(receiver.requestsOn("/hooks/outage").length, 0, "no callback for a refused request");
+  });
+
+  it("keeps the slot of a job queued longer than the slot's lease", { timeout: 120_000 }, async () => {
+    const { apiKey } = await harness.admin.createKey("business");
+    await harness.stack.services.kill("render");
+    const accepted = await harness.api.post("/v1/render", { html: "<p>{{n}}</p>", data: { n: 1 }, webhook_url: receiver.url("/hooks/backlog") }, { key: apiKey });
+    assert.equal(accepted.status, 202, accepted.text);
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    const usage = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
+    assert.equal(usage.concurrency.in_flight, 1, "the queued job still holds its slot after 15 s (lease 10 s)");
+
+    await harness.stack.services.restart("render");
+    await receiver.waitFor("/hooks/backlog", 1, 60_000);
+    await eventually("the slot comes back with the job's end", async () => {
+      const u = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
+      return u.concurrency.in_flight === 0 ? u : undefined;
+    }, 30_000, 500);
   });
 
   endOfSuiteChecks(() => harness);
