@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { consumers, streams } from "@pressroom/platform";
+import { jobEventsV1 } from "@pressroom/contracts";
+import { consumers, jobEvent, loadJob, newId, publishEvent, streams, subjects } from "@pressroom/platform";
 import { connect, type NatsConnection } from "nats";
 import { errorShape } from "./support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
@@ -101,6 +102,30 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
     }, 60_000, 500);
     assert.equal(next.status, 200, next.text);
     assert.equal(receiver.requestsOn("/hooks/outage").length, 0, "no callback for a refused request");
+  });
+
+  it("drops a render command stored after the gateway gave up on it (a publish buffered through a NATS outage)", { timeout: 120_000 }, async () => {
+    const jobId = newId("job");
+    const accepted = jobEvent("job.accepted", {
+      jobId,
+      keyId: "key_gave_up",
+      source: "gateway",
+      accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "", templateVersion: 0, html: "<p>late</p>", dataJson: "{}", webhookUrl: receiver.url("/hooks/late"), plan: "business" },
+    });
+    // Accepted two minutes ago, stored only now: the gateway answered 500 and refunded it long since.
+    accepted.time = new Date(Date.now() - 120_000).toISOString();
+    const js = nc.jetstream();
+    await publishEvent(js, {
+      subject: subjects.renderRequested,
+      spanSubject: subjects.renderRequested,
+      msgId: jobId,
+      type: "render.requested",
+      data: jobEventsV1.RenderCommand.encode({ jobId, keyId: "key_gave_up", accepted }).finish(),
+    });
+    const jsm = await nc.jetstreamManager();
+    await eventually("the worker takes the command", async () => ((await jsm.streams.info(streams.RENDER)).state.messages === 0 ? true : undefined), 60_000, 200);
+    assert.equal(await loadJob(jsm, jobId), undefined, "no job was created from it");
+    assert.equal(receiver.requestsOn("/hooks/late").length, 0);
   });
 
   it("keeps the slot of a job queued longer than the slot's lease", { timeout: 120_000 }, async () => {

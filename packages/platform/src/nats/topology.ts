@@ -52,6 +52,15 @@ export const consumers = {
  */
 export const RENDER_ATTEMPTS = 3;
 
+/**
+ * A render command stored this long after its job's acceptance was written
+ * was given up by the gateway (it answered 500 and refunded the job; its
+ * publishes, retries included, take well under this): a worker drops it. Such
+ * a command is a publish the client buffered during a NATS outage and sent
+ * once reconnected.
+ */
+export const SUBMIT_GIVE_UP_MS = 60_000;
+
 type StreamSpec = Partial<StreamConfig> & Pick<StreamConfig, "name" | "subjects">;
 type ConsumerSpec = { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } };
 

@@ -131,6 +131,8 @@ export class JobWatch {
  * Pauses between the tries of a publish. A publish that timed out may still
  * have been stored: its message id makes the retry a duplicate that JetStream
  * acknowledges without storing it twice (within the streams' 2-minute window).
+ * All tries (each bounded by the JetStream client's 5 s timeout) end well
+ * within SUBMIT_GIVE_UP_MS, after which workers drop a late-stored command.
  */
 const PUBLISH_RETRY_DELAYS_MS = [250, 1_000, 2_000];
 

@@ -20,8 +20,9 @@ describe("the sub-resource budget of a job", () => {
   let engine: RenderEngine;
   const fetcher: SubresourceFetcher = async ({ url }) => {
     const size = Number(url.searchParams.get("kib") ?? "1") * KIB;
-    if (url.pathname === "/gz.svg") return { status: 200, headers: { "content-type": "image/svg+xml", "content-encoding": "gzip" }, body: gzipSync(svgOf(size)) };
-    return { status: 200, headers: { "content-type": "image/svg+xml" }, body: svgOf(size) };
+    const headers: Record<string, string> = { "content-type": "image/svg+xml" };
+    if (url.pathname === "/gz.svg") return { status: 200, headers: { ...headers, "content-encoding": "gzip" }, body: gzipSync(svgOf(size)) };
+    return { status: 200, headers, body: svgOf(size) };
   };
 
   before(async () => {

@@ -14,6 +14,7 @@ import {
   foldJob,
   RENDER_ATTEMPTS,
   streams,
+  SUBMIT_GIVE_UP_MS,
   withSpan,
   type JobState,
   type Logger,
@@ -43,6 +44,9 @@ export interface WorkerDeps {
 const HEARTBEAT_MS = 10_000;
 
 class StaleJob extends Error {}
+
+/** A command stored after the gateway had given up on it (see SUBMIT_GIVE_UP_MS). */
+class AbandonedCommand extends Error {}
 
 /**
  * Consumes render commands from the RENDER work queue, at most `slots` at a
@@ -78,10 +82,15 @@ export class RenderWorker extends ConsumerLoop {
       }
       const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
       try {
-        await this.process(command, attempt);
+        await this.process(command, attempt, msg.info.timestampNanos / 1e6);
         msg.ack();
       } catch (err) {
         if (err instanceof StaleJob) {
+          msg.ack();
+          return;
+        }
+        if (err instanceof AbandonedCommand) {
+          this.deps.logger.warn({ jobId: command.jobId }, "render command stored after the gateway gave up on it; dropped");
           msg.ack();
           return;
         }
@@ -109,14 +118,15 @@ export class RenderWorker extends ConsumerLoop {
     }
   }
 
-  /** Loads the job and restores its acceptance if the gateway could not append it. */
-  private async loadJob(command: jobEventsV1.RenderCommand): Promise<JobState> {
+  /** Loads the job and restores its acceptance if the gateway could not append it (unless the gateway gave the job up). */
+  private async loadJob(command: jobEventsV1.RenderCommand, storedAtMs: number): Promise<JobState> {
     // Usually the acceptance is the job's only event: one read settles it.
     const last = await readLastJobEvent(this.deps.jsm, command.jobId);
     const fresh = last && last.event.id === command.accepted?.id ? foldJob([last]) : undefined;
     if (fresh) return fresh;
     let job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job && command.accepted) {
+      if (storedAtMs - Date.parse(command.accepted.time) > SUBMIT_GIVE_UP_MS) throw new AbandonedCommand();
       try {
         await appendJobEvent(this.deps.js, command.accepted, 0);
       } catch (err) {
@@ -128,8 +138,8 @@ export class RenderWorker extends ConsumerLoop {
     return job;
   }
 
-  private async process(command: jobEventsV1.RenderCommand, attempt: number): Promise<void> {
-    const job = await this.loadJob(command);
+  private async process(command: jobEventsV1.RenderCommand, attempt: number, storedAtMs: number): Promise<void> {
+    const job = await this.loadJob(command, storedAtMs);
     if (isTerminal(job.status)) throw new StaleJob();
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
