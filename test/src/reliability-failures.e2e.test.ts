@@ -114,15 +114,17 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
     });
     // Accepted two minutes ago, stored only now: the gateway answered 500 and refunded it long since.
     accepted.time = new Date(Date.now() - 120_000).toISOString();
-    const js = nc.jetstream();
-    await publishEvent(js, {
+    // A connection of its own: the suite's may still be reconnecting after the outage above.
+    const own = await connect({ servers: harness.stack.natsUrl });
+    after(() => own.close());
+    await publishEvent(own.jetstream(), {
       subject: subjects.renderRequested,
       spanSubject: subjects.renderRequested,
       msgId: jobId,
       type: "render.requested",
       data: jobEventsV1.RenderCommand.encode({ jobId, keyId: "key_gave_up", accepted }).finish(),
     });
-    const jsm = await nc.jetstreamManager();
+    const jsm = await own.jetstreamManager();
     await eventually("the worker takes the command", async () => ((await jsm.streams.info(streams.RENDER)).state.messages === 0 ? true : undefined), 60_000, 200);
     assert.equal(await loadJob(jsm, jobId), undefined, "no job was created from it");
     assert.equal(receiver.requestsOn("/hooks/late").length, 0);
