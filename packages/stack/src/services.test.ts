@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DEFAULT_PORTS, forwardedSettings, serviceEnv, stopProcessGroup } from "./services";
+import { DEFAULT_PORTS, forwardedSettings, serviceEnv, stopService } from "./services";
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -51,18 +51,18 @@ describe("up.sh's environment", () => {
 
 describe("stopping a stuck service", () => {
   it("kills a service that ignores SIGTERM after the grace period, and what it started with it", { timeout: 60_000 }, async () => {
-    // A service whose event loop is stuck, with a child of its own (as render has Chromium), spawned as startService does.
+    // A service whose event loop is stuck, with a child of its own (as render has Chromium).
     const script = `
       const { spawn } = require("node:child_process");
       process.on("SIGTERM", () => {});
       const helper = spawn("sleep", ["300"], { stdio: "ignore" });
       process.stdout.write(String(helper.pid) + "\\n", () => { for (;;) {} });
     `;
-    const service = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+    const service = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     const helperPid = await new Promise<number>((resolve) => service.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
     assert.ok(running(helperPid), "the service's own child runs");
 
-    await stopProcessGroup(service, 500);
+    await stopService(service, 500);
     assert.equal(service.signalCode, "SIGKILL", "the stuck service was killed");
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(running(helperPid), false, "its child is gone too");

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
 import { distinctFreePorts, waitFor } from "./ports";
 
@@ -122,37 +122,63 @@ export async function runMigrations(databaseUrl: string): Promise<void> {
 /** How long a stopping service may take (its own shutdown bound, SHUTDOWN_TIMEOUT_MS, is 20 s) before it is killed. */
 export const STOP_GRACE_MS = 22_000;
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    child.kill(signal);
+/** Every live descendant of a process (render's Chromium and its helpers), read from /proc. */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+function killPids(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
 }
 
 /**
- * Stops a service started by startService and everything in its process
- * group: SIGTERM, then SIGKILL once graceMs have passed (at once for 0), so a
- * stuck service cannot hold a stop. Resolves when the service has exited.
+ * Stops a service and everything it started: SIGTERM, then SIGKILL once
+ * graceMs have passed (at once for 0), so a stuck service cannot hold a stop.
+ * Its descendants (render's Chromium) are noted while it runs and killed
+ * once it has exited, in case it could not close them itself. Resolves when
+ * the service has exited.
  */
-export function stopProcessGroup(child: ChildProcess, graceMs: number): Promise<void> {
-  const exited = child.exitCode !== null || child.signalCode !== null;
+export function stopService(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const descendants = new Set(descendantsOf(child.pid!));
   return new Promise((resolve) => {
-    const kill = () => signalGroup(child, "SIGKILL");
-    if (exited) {
-      // The service is gone; anything it left in its group goes too.
-      kill();
-      resolve();
-      return;
-    }
+    const kill = () => {
+      for (const pid of descendantsOf(child.pid!)) descendants.add(pid);
+      child.kill("SIGKILL");
+    };
     const timer = setTimeout(kill, graceMs);
     child.once("exit", () => {
       clearTimeout(timer);
-      kill();
+      killPids(descendants);
       resolve();
     });
     if (graceMs === 0) kill();
-    else signalGroup(child, "SIGTERM");
+    else child.kill("SIGTERM");
   });
 }
 
@@ -164,8 +190,6 @@ export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: 
     cwd: path.join(REPO_ROOT, "services", name),
     env,
     stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group: stopping it reaches what it started too (render's Chromium).
-    detached: true,
   });
   const output: string[] = [];
   const collect = (chunk: Buffer) => {
@@ -218,14 +242,14 @@ export async function startServices(options: StackOptions, only: readonly Servic
     processes,
     async stop() {
       const order = [...SERVICE_NAMES].reverse().filter((name) => processes.has(name));
-      for (const name of order) await stopProcessGroup(processes.get(name)!.child, STOP_GRACE_MS);
+      for (const name of order) await stopService(processes.get(name)!.child, STOP_GRACE_MS);
     },
     async kill(name) {
       const proc = processes.get(name);
-      if (proc) await stopProcessGroup(proc.child, 0);
+      if (proc) await stopService(proc.child, 0);
     },
     async killAll() {
-      await Promise.all([...processes.values()].map((proc) => stopProcessGroup(proc.child, 0)));
+      await Promise.all([...processes.values()].map((proc) => stopService(proc.child, 0)));
     },
     async restart(name) {
       const previous = processes.get(name);
