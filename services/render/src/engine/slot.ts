@@ -194,7 +194,7 @@ export class Slot {
       // alert/confirm/prompt are dismissed; beforeunload is accepted so the page can always be left.
       void s.send("Page.handleJavaScriptDialog", { accept: e.type === "beforeunload" }).catch(noop);
     });
-    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")));
+    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document")));
   }
 
   /** The page's renderer or target is gone (seen here or by the browser session). */
@@ -252,7 +252,7 @@ export class Slot {
       this.job = undefined;
       this.lastOrigins = [...job.origins];
       // A page interrupted mid-work may still be running the document's script: throw it away.
-      if (job.failure?.reason === "deadline" || job.failure?.reason === "crashed") this.broken = true;
+      if (job.failure?.reason === "deadline" || job.failure?.retryable) this.broken = true;
     }
   }
 

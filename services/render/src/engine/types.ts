@@ -44,12 +44,23 @@ export interface RenderOutput {
   renderMs: number;
 }
 
-export type FailureReason = "deadline" | "page_cap" | "output_cap" | "resource_budget" | "crashed" | "blocked_navigation" | "invalid_document";
+export type FailureReason =
+  | "deadline"
+  | "page_cap"
+  | "output_cap"
+  | "resource_budget"
+  | "renderer_crashed"
+  | "crashed"
+  | "blocked_navigation"
+  | "invalid_document";
 
 /**
  * Why a document could not be rendered. The message is safe to show the
- * customer and names the limit that was hit. Only `crashed` is retryable:
- * every other reason is the document's own and would fail again.
+ * customer and names the limit that was hit. `crashed` (the browser died, no
+ * browser, shutting down) is never the document's fault; `renderer_crashed`
+ * (the page's renderer died while the document ran, e.g. out of memory) may
+ * be either, so both are retryable: every other reason is the document's own
+ * and would fail again.
  */
 export class RenderFailure extends Error {
   override readonly name = "RenderFailure";
@@ -60,7 +71,7 @@ export class RenderFailure extends Error {
     message: string,
   ) {
     super(message);
-    this.retryable = reason === "crashed";
+    this.retryable = reason === "crashed" || reason === "renderer_crashed";
   }
 }
 

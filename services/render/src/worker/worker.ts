@@ -94,10 +94,10 @@ export class RenderWorker extends ConsumerLoop {
           msg.ack();
           return;
         }
-        if (failureOf(err).code === "RENDER_FAILED" || attempt >= RENDER_ATTEMPTS) {
+        if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
           await this.settleFailure(msg, command, err);
         } else {
-          // Ours (a browser crash, a dependency down): another attempt, on this worker or another.
+          // Ours (a browser crash, a dependency down), or a renderer crash: another attempt, on this worker or another.
           this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
           msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
         }
@@ -249,14 +249,21 @@ export class RenderWorker extends ConsumerLoop {
 }
 
 /**
- * How a job that could not be rendered ends. A document fault (a limit it hit,
- * a template error) is the customer's: RENDER_FAILED, charged. Anything else
- * (a browser crash, no browser, shutting down, a dependency down, attempts that
- * died) is ours: INTERNAL_ERROR, refunded.
+ * How a job that could not be rendered ends (on its last attempt, or at once
+ * when retrying cannot help). A document fault (a limit it hit, a template
+ * error, its renderer crashing on every attempt) is the customer's:
+ * RENDER_FAILED, charged. Anything else (the browser died, no browser,
+ * shutting down, a dependency down, attempts that died) is ours:
+ * INTERNAL_ERROR, refunded.
  */
 export function failureOf(err: unknown): jobEventsV1.JobFailed {
-  const documentFault = (err instanceof RenderFailure && !err.retryable) || (err instanceof AppError && err.code === "RENDER_FAILED");
+  const documentFault = (err instanceof RenderFailure && err.reason !== "crashed") || (err instanceof AppError && err.code === "RENDER_FAILED");
   return documentFault
     ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
     : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
+}
+
+/** Whether another attempt may succeed: our failures, and a renderer crash (which may be ours or the document's). */
+export function worthRetrying(err: unknown): boolean {
+  return failureOf(err).code !== "RENDER_FAILED" || (err instanceof RenderFailure && err.retryable);
 }
