@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { loadJob, streams, type JobState } from "@pressroom/platform";
+import { consumers, loadJob, streams, type JobState } from "@pressroom/platform";
 import { descendantsOf, startPrivatePostgres, type PrivatePostgres, type ServiceName } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
@@ -132,6 +132,16 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
     const asyncJobs = jobs.filter((job) => job.webhookUrl);
     // A killed webhook service's messages come back after ack_wait (30 s), once for dispatch and once for delivery.
     await eventually("every async job's callback arrives", async () => (asyncJobs.every((job) => callbacksOf(job.id).length > 0) ? true : undefined), 120_000, 500).catch(() => undefined);
+    if (asyncJobs.some((job) => callbacksOf(job.id).length === 0)) {
+      // Where the missing callbacks stand: the webhook consumers, and any service that is not running.
+      const jsm = await nc.jetstreamManager();
+      for (const [stream, consumer] of [[streams.JOBS, consumers.webhookDispatch], [streams.WEBHOOKS, consumers.webhookDelivery]] as const) {
+        const info = await jsm.consumers.info(stream, consumer);
+        console.log(`fault suite: ${consumer}: pending ${info.num_pending}, ack pending ${info.num_ack_pending}, redelivered ${info.num_redelivered}, pull requests waiting ${info.num_waiting}`);
+      }
+      const exited = [...stack.services.processes.values()].filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+      console.log(`fault suite: services not running: ${exited.map((p) => `${p.name} (${p.child.exitCode ?? p.child.signalCode})`).join(", ") || "none"}`);
+    }
     const missingCallbacks = await Promise.all(
       asyncJobs.filter((job) => callbacksOf(job.id).length === 0).map(async (job) => `${job.id} ${JSON.stringify((await api.get(`/v1/jobs/${job.id}`, { key: apiKey })).json?.webhook)}`),
     );
