@@ -141,6 +141,7 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
       }
       const exited = [...stack.services.processes.values()].filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
       console.log(`fault suite: services not running: ${exited.map((p) => `${p.name} (${p.child.exitCode ?? p.child.signalCode})`).join(", ") || "none"}`);
+      for (const p of exited) console.log(`fault suite: the end of ${p.name}'s output:\n${p.output.join("").slice(-3_000)}`);
     }
     const missingCallbacks = await Promise.all(
       asyncJobs.filter((job) => callbacksOf(job.id).length === 0).map(async (job) => `${job.id} ${JSON.stringify((await api.get(`/v1/jobs/${job.id}`, { key: apiKey })).json?.webhook)}`),
