@@ -20,6 +20,8 @@ export interface ConsumerSource {
 
 /** How long one fetch of the prefetch-0 mode waits for a message. */
 const FETCH_EXPIRES_MS = 5_000;
+/** The pause before consuming again after consume() ended or failed unasked. */
+const RESUME_MS = 1_000;
 
 /**
  * Runs handle() for every message of a durable pull consumer, at most
@@ -46,13 +48,29 @@ export abstract class ConsumerLoop {
       return;
     }
     this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
-    this.loop = this.run(this.messages);
+    this.loop = this.consumeUntilStopped(consumer, this.messages);
   }
 
-  private async run(messages: ConsumerMessages): Promise<void> {
-    for await (const msg of messages) {
-      this.dispatch(msg);
-      await this.capacity();
+  /**
+   * Handles the messages of consume() until stop(). When the iteration ends
+   * or fails otherwise (the server restarted, the consumer was missing for a
+   * moment), consumption starts again after a pause, rather than the process
+   * silently consuming nothing (or dying of an unhandled rejection).
+   */
+  private async consumeUntilStopped(consumer: Consumer, first: ConsumerMessages): Promise<void> {
+    let messages: ConsumerMessages | undefined = first;
+    while (!this.stopped) {
+      try {
+        messages ??= this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
+        for await (const msg of messages) {
+          this.dispatch(msg);
+          await this.capacity();
+        }
+      } catch {
+        // Started again below.
+      }
+      messages = undefined;
+      if (!this.stopped) await sleep(RESUME_MS);
     }
   }
 
@@ -75,6 +93,8 @@ export abstract class ConsumerLoop {
   private dispatch(msg: JsMsg): void {
     const task: Promise<void> = this.handle(msg)
       .catch((err: unknown) => this.onError(err, msg))
+      // An onError that throws (a nak on a connection going away) must not end the loop.
+      .catch(() => undefined)
       .finally(() => this.inFlight.delete(task));
     this.inFlight.add(task);
   }

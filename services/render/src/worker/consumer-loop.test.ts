@@ -22,7 +22,22 @@ class SlowLoop extends ConsumerLoop {
   protected onError(): void {}
 }
 
-describe("ConsumerLoop with prefetch 0 (the render worker's)", () => {
+/** Fails on "boom", and so does its onError (a nak on a connection going away throws). */
+class BrittleLoop extends ConsumerLoop {
+  readonly handled: string[] = [];
+
+  protected async handle(msg: JsMsg): Promise<void> {
+    if (msg.string() === "boom") throw new Error("handler failed");
+    this.handled.push(msg.string());
+    msg.ack();
+  }
+
+  protected onError(): void {
+    throw new Error("onError failed too");
+  }
+}
+
+describe("ConsumerLoop (platform), as the render worker and the other consumers use it", () => {
   let dir: string;
   let nats: PrivateNats;
   let nc: NatsConnection;
@@ -34,6 +49,8 @@ describe("ConsumerLoop with prefetch 0 (the render worker's)", () => {
     const jsm = await nc.jetstreamManager();
     await jsm.streams.add({ name: "LOOP", subjects: ["loop.>"], retention: RetentionPolicy.Workqueue });
     await jsm.consumers.add("LOOP", { durable_name: "slow", ack_policy: AckPolicy.Explicit, ack_wait: nanos(1_000), max_deliver: 5 });
+    await jsm.streams.add({ name: "BRITTLE", subjects: ["brittle.>"], retention: RetentionPolicy.Workqueue });
+    await jsm.consumers.add("BRITTLE", { durable_name: "brittle", ack_policy: AckPolicy.Explicit, ack_wait: nanos(30_000), max_deliver: 1 });
   });
 
   after(async () => {
@@ -55,5 +72,16 @@ describe("ConsumerLoop with prefetch 0 (the render worker's)", () => {
       loop.seen.sort((x, y) => x.data.localeCompare(y.data)),
       work.map((data) => ({ data, delivery: 1 })),
     );
+  });
+
+  it("keeps consuming when a handler and its onError both throw", { timeout: 60_000 }, async () => {
+    const js = nc.jetstream();
+    for (const data of ["boom", "after-1", "after-2"]) await js.publish("brittle.work", data);
+    const loop = new BrittleLoop({ js, stream: "BRITTLE", consumer: "brittle", concurrency: 1 });
+    await loop.start();
+    const deadline = Date.now() + 30_000;
+    while (loop.handled.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await loop.stop();
+    assert.deepEqual(loop.handled, ["after-1", "after-2"]);
   });
 });
