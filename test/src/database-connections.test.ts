@@ -60,4 +60,24 @@ describe("a service's database pool", () => {
     const { rows } = await sql<{ answer: number }>`select 42 as answer`.execute(db);
     assert.deepEqual(rows, [{ answer: 42 }]);
   });
+
+  it("survives the server ending a connection held between two queries of a transaction", async () => {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const transaction = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        // Between two queries (as a transaction awaiting a publish), the server ends the connection.
+        await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state like 'idle in transaction%'");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await sql`select 2`.execute(trx);
+      });
+      await assert.rejects(transaction);
+    } finally {
+      await admin.end();
+    }
+    assert.ok(logLines.some((line) => line.includes("database connection in use lost")), "the loss was logged");
+    const { rows } = await sql<{ answer: number }>`select 42 as answer`.execute(db);
+    assert.deepEqual(rows, [{ answer: 42 }]);
+  });
 });

@@ -41,6 +41,8 @@ function runAsPostgres(command: string, args: string[]): void {
 export interface PrivatePostgres {
   url: string;
   stop(): void;
+  /** Stops the server abruptly (immediate mode: no checkpoint, as after a crash) and starts it again on the same port. */
+  restart(): Promise<void>;
 }
 
 /** Starts a private PostgreSQL under dataDir (initialised on first use) on a free port. */
@@ -54,12 +56,19 @@ export async function startPrivatePostgres(dataDir: string): Promise<PrivatePost
   const pgCtl = postgresBin("pg_ctl");
   stopPrivatePostgres(dataDir);
   const port = await freePort();
-  runAsPostgres(pgCtl, ["-D", pgData, "-l", path.join(dataDir, "postgres.log"), "-w", "-o", `-p ${port} -k /tmp -c listen_addresses=127.0.0.1`, "start"]);
+  const start = async () => {
+    runAsPostgres(pgCtl, ["-D", pgData, "-l", path.join(dataDir, "postgres.log"), "-w", "-o", `-p ${port} -k /tmp -c listen_addresses=127.0.0.1`, "start"]);
+    await waitFor("private PostgreSQL", () => postgresAnswers(url), 20_000);
+  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await waitFor("private PostgreSQL", () => postgresAnswers(url), 20_000);
+  await start();
   return {
     url,
     stop: () => stopPrivatePostgres(dataDir),
+    async restart() {
+      runAsPostgres(pgCtl, ["-D", pgData, "stop", "-m", "immediate", "-w"]);
+      await start();
+    },
   };
 }
 

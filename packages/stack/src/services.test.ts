@@ -1,6 +1,17 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv } from "./services";
+import { DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
+
+/** Alive and not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
 
 describe("up.sh's environment", () => {
   const caller = {
@@ -53,5 +64,25 @@ describe("up.sh's ports", () => {
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
     assert.equal(serviceEnv("gateway", { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports, logDir: "/tmp" }).HEALTH_PORT, "19461");
+  });
+});
+
+describe("stopping a stuck service", () => {
+  it("kills a service that ignores SIGTERM after the grace period, and what it started with it", { timeout: 60_000 }, async () => {
+    // A service whose event loop is stuck, with a child of its own (as render has Chromium).
+    const script = `
+      const { spawn } = require("node:child_process");
+      process.on("SIGTERM", () => {});
+      const helper = spawn("sleep", ["300"], { stdio: "ignore" });
+      process.stdout.write(String(helper.pid) + "\\n", () => { for (;;) {} });
+    `;
+    const service = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const helperPid = await new Promise<number>((resolve) => service.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
+    assert.ok(running(helperPid), "the service's own child runs");
+
+    await stopService(service, 500);
+    assert.equal(service.signalCode, "SIGKILL", "the stuck service was killed");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(running(helperPid), false, "its child is gone too");
   });
 });

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import { stopChild } from "./nats";
 import { distinctFreePorts, waitFor } from "./ports";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
@@ -138,6 +137,69 @@ export async function runMigrations(databaseUrl: string): Promise<void> {
   );
 }
 
+/** How long a stopping service may take (its own shutdown bound, SHUTDOWN_TIMEOUT_MS, is 20 s) before it is killed. */
+export const STOP_GRACE_MS = 22_000;
+
+/** Every live descendant of a process (render's Chromium and its helpers), read from /proc. */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+function killPids(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/**
+ * Stops a service and everything it started: SIGTERM, then SIGKILL once
+ * graceMs have passed (at once for 0), so a stuck service cannot hold a stop.
+ * Its descendants (render's Chromium) are noted while it runs and killed
+ * once it has exited, in case it could not close them itself. Resolves when
+ * the service has exited.
+ */
+export function stopService(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const descendants = new Set(descendantsOf(child.pid!));
+  return new Promise((resolve) => {
+    const kill = () => {
+      for (const pid of descendantsOf(child.pid!)) descendants.add(pid);
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(kill, graceMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      killPids(descendants);
+      resolve();
+    });
+    if (graceMs === 0) kill();
+    else child.kill("SIGTERM");
+  });
+}
+
 /** Starts one service as its own process, preloading telemetry. */
 export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: string, echo?: NodeJS.WritableStream): ServiceProcess {
   mkdirSync(logDir, { recursive: true });
@@ -172,8 +234,10 @@ export async function waitReady(name: ServiceName, healthPort: number, child: Ch
 export interface RunningServices {
   processes: Map<ServiceName, ServiceProcess>;
   stop(): Promise<void>;
-  /** Kills one service abruptly (SIGKILL) and returns once it is gone. */
+  /** Kills one service and what it started abruptly (SIGKILL) and returns once it is gone. */
   kill(name: ServiceName): Promise<void>;
+  /** Kills every service at once (SIGKILL), for a stop that must not wait. */
+  killAll(): Promise<void>;
   /** Starts a stopped or killed service again and waits until it is ready. */
   restart(name: ServiceName): Promise<void>;
 }
@@ -196,11 +260,14 @@ export async function startServices(options: StackOptions, only: readonly Servic
     processes,
     async stop() {
       const order = [...SERVICE_NAMES].reverse().filter((name) => processes.has(name));
-      for (const name of order) await stopChild(processes.get(name)!.child, "SIGTERM", 25_000);
+      for (const name of order) await stopService(processes.get(name)!.child, STOP_GRACE_MS);
     },
     async kill(name) {
       const proc = processes.get(name);
-      if (proc) await stopChild(proc.child, "SIGKILL", 5_000);
+      if (proc) await stopService(proc.child, 0);
+    },
+    async killAll() {
+      await Promise.all([...processes.values()].map((proc) => stopService(proc.child, 0)));
     },
     async restart(name) {
       const previous = processes.get(name);

@@ -33,9 +33,9 @@ export async function testDatabaseServer(): Promise<string> {
   return url;
 }
 
-/** A fresh database on the test server; dropped by the returned function. */
-export async function isolatedDatabase(prefix = "pressroom_test"): Promise<{ url: string; drop(): Promise<void> }> {
-  const server = await testDatabaseServer();
+/** A fresh database on the test server (or on `server`); dropped by the returned function. */
+export async function isolatedDatabase(prefix = "pressroom_test", server?: string): Promise<{ url: string; drop(): Promise<void> }> {
+  server ??= await testDatabaseServer();
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const url = await createDatabase(server, name);
   return { url, drop: () => dropDatabase(server, name) };
@@ -45,9 +45,11 @@ export async function isolatedDatabase(prefix = "pressroom_test"): Promise<{ url
  * Boots an isolated Pressroom: its own database, its own nats-server on a
  * free port, the six services as separate processes on free ports.
  */
-export async function startTestStack(options: Partial<Pick<StackOptions, "env" | "serviceEnv">> & { only?: ServiceName[] } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: Partial<Pick<StackOptions, "env" | "serviceEnv">> & { only?: ServiceName[]; /** A PostgreSQL server of the test's own (default: the test server). */ databaseServer?: string } = {},
+): Promise<TestStack> {
   const workDir = mkdtempSync(path.join(tmpdir(), "pressroom-test-"));
-  const database = await isolatedDatabase();
+  const database = await isolatedDatabase("pressroom_test", options.databaseServer);
   const nats = await startPrivateNats(path.join(workDir, "nats"));
   const ports = await freePorts();
   const signingSecret = randomBytes(32).toString("hex");

@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { REPO_ROOT, SERVICE_NAMES, forwardedSettings, localPorts, runMigrations, startServices, type RunningServices } from "./services";
+import { REPO_ROOT, SERVICE_NAMES, STOP_GRACE_MS, forwardedSettings, localPorts, runMigrations, startServices, type RunningServices } from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 
@@ -30,9 +30,13 @@ async function main(): Promise<void> {
   let stopping = false;
 
   const stop = async (code: number) => {
-    if (stopping) return;
+    if (stopping) {
+      say("stopping now (SIGKILL)");
+      void services?.killAll();
+      return;
+    }
     stopping = true;
-    say("stopping…");
+    say(`stopping… (a service still running after ${STOP_GRACE_MS / 1000} s is killed; Ctrl-C again kills them all now)`);
     await services?.stop();
     await privateNats?.stop();
     privatePostgres?.stop();

@@ -1,5 +1,5 @@
 import { meteringV1 } from "@pressroom/contracts";
-import { AppError, call } from "@pressroom/platform";
+import { AppError, call, type Logger } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { Principal } from "./auth";
 
@@ -49,4 +49,17 @@ export function throwIfNotAdmitted(response: meteringV1.AdmitResponse): void {
     });
   }
   if (response.decision !== Decision.DECISION_ALLOWED) throw new AppError("INTERNAL_ERROR", "admission failed", "Retry with exponential backoff.");
+}
+
+/**
+ * Gives back the slot and the quota unit of an admitted job that could not be
+ * submitted. If metering cannot be reached either, the slot's lease frees it
+ * later (SLOT_LEASE_SECONDS).
+ */
+export async function releaseAdmitted(metering: meteringV1.MeteringServiceClient, jobId: string, logger: Logger): Promise<void> {
+  try {
+    await call(metering, metering.release, { jobId, refund: true });
+  } catch (err) {
+    logger.error({ err, jobId }, "could not release an admitted job that was never submitted; its lease will free the slot");
+  }
 }

@@ -6,7 +6,7 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   GRPC_PORT: env.port(7002),
   IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
-  /** A concurrency slot whose job never finishes is reclaimed after this long. */
+  /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
   SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
   PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
   /** Postgres connections of this replica: each admission holds one for about a millisecond. */
@@ -22,7 +22,7 @@ export const configSchema = z.object({
   STRIPE_SECRET_KEY: z.string().default(""),
   /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
   STRIPE_WEBHOOK_SECRET: z.string().default(""),
-  /** How often a replica sweeps old rate events, expired leases and old idempotency records. */
+  /** How often a replica renews the leases of queued jobs and sweeps old rate events, expired leases and old idempotency records. */
   SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
 }).superRefine((config, ctx) => {
   if (config.BILLING_PROVIDER !== "stripe") return;

@@ -21,7 +21,7 @@ import { LocalProvider } from "./billing/local.provider";
 import { StripeProvider, createStripeClient } from "./billing/stripe.provider";
 import { loadMeteringConfig } from "./config";
 import type { MeteringDb } from "./db";
-import { settleFinishedJobs } from "./events/finished-jobs";
+import { renewQueuedLeases, settleFinishedJobs } from "./events/finished-jobs";
 import { JobEventsConsumer } from "./events/job-events.consumer";
 import { meteringService } from "./metering.grpc";
 
@@ -95,10 +95,15 @@ async function main(): Promise<void> {
   await jobEvents.start();
 
   const sweeper = setInterval(() => {
-    Promise.all([sweep(db), sweepIdempotencyKeys(db)]).then(
-      ([removed, idempotencyKeys]) => logger.debug({ removed: { ...removed, idempotencyKeys } }, "metering sweep"),
-      (err: unknown) => logger.warn({ err }, "metering sweep failed; the next one will retry"),
-    );
+    renewQueuedLeases({ db, jsm, logger }, config.SLOT_LEASE_SECONDS)
+      .then(async (renewed) => {
+        const [removed, idempotencyKeys] = await Promise.all([sweep(db), sweepIdempotencyKeys(db)]);
+        return { renewed, ...removed, idempotencyKeys };
+      })
+      .then(
+        (removed) => logger.debug({ removed }, "metering sweep"),
+        (err: unknown) => logger.warn({ err }, "metering sweep failed; the next one will retry"),
+      );
   }, config.SWEEP_INTERVAL_MS);
   sweeper.unref();
 

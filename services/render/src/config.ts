@@ -13,7 +13,11 @@ export const configSchema = z.object({
   RENDER_DEADLINE_MS: env.int(30_000, 1_000),
   RENDER_MAX_PAGES: env.int(500, 1),
   RENDER_MAX_OUTPUT_BYTES: env.int(50 * 1024 * 1024, 1024),
+  /** The largest HTML a template may expand to (UTF-8 bytes); past it the job fails 422 RENDER_FAILED. */
+  RENDER_MAX_HTML_BYTES: env.int(16 * 1024 * 1024, 1024),
   SUBREQUEST_TIMEOUT_MS: env.int(5_000, 100),
+  /** Bytes all of one job's sub-resources (images, fonts, stylesheets…) may add up to; past it the job fails 422 RENDER_FAILED. */
+  RENDER_SUBRESOURCE_BUDGET_BYTES: env.int(50 * 1024 * 1024, 1024),
   /** Development and tests only: lets documents load from loopback addresses. */
   RENDER_ALLOW_LOOPBACK: env.bool(false),
   /** Development and tests only: extra CA (PEM file) trusted for documents' sub-requests. */

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     maxPages: config.RENDER_MAX_PAGES,
     maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
     subrequestTimeoutMs: config.SUBREQUEST_TIMEOUT_MS,
+    subresourceBudgetBytes: config.RENDER_SUBRESOURCE_BUDGET_BYTES,
     fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
     logger,
   });

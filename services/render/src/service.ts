@@ -14,6 +14,7 @@ import {
 import { loadBuiltinTemplates } from "./catalog/builtin-loader";
 import { TemplateCatalog } from "./catalog/catalog";
 import { catalogService } from "./catalog/catalog.grpc";
+import { TemplateExpander } from "./catalog/expander";
 import { syncBuiltins } from "./catalog/catalog.repository";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
@@ -33,6 +34,8 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
 
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
   const catalog = new TemplateCatalog(db);
+  const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
+  lifecycle.on("closeDb", "template threads", () => expander.close());
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
   // The first job finds its templates compiled and its connection to storage open.
   const prepare = async () => {
@@ -48,7 +51,7 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
   lifecycle.on("closeDb", "chromium", () => engine.close());
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
-    services: [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, engine, logger }) }],
+    services: [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }) }],
   });
 
   const worker = new RenderWorker({
@@ -57,6 +60,8 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
     jsm,
     engine,
     catalog,
+    expander,
+    deadlineMs: config.RENDER_DEADLINE_MS,
     storage,
     logger,
     workerName: config.WORKER_NAME,

@@ -7,7 +7,9 @@ import type { Logger } from "../logger";
  *
  * An idle pooled connection that the server ends (a restart, a failover, a
  * terminated backend) is dropped by the pool and replaced on next use; its
- * error is logged, never thrown: unhandled, it would end the process.
+ * error is logged, never thrown: unhandled, it would end the process. So is
+ * the loss of a connection checked out between two queries (a transaction
+ * awaiting something else): its next query fails, and the pool drops it.
  */
 export function createDb<DB>(options: { url: string; schema: string; max?: number; logger?: Logger }): Kysely<DB> {
   const pool = new pg.Pool({
@@ -17,6 +19,7 @@ export function createDb<DB>(options: { url: string; schema: string; max?: numbe
     application_name: options.schema,
   });
   pool.on("error", (err) => options.logger?.warn({ err }, "idle database connection lost"));
+  pool.on("connect", (client) => client.on("error", (err) => options.logger?.warn({ err }, "database connection in use lost")));
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

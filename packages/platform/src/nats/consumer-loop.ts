@@ -1,4 +1,5 @@
-import type { ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 
 export interface ConsumerSource {
   js: JetStreamClient;
@@ -7,9 +8,20 @@ export interface ConsumerSource {
   consumer: string;
   /** Messages handled at once. */
   concurrency: number;
-  /** Messages pulled ahead of the handlers (default: concurrency). */
+  /**
+   * Messages pulled ahead of the handlers (default: concurrency). 0: none; a
+   * message is fetched only when a handler is free, so no message waits on
+   * this process while its ack_wait runs (for long handlers, such as renders:
+   * a message held here past ack_wait would be redelivered and spend one of
+   * its deliveries without ever being tried).
+   */
   prefetch?: number;
 }
+
+/** How long one fetch of the prefetch-0 mode waits for a message. */
+const FETCH_EXPIRES_MS = 5_000;
+/** The pause before consuming again after consume() ended or failed unasked. */
+const RESUME_MS = 1_000;
 
 /**
  * Runs handle() for every message of a durable pull consumer, at most
@@ -20,6 +32,7 @@ export interface ConsumerSource {
 export abstract class ConsumerLoop {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
+  private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly source: ConsumerSource) {}
@@ -30,21 +43,68 @@ export abstract class ConsumerLoop {
 
   async start(): Promise<void> {
     const consumer = await this.source.js.consumers.get(this.source.stream, this.source.consumer);
+    if (this.source.prefetch === 0) {
+      this.loop = this.fetchWhenFree(consumer);
+      return;
+    }
     this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
-    this.loop = this.run(this.messages);
+    this.loop = this.consumeUntilStopped(consumer, this.messages);
   }
 
-  private async run(messages: ConsumerMessages): Promise<void> {
-    for await (const msg of messages) {
-      const task: Promise<void> = this.handle(msg)
-        .catch((err: unknown) => this.onError(err, msg))
-        .finally(() => this.inFlight.delete(task));
-      this.inFlight.add(task);
-      while (this.inFlight.size >= this.source.concurrency) await Promise.race(this.inFlight);
+  /**
+   * Handles the messages of consume() until stop(). When the iteration ends
+   * or fails otherwise (the server restarted, the consumer was missing for a
+   * moment), consumption starts again after a pause, rather than the process
+   * silently consuming nothing (or dying of an unhandled rejection).
+   */
+  private async consumeUntilStopped(consumer: Consumer, first: ConsumerMessages): Promise<void> {
+    let messages: ConsumerMessages | undefined = first;
+    while (!this.stopped) {
+      try {
+        messages ??= this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
+        for await (const msg of messages) {
+          this.dispatch(msg);
+          await this.capacity();
+        }
+      } catch {
+        // Started again below.
+      }
+      messages = undefined;
+      if (!this.stopped) await sleep(RESUME_MS);
     }
   }
 
+  private async fetchWhenFree(consumer: Consumer): Promise<void> {
+    while (!this.stopped) {
+      await this.capacity();
+      if (this.stopped) return;
+      let msg: JsMsg | null;
+      try {
+        msg = await consumer.next({ expires: FETCH_EXPIRES_MS });
+      } catch {
+        // Disconnected or the server restarting: ask again shortly.
+        await sleep(500);
+        continue;
+      }
+      if (msg) this.dispatch(msg);
+    }
+  }
+
+  private dispatch(msg: JsMsg): void {
+    const task: Promise<void> = this.handle(msg)
+      .catch((err: unknown) => this.onError(err, msg))
+      // An onError that throws (a nak on a connection going away) must not end the loop.
+      .catch(() => undefined)
+      .finally(() => this.inFlight.delete(task));
+    this.inFlight.add(task);
+  }
+
+  private async capacity(): Promise<void> {
+    while (this.inFlight.size >= this.source.concurrency) await Promise.race(this.inFlight);
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.messages?.close();
     await this.loop;
   }

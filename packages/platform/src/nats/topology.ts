@@ -45,6 +45,22 @@ export const consumers = {
   auditProjection: "audit-projection",
 } as const;
 
+/**
+ * Deliveries of a render command that may render it. One more delivery is
+ * allowed (the consumer's max_deliver): it only records the job as failed, for
+ * a job whose every attempt died before it could record anything.
+ */
+export const RENDER_ATTEMPTS = 3;
+
+/**
+ * A render command stored this long after its job's acceptance was written
+ * was given up by the gateway (it answered 500 and refunded the job; its
+ * publishes, retries included, take well under this): a worker drops it. Such
+ * a command is a publish the client buffered during a NATS outage and sent
+ * once reconnected.
+ */
+export const SUBMIT_GIVE_UP_MS = 60_000;
+
 type StreamSpec = Partial<StreamConfig> & Pick<StreamConfig, "name" | "subjects">;
 type ConsumerSpec = { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } };
 
@@ -93,7 +109,7 @@ export const CONSUMERS: ConsumerSpec[] = [
       durable_name: consumers.renderWorkers,
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(45_000),
-      max_deliver: 3,
+      max_deliver: RENDER_ATTEMPTS + 1,
       max_ack_pending: 1_000,
     },
   },

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { announceOutcome, appendJobEvent, jobEvent, newId, provisionTopology, type JobEvent } from "@pressroom/platform";
+import { announceOutcome, appendJobEvent, jobEvent, loadJob, newId, provisionTopology, type JobEvent } from "@pressroom/platform";
 import { startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { JobWatch, type JobBus } from "./submit";
+import { JobWatch, submitJob, type JobBus } from "./submit";
 
 const accepted = (jobId: string) =>
   jobEvent("job.accepted", {
@@ -103,5 +103,27 @@ describe("JobWatch: the sync wait", () => {
     assert.equal(outcome?.result?.outputId, "out_watch");
     // Answered by the hint on the job's subject, not by the 4 s timeout's last read.
     assert.ok(performance.now() - started < 3_000, "answered by the timeout's read, not by the terminal event on the job's subject");
+  });
+
+  it("submits a job whose command publish timed out after it was stored: the retry is a duplicate, not a 500", async () => {
+    const jobId = newId("job");
+    let publishes = 0;
+    // The real JetStream client; the first publish is stored, then its answer is lost (what a timeout looks like to the gateway).
+    const js = new Proxy(bus.js, {
+      get: (target, prop, receiver) =>
+        prop === "publish"
+          ? async (...args: Parameters<typeof target.publish>) => {
+              const ack = await target.publish(...args);
+              if (publishes++ === 0) throw Object.assign(new Error("TIMEOUT"), { code: "TIMEOUT" });
+              return ack;
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const request = { kind: "render" as const, html: "<p>{{n}}</p>", data: { n: 1 }, dataJson: '{"n":1}' };
+    const before = (await bus.jsm.streams.info("RENDER")).state.messages;
+    await submitJob({ ...bus, js }, { jobId, keyId: "key_submit", plan: "free", request, templateVersion: 0 });
+    assert.equal((await bus.jsm.streams.info("RENDER")).state.messages, before + 1, "one render command, not two");
+    const job = await loadJob(bus.jsm, jobId);
+    assert.equal(job?.status, "queued");
   });
 });

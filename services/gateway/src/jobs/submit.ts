@@ -14,6 +14,7 @@ import {
   type JobEvent,
   type JobOutcome,
 } from "@pressroom/platform";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { JetStreamClient, JetStreamManager, NatsConnection, Subscription } from "nats";
 import type { JobRequest } from "../validation";
 
@@ -129,10 +130,32 @@ export class JobWatch {
 }
 
 /**
+ * Pauses between the tries of a publish. A publish that timed out may still
+ * have been stored: its message id makes the retry a duplicate that JetStream
+ * acknowledges without storing it twice (within the streams' 2-minute window).
+ * All tries (each bounded by the JetStream client's 5 s timeout) end well
+ * within SUBMIT_GIVE_UP_MS, after which workers drop a late-stored command.
+ */
+const PUBLISH_RETRY_DELAYS_MS = [250, 1_000, 2_000];
+
+async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await publish();
+    } catch (err) {
+      const delay = PUBLISH_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined || isWrongLastSequence(err)) throw err;
+      await sleep(delay);
+    }
+  }
+}
+
+/**
  * Makes a job durable: the render command goes to the RENDER work queue, then
- * job.accepted is appended to the job's subject. Both are acknowledged by
- * JetStream (file storage) before this resolves. The command carries the
- * acceptance, so a gateway crash between the two cannot lose the job: the
+ * job.accepted is appended to the job's subject, each publish retried (see
+ * PUBLISH_RETRY_DELAYS_MS). Rejects only when the command could not be
+ * stored. Once it is, the job is accepted: the command carries the
+ * acceptance, so if its append fails (or the gateway dies before it) the
  * worker appends it. Only the command holds the html and data; the JOBS
  * stream gets their digests and sizes (retainedAcceptance).
  */
@@ -159,19 +182,17 @@ export async function submitJob(
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted };
-  await publishEvent(bus.js, {
-    subject: subjects.renderRequested,
-    spanSubject: subjects.renderRequested,
-    msgId: input.jobId,
-    type: "render.requested",
-    data: jobEventsV1.RenderCommand.encode(command).finish(),
-  });
-  try {
-    await appendJobEvent(bus.js, retainedAcceptance(accepted), 0);
-  } catch (err) {
-    // A worker that took the command first appended this same acceptance.
-    if (!isWrongLastSequence(err)) throw err;
-  }
+  await withRetries(() =>
+    publishEvent(bus.js, {
+      subject: subjects.renderRequested,
+      spanSubject: subjects.renderRequested,
+      msgId: input.jobId,
+      type: "render.requested",
+      data: jobEventsV1.RenderCommand.encode(command).finish(),
+    }),
+  );
+  // Wrong last sequence: a worker that took the command first appended this same acceptance.
+  await withRetries(() => appendJobEvent(bus.js, retainedAcceptance(accepted), 0)).catch(() => undefined);
   return accepted;
 }
 

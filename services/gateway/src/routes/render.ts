@@ -1,7 +1,7 @@
 import type { meteringV1 } from "@pressroom/contracts";
 import { AppError, isTerminal, loadJob, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
-import { admit, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
+import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
 import type { Principal } from "../auth";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
@@ -117,6 +117,7 @@ async function runJob(
     await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
   } catch (err) {
     watch?.close();
+    await releaseAdmitted(deps.clients.metering, jobId, deps.logger);
     throw err;
   }
   jobMetrics.accepted(kind, watch !== undefined);

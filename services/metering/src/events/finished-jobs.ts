@@ -2,7 +2,7 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { readJobEvents, streams, subjects, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamManager, StoredMsg } from "nats";
-import { heldJobs, releaseForEvent } from "../admission/admission.repository";
+import { expiringSlots, heldJobs, releaseForEvent, renewLease } from "../admission/admission.repository";
 import type { MeteringDb } from "../db";
 
 /** nats.js has direct get on the manager without declaring it on the interface. */
@@ -52,4 +52,25 @@ export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: Je
     }),
   );
   return jobs.length - freed.filter(Boolean).length;
+}
+
+/**
+ * Renews the lease of every slot past half its lease whose job is still
+ * queued or rendering (its latest event is job.accepted or job.started), so a
+ * job that waits long in a backlog keeps its slot and the key cannot exceed
+ * its plan. Slots of jobs that never got an event (lost before acceptance)
+ * are left to expire. Run by every replica's sweep; renewing twice is
+ * harmless. Returns how many were renewed.
+ */
+export async function renewQueuedLeases(deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger }, leaseSeconds: number): Promise<number> {
+  let renewed = 0;
+  for (const jobId of await expiringSlots(deps.db, leaseSeconds / 2)) {
+    try {
+      const type = await latestEventType(deps.jsm, jobId);
+      if ((type === "job.accepted" || type === "job.started") && (await renewLease(deps.db, jobId, leaseSeconds))) renewed++;
+    } catch (err) {
+      deps.logger.warn({ err, jobId }, "could not read a held job's events; its lease was not renewed");
+    }
+  }
+  return renewed;
 }

@@ -2,6 +2,7 @@ import { renderV1 } from "@pressroom/contracts";
 import { unary, type Logger } from "@pressroom/platform";
 import type { RenderEngine } from "../engine";
 import { pageSettingsOf, toProto, type TemplateCatalog } from "./catalog";
+import type { TemplateExpander } from "./expander";
 
 /** CSS pixel size of a page format at 96 dpi, for previews of PDF templates. */
 const PAGE_PIXELS: Record<string, { width: number; height: number }> = {
@@ -11,7 +12,13 @@ const PAGE_PIXELS: Record<string, { width: number; height: number }> = {
   Legal: { width: 816, height: 1344 },
 };
 
-export function catalogService(deps: { catalog: TemplateCatalog; engine: RenderEngine; logger: Logger }): renderV1.TemplateCatalogServiceServer {
+export function catalogService(deps: {
+  catalog: TemplateCatalog;
+  expander: TemplateExpander;
+  engine: RenderEngine;
+  deadlineMs: number;
+  logger: Logger;
+}): renderV1.TemplateCatalogServiceServer {
   const previews = new Map<string, Promise<Buffer>>();
 
   async function renderPreview(id: string): Promise<{ png: Buffer; version: number }> {
@@ -20,11 +27,12 @@ export function catalogService(deps: { catalog: TemplateCatalog; engine: RenderE
     let preview = previews.get(key);
     if (!preview) {
       preview = (async () => {
-        const { row, render } = await deps.catalog.get(id, latest.version);
+        const row = await deps.catalog.get(id, latest.version);
+        const html = await deps.expander.expand({ source: row.body, cacheKey: key, dataJson: JSON.stringify(row.sample_data), timeoutMs: deps.deadlineMs });
         const page = pageSettingsOf(row);
         const size = row.image ?? PAGE_PIXELS[page?.format ?? "A4"] ?? PAGE_PIXELS.A4!;
         const image = page?.landscape ? { width: size.height, height: size.width } : size;
-        const output = await deps.engine.render({ html: render(row.sample_data), kind: "png", image });
+        const output = await deps.engine.render({ html, kind: "png", image });
         return Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength);
       })();
       preview.catch(() => previews.delete(key));

@@ -8,6 +8,7 @@ import { migrations } from "../migrations";
 import { loadBuiltinTemplates } from "./builtin-loader";
 import { TemplateCatalog } from "./catalog";
 import { syncBuiltins } from "./catalog.repository";
+import { TemplateExpander } from "./expander";
 
 describe("TemplateCatalog.warm", () => {
   let database: { url: string; drop(): Promise<void> };
@@ -25,8 +26,10 @@ describe("TemplateCatalog.warm", () => {
     await database?.drop();
   });
 
-  it("compiles every template before the first job, which then needs no database", async () => {
+  it("loads every template before the first job, which then needs no database", async () => {
     const catalog = new TemplateCatalog(db);
+    const expander = new TemplateExpander({ threads: 2, maxOutputBytes: 1024 * 1024 });
+    after(() => expander.close());
     const builtins = loadBuiltinTemplates();
     assert.equal(await catalog.warm(), builtins.length);
     const rows = await catalog.list();
@@ -34,7 +37,8 @@ describe("TemplateCatalog.warm", () => {
     await db.destroy();
     for (const row of rows) {
       const template = await catalog.get(row.id, row.version);
-      assert.match(template.render(row.sample_data), /<\/?[a-z]/i, `${row.id} renders its sample`);
+      const html = await expander.expand({ source: template.body, cacheKey: `${row.id}@${row.version}`, dataJson: JSON.stringify(row.sample_data), timeoutMs: 30_000 });
+      assert.match(html, /<\/?[a-z]/i, `${row.id} renders its sample`);
     }
     await assert.rejects(catalog.get("not-warmed", 1));
   });

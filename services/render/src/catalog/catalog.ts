@@ -4,22 +4,17 @@ import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import type { PageSettings } from "../engine";
 import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository";
-import { compileTemplate, type CompiledTemplate } from "./handlebars";
-
-export interface CatalogTemplate {
-  row: TemplateRow;
-  render: CompiledTemplate;
-}
 
 const notFound = (id: string) =>
   new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
 
 /**
- * The template catalog with its caches: rows by id@version (versions are
- * immutable, so they are cached for good) and each version compiled once.
+ * The template catalog with its cache of rows by id@version (versions are
+ * immutable, so they are cached for good). Templates are compiled and run by
+ * the TemplateExpander's threads, never here.
  */
 export class TemplateCatalog {
-  private readonly versions = new Map<string, Promise<CatalogTemplate>>();
+  private readonly versions = new Map<string, Promise<TemplateRow>>();
 
   constructor(private readonly db: Kysely<RenderDb>) {}
 
@@ -33,14 +28,14 @@ export class TemplateCatalog {
     return row;
   }
 
-  /** The compiled template of one exact version. */
-  get(id: string, version: number): Promise<CatalogTemplate> {
+  /** One exact version of a template. */
+  get(id: string, version: number): Promise<TemplateRow> {
     const key = `${id}@${version}`;
     let entry = this.versions.get(key);
     if (!entry) {
       entry = findTemplate(this.db, id, version).then((row) => {
         if (!row) throw notFound(id);
-        return { row, render: compileTemplate(row.body) };
+        return row;
       });
       entry.catch(() => this.versions.delete(key));
       this.versions.set(key, entry);
@@ -48,22 +43,10 @@ export class TemplateCatalog {
     return entry;
   }
 
-  /**
-   * Loads and compiles the latest version of every template, rendering each
-   * with its sample data once (Handlebars compiles on first use), so that no
-   * job pays for it. Returns how many were warmed.
-   */
+  /** Loads the latest version of every template, so that no job waits for the database. Returns how many were loaded. */
   async warm(): Promise<number> {
     const rows = await this.list();
-    for (const row of rows) {
-      const render = compileTemplate(row.body);
-      try {
-        render(row.sample_data);
-      } catch {
-        // A template its own sample breaks still compiled; its jobs report the error.
-      }
-      this.versions.set(`${row.id}@${row.version}`, Promise.resolve({ row, render }));
-    }
+    for (const row of rows) this.versions.set(`${row.id}@${row.version}`, Promise.resolve(row));
     return rows.length;
   }
 }

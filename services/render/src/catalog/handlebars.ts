@@ -1,13 +1,19 @@
 import Handlebars from "handlebars";
 import { registerHelpers } from "./builtin/helpers";
 
-/** One Handlebars environment for all documents: HTML-escaped by default, with Pressroom's helpers. */
+/**
+ * One Handlebars environment for all documents: HTML-escaped by default, with
+ * Pressroom's helpers. Built-in `log` is removed: it would write the
+ * customer's text into the service log. No helper reaches server state.
+ */
 export const hbs = Handlebars.create();
+hbs.unregisterHelper("log");
 registerHelpers(hbs);
 
 export type CompiledTemplate = (data: unknown) => string;
 
 export function compileTemplate(source: string): CompiledTemplate {
-  const template = hbs.compile(source, { strict: false, noEscape: false, preventIndent: true });
+  // `log` is otherwise compiled as a known helper, called without the lookup that reports it missing.
+  const template = hbs.compile(source, { strict: false, noEscape: false, preventIndent: true, knownHelpers: { log: false } });
   return (data) => template(data, { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
 }

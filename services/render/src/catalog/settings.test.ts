@@ -12,6 +12,7 @@ import { migrations } from "../migrations";
 import { BUILTIN_DIR, loadBuiltinTemplates } from "./builtin-loader";
 import { TemplateCatalog, imageSettingsOf, pageSettingsOf } from "./catalog";
 import { syncBuiltins, type TemplateRow } from "./catalog.repository";
+import { compileTemplate } from "./handlebars";
 
 /**
  * Script errors fail a render unless the template's manifest opts out
@@ -27,7 +28,7 @@ describe("template settings: script errors", () => {
   const render = async (catalog: TemplateCatalog, row: TemplateRow) => {
     const template = await catalog.get(row.id, row.version);
     return engine.render({
-      html: template.render(row.sample_data),
+      html: compileTemplate(template.body)(row.sample_data),
       kind: row.output,
       page: pageSettingsOf(row),
       image: imageSettingsOf(row),

@@ -23,7 +23,7 @@ function failsWith(reason: RenderFailure["reason"]) {
   return (err: unknown) => {
     assert.ok(err instanceof RenderFailure, `expected a RenderFailure, got ${String(err)}`);
     assert.equal(err.reason, reason, err.message);
-    assert.equal(err.retryable, reason === "crashed");
+    assert.equal(err.retryable, reason === "crashed" || reason === "renderer_crashed");
     return true;
   };
 }
@@ -379,7 +379,7 @@ describe("render engine: limits", () => {
   it("fails a memory bomb and keeps serving", async () => {
     await assert.rejects(
       engine.render({ kind: "pdf", html: "<script>let a=[];for(;;)a.push(new Array(1e6).fill(1))</script>", deadlineMs: 20_000 }),
-      (err: unknown) => err instanceof RenderFailure && (err.reason === "crashed" || err.reason === "deadline"),
+      (err: unknown) => err instanceof RenderFailure && (err.reason === "renderer_crashed" || err.reason === "deadline"),
     );
     assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>after the bomb</p>" })).data), /after the bomb/);
   });

@@ -60,7 +60,7 @@ export class Generation {
       browser.on("disconnected", () => gen.onDisconnected());
       session.on("Target.targetCreated", (e: Protocol.Target.TargetCreatedEvent) => gen.onTargetCreated(e.targetInfo));
       session.on("Target.targetCrashed", (e: Protocol.Target.TargetCrashedEvent) =>
-        gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")),
+        gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document")),
       );
       session.on("Target.detachedFromTarget", (e: Protocol.Target.DetachedFromTargetEvent) => {
         if (e.targetId) gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("crashed", "the page closed while rendering the document"));

@@ -12,4 +12,5 @@ export {
   type SubresourceFetcher,
 } from "./types";
 export { countPdfPages } from "./pdf";
+export { SubresourceTooLarge } from "./network";
 export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";

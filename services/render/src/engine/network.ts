@@ -136,16 +136,26 @@ const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
 /**
- * Chromium does not decode a body handed to it by the interception, so a body
- * the fetcher returns still encoded (Content-Encoding) is decoded here.
+ * A fetcher's answer when a response is longer than the `maxBytes` it was
+ * given: the job's sub-resource budget is spent.
  */
-export async function decodeBody(headers: Record<string, string>, body: Buffer): Promise<Buffer> {
+export class SubresourceTooLarge extends Error {
+  override readonly name = "SubresourceTooLarge";
+}
+
+/**
+ * Chromium does not decode a body handed to it by the interception, so a body
+ * the fetcher returns still encoded (Content-Encoding) is decoded here, to at
+ * most `maxBytes` (and never past MAX_DECODED_BYTES): past it, it rejects with
+ * ERR_BUFFER_TOO_LARGE.
+ */
+export async function decodeBody(headers: Record<string, string>, body: Buffer, maxBytes = MAX_DECODED_BYTES): Promise<Buffer> {
   const encoding = Object.entries(headers)
     .find(([name]) => name.toLowerCase() === "content-encoding")?.[1]
     ?.trim()
     .toLowerCase();
   if (!encoding || encoding === "identity" || body.byteLength === 0) return body;
-  const limit = { maxOutputLength: MAX_DECODED_BYTES };
+  const limit = { maxOutputLength: Math.max(1, Math.min(MAX_DECODED_BYTES, maxBytes)) };
   switch (encoding) {
     case "gzip":
     case "x-gzip":

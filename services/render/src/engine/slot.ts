@@ -1,7 +1,7 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { DEAD_PROXY } from "./chromium";
 import { FifoSemaphore } from "./fifo";
-import { decideRequest, decodeBody, fetcherRequestHeaders, newDocumentOrigin, responseHeaders, responseStatus } from "./network";
+import { MAX_DECODED_BYTES, SubresourceTooLarge, decideRequest, decodeBody, fetcherRequestHeaders, newDocumentOrigin, responseHeaders, responseStatus } from "./network";
 import type { JobLayout } from "./paper";
 import { countPdfPages } from "./pdf";
 import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
@@ -12,6 +12,7 @@ export interface SlotDeps {
   strategy: IsolationStrategy;
   fetchSubresource?: SubresourceFetcher;
   subrequestTimeoutMs: number;
+  subresourceBudgetBytes: number;
   maxPages: number;
   maxOutputBytes: number;
   logger?: EngineLogger;
@@ -83,6 +84,8 @@ class ActiveJob {
   readonly origins: Set<string>;
   readonly controller = new AbortController();
   readonly fetches = new FifoSemaphore(FETCHES_PER_JOB);
+  /** What the job's sub-resources may still add up to (decoded bytes). */
+  budgetLeft: number;
   failure: RenderFailure | undefined;
   /** The first line of the document's first uncaught exception, if it had one. */
   scriptError: string | undefined;
@@ -93,7 +96,9 @@ class ActiveJob {
     readonly origin: string,
     readonly html: string,
     readonly limits: Limits,
+    readonly budgetBytes: number,
   ) {
+    this.budgetLeft = budgetBytes;
     this.documentUrl = `${origin}/`;
     this.origins = new Set([origin]);
     this.interrupted = new Promise<never>((_, reject) => (this.rejectInterrupted = reject));
@@ -197,7 +202,7 @@ export class Slot {
       const job = this.job;
       if (job?.documentServed && job.scriptError === undefined) job.scriptError = exceptionLine(e.exceptionDetails);
     });
-    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("crashed", "the renderer crashed while rendering the document")));
+    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document")));
   }
 
   /** The page's renderer or target is gone (seen here or by the browser session). */
@@ -223,7 +228,7 @@ export class Slot {
     const started = performance.now();
     const shell = this.shell;
     this.shell = undefined;
-    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits);
+    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes);
     this.job = job;
     const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadlineMs)} deadline`)), deadlineMs);
     const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
@@ -261,7 +266,7 @@ export class Slot {
       this.job = undefined;
       this.lastOrigins = [...job.origins];
       // A page interrupted mid-work may still be running the document's script: throw it away.
-      if (job.failure?.reason === "deadline" || job.failure?.reason === "crashed") this.broken = true;
+      if (job.failure?.reason === "deadline" || job.failure?.retryable) this.broken = true;
     }
   }
 
@@ -479,12 +484,19 @@ export class Slot {
         headers: fetcherRequestHeaders(e.request.headers),
         body: requestBody(e.request),
         signal: AbortSignal.any([job.controller.signal, timeout]),
+        maxBytes: Math.max(0, job.budgetLeft),
       }).catch((err: unknown) => {
         if (timeout.aborted) errorReason = "TimedOut";
+        if (err instanceof SubresourceTooLarge) job.interrupt(resourceBudget(job.budgetBytes));
         throw err;
       });
-      const body = await decodeBody(res.headers, res.body);
-      if (this.job !== job) return;
+      const body = await decodeBody(res.headers, res.body, job.budgetLeft).catch((err: unknown) => {
+        if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && job.budgetLeft < MAX_DECODED_BYTES) job.interrupt(resourceBudget(job.budgetBytes));
+        throw err;
+      });
+      job.budgetLeft -= body.byteLength;
+      if (job.budgetLeft < 0) job.interrupt(resourceBudget(job.budgetBytes));
+      if (this.job !== job || job.failure) return;
       await s.send("Fetch.fulfillRequest", {
         requestId,
         responseCode: responseStatus(res.status),
@@ -524,6 +536,10 @@ function requestBody(request: Protocol.Network.Request): Buffer | undefined {
 
 function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1))} s`;
+}
+
+function resourceBudget(budgetBytes: number): RenderFailure {
+  return new RenderFailure("resource_budget", `the document's sub-resources add up to more than ${Math.round(budgetBytes / 1024 / 1024)} MiB (the sub-resource budget)`);
 }
 
 function pageCap(maxPages: number): RenderFailure {

@@ -50,12 +50,24 @@ export interface RenderOutput {
   renderMs: number;
 }
 
-export type FailureReason = "deadline" | "page_cap" | "output_cap" | "crashed" | "blocked_navigation" | "invalid_document" | "script_error";
+export type FailureReason =
+  | "deadline"
+  | "page_cap"
+  | "output_cap"
+  | "resource_budget"
+  | "renderer_crashed"
+  | "crashed"
+  | "blocked_navigation"
+  | "invalid_document"
+  | "script_error";
 
 /**
  * Why a document could not be rendered. The message is safe to show the
- * customer and names the limit that was hit. Only `crashed` is retryable:
- * every other reason is the document's own and would fail again.
+ * customer and names the limit that was hit. `crashed` (the browser died, no
+ * browser, shutting down) is never the document's fault; `renderer_crashed`
+ * (the page's renderer died while the document ran, e.g. out of memory) may
+ * be either, so both are retryable: every other reason is the document's own
+ * and would fail again.
  */
 export class RenderFailure extends Error {
   override readonly name = "RenderFailure";
@@ -66,7 +78,7 @@ export class RenderFailure extends Error {
     message: string,
   ) {
     super(message);
-    this.retryable = reason === "crashed";
+    this.retryable = reason === "crashed" || reason === "renderer_crashed";
   }
 }
 
@@ -79,7 +91,8 @@ export class RenderFailure extends Error {
  * 3xx with its Location header and Chromium asks again for the next hop. The
  * request headers offer only gzip, deflate and br; a body returned still encoded
  * (with its Content-Encoding header) is decoded by the engine, up to 64 MiB.
- * Throw to fail the request.
+ * A body longer than `maxBytes` (what is left of the job's sub-resource
+ * budget) should stop downloading and throw. Throw to fail the request.
  */
 export type SubresourceFetcher = (req: {
   url: URL;
@@ -87,6 +100,7 @@ export type SubresourceFetcher = (req: {
   headers: Record<string, string>;
   body?: Buffer;
   signal: AbortSignal;
+  maxBytes: number;
 }) => Promise<{ status: number; headers: Record<string, string>; body: Buffer }>;
 
 /** pino-compatible subset. */
@@ -114,6 +128,8 @@ export interface EngineOptions {
   maxPages?: number;
   /** Default 50 MiB. */
   maxOutputBytes?: number;
+  /** Bytes all of one job's sub-resources may add up to (decoded); past it the job fails `resource_budget`. Default 50 MiB. */
+  subresourceBudgetBytes?: number;
   /** Per sub-request limit handed to the fetcher as an AbortSignal. Default 5 000. */
   subrequestTimeoutMs?: number;
   /** Default: refuse all network access (only data: and blob: URLs load). */

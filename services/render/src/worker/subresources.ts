@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform/netguard";
-import type { SubresourceFetcher } from "../engine";
+import { SubresourceTooLarge, type SubresourceFetcher } from "../engine";
 
 /** The most a single sub-request (an image, a font, a stylesheet) may download. */
 const MAX_SUBRESOURCE_BYTES = 20 * 1024 * 1024;
@@ -31,7 +31,7 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
   const httpsAgent = createGuardedAgent({ ...guard, ca, keepAlive: true });
   const httpAgent = createGuardedHttpAgent({ ...guard, keepAlive: true });
 
-  return async ({ url, method, headers, body, signal }) => {
+  return async ({ url, method, headers, body, signal, maxBytes }) => {
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`scheme ${url.protocol} is not allowed`);
     await resolvePublic(url.hostname, guard);
     const outgoing: Record<string, string> = {};
@@ -43,6 +43,10 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
         let size = 0;
         response.on("data", (chunk: Buffer) => {
           size += chunk.length;
+          if (size > maxBytes) {
+            request.destroy(new SubresourceTooLarge(`sub-request larger than the ${maxBytes} bytes left of the job's budget`));
+            return;
+          }
           if (size > MAX_SUBRESOURCE_BYTES) {
             request.destroy(new Error(`sub-request larger than ${MAX_SUBRESOURCE_BYTES} bytes`));
             return;

@@ -13,14 +13,16 @@ import {
   readLastJobEvent,
   retainedAcceptance,
   foldJob,
+  RENDER_ATTEMPTS,
   streams,
+  SUBMIT_GIVE_UP_MS,
   withSpan,
   type JobState,
   type Logger,
 } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
-import { compileTemplate } from "../catalog/handlebars";
+import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { renderMetrics } from "./metrics";
 import { storeOutput } from "./storage-client";
@@ -31,6 +33,9 @@ export interface WorkerDeps {
   jsm: JetStreamManager;
   engine: RenderEngine;
   catalog: TemplateCatalog;
+  expander: TemplateExpander;
+  /** The render deadline, template expansion included. */
+  deadlineMs: number;
   storage: storageV1.StorageServiceClient;
   logger: Logger;
   workerName: string;
@@ -39,10 +44,11 @@ export interface WorkerDeps {
 
 /** How often a long render tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
-/** Deliveries of one job before it is failed (the consumer's max_deliver). */
-const MAX_ATTEMPTS = 3;
 
 class StaleJob extends Error {}
+
+/** A command stored after the gateway had given up on it (see SUBMIT_GIVE_UP_MS). */
+class AbandonedCommand extends Error {}
 
 /**
  * Consumes render commands from the RENDER work queue, at most `slots` at a
@@ -51,7 +57,7 @@ class StaleJob extends Error {}
  */
 export class RenderWorker extends ConsumerLoop {
   constructor(private readonly deps: WorkerDeps) {
-    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots });
+    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 });
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -70,32 +76,32 @@ export class RenderWorker extends ConsumerLoop {
     }
     const attempt = msg.info.redeliveryCount;
     await consumeSpan("pressroom.render.requested.v1", msg.headers, { "pressroom.job.id": command.jobId, "pressroom.attempt": attempt }, async () => {
+      if (attempt > RENDER_ATTEMPTS) {
+        // Every attempt died (killed, out of memory) before recording an outcome: this delivery records it.
+        this.deps.logger.error({ jobId: command.jobId, attempts: RENDER_ATTEMPTS }, "every render attempt died; failing the job");
+        await this.settleFailure(msg, command, new Error(`all ${RENDER_ATTEMPTS} render attempts died`));
+        return;
+      }
       const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
       try {
-        await this.process(command, attempt);
+        await this.process(command, attempt, msg.info.timestampNanos / 1e6);
         msg.ack();
       } catch (err) {
         if (err instanceof StaleJob) {
           msg.ack();
           return;
         }
-        if (err instanceof RenderFailure && err.retryable && attempt < 2) {
-          this.deps.logger.warn({ jobId: command.jobId, reason: err.reason, attempt }, "render crashed; retrying once");
-          msg.nak(250);
+        if (err instanceof AbandonedCommand) {
+          this.deps.logger.warn({ jobId: command.jobId }, "render command stored after the gateway gave up on it; dropped");
+          msg.ack();
           return;
         }
-        const final = !(err instanceof RenderFailure && err.retryable) && !(err instanceof AppError && err.code === "UNAVAILABLE");
-        if (final || attempt >= MAX_ATTEMPTS) {
-          await this.fail(command, err).then(
-            () => msg.ack(),
-            (failErr: unknown) => {
-              this.deps.logger.error({ err: failErr, jobId: command.jobId }, "could not record the failure; redelivering");
-              msg.nak(1_000);
-            },
-          );
+        if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
+          await this.settleFailure(msg, command, err);
         } else {
-          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "transient failure; redelivering");
-          msg.nak(1_000 * attempt);
+          // Ours (a browser crash, a dependency down), or a renderer crash: another attempt, on this worker or another.
+          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
+          msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
         }
       } finally {
         clearInterval(heartbeat);
@@ -103,14 +109,26 @@ export class RenderWorker extends ConsumerLoop {
     });
   }
 
-  /** Loads the job and restores its acceptance if the gateway could not append it. */
-  private async loadJob(command: jobEventsV1.RenderCommand): Promise<JobState> {
+  /** Records the job's failure and acks its command; a failure to record leaves it for the next delivery. */
+  private async settleFailure(msg: JsMsg, command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
+    try {
+      await this.fail(command, err);
+      msg.ack();
+    } catch (failErr) {
+      this.deps.logger.error({ err: failErr, jobId: command.jobId }, "could not record the failure; redelivering");
+      msg.nak(1_000);
+    }
+  }
+
+  /** Loads the job and restores its acceptance if the gateway could not append it (unless the gateway gave the job up). */
+  private async loadJob(command: jobEventsV1.RenderCommand, storedAtMs: number): Promise<JobState> {
     // Usually the acceptance is the job's only event: one read settles it.
     const last = await readLastJobEvent(this.deps.jsm, command.jobId);
     const fresh = last && last.event.id === command.accepted?.id ? foldJob([last]) : undefined;
     if (fresh) return fresh;
     let job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job && command.accepted) {
+      if (storedAtMs - Date.parse(command.accepted.time) > SUBMIT_GIVE_UP_MS) throw new AbandonedCommand();
       try {
         await appendJobEvent(this.deps.js, retainedAcceptance(command.accepted), 0);
       } catch (err) {
@@ -122,8 +140,8 @@ export class RenderWorker extends ConsumerLoop {
     return job;
   }
 
-  private async process(command: jobEventsV1.RenderCommand, attempt: number): Promise<void> {
-    const job = await this.loadJob(command);
+  private async process(command: jobEventsV1.RenderCommand, attempt: number, storedAtMs: number): Promise<void> {
+    const job = await this.loadJob(command, storedAtMs);
     if (isTerminal(job.status)) throw new StaleJob();
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
@@ -213,28 +231,32 @@ export class RenderWorker extends ConsumerLoop {
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
+  /** Expands the template off the event loop; the render gets what is left of the deadline. */
   private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
-    const data: unknown = JSON.parse(accepted.dataJson || "{}");
-    const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
+    const started = performance.now();
+    const { deadlineMs, expander } = this.deps;
+    const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
     if (accepted.templateId) {
-      const template = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
+      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
+      const html = await expander.expand({ source: row.body, cacheKey: `${row.id}@${row.version}`, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+      renderMetrics.templateExpanded(started);
       return {
-        html: renderHandlebars(() => template.render(data)),
-        kind: template.row.output,
-        page: pageSettingsOf(template.row),
-        image: imageSettingsOf(template.row),
-        scriptErrors: template.row.settings.script_errors ?? "fail",
+        html,
+        kind: row.output,
+        page: pageSettingsOf(row),
+        image: imageSettingsOf(row),
+        scriptErrors: row.settings.script_errors ?? "fail",
+        deadlineMs: left(),
       };
     }
-    return { html: renderHandlebars(() => compileTemplate(accepted.html)(data)), kind };
+    const html = await expander.expand({ source: accepted.html, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+    renderMetrics.templateExpanded(started);
+    return { html, kind: accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf", deadlineMs: left() };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
-    const documentFault = err instanceof RenderFailure || (err instanceof AppError && err.code === "RENDER_FAILED");
-    const failed: jobEventsV1.JobFailed = documentFault
-      ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
-      : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
-    if (!documentFault) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
+    const failed = failureOf(err);
+    if (failed.refund) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
     const job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job || isTerminal(job.status)) return;
     const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed });
@@ -248,14 +270,22 @@ export class RenderWorker extends ConsumerLoop {
   }
 }
 
-/** Template errors (a bad helper call, malformed raw HTML template) are the document's fault. */
-function renderHandlebars(fn: () => string): string {
-  const started = performance.now();
-  try {
-    return fn();
-  } catch (err) {
-    throw new AppError("RENDER_FAILED", `template error: ${(err as Error).message}`, "Fix the template syntax or the data passed to it.");
-  } finally {
-    renderMetrics.templateExpanded(started);
-  }
+/**
+ * How a job that could not be rendered ends (on its last attempt, or at once
+ * when retrying cannot help). A document fault (a limit it hit, a template
+ * error, its renderer crashing on every attempt) is the customer's:
+ * RENDER_FAILED, charged. Anything else (the browser died, no browser,
+ * shutting down, a dependency down, attempts that died) is ours:
+ * INTERNAL_ERROR, refunded.
+ */
+export function failureOf(err: unknown): jobEventsV1.JobFailed {
+  const documentFault = (err instanceof RenderFailure && err.reason !== "crashed") || (err instanceof AppError && err.code === "RENDER_FAILED");
+  return documentFault
+    ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
+    : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
+}
+
+/** Whether another attempt may succeed: our failures, and a renderer crash (which may be ours or the document's). */
+export function worthRetrying(err: unknown): boolean {
+  return failureOf(err).code !== "RENDER_FAILED" || (err instanceof RenderFailure && err.retryable);
 }
