@@ -1,17 +1,8 @@
 import { createServer, type Server } from "node:http";
-import { decodeTraceExport } from "./otlp-protobuf";
+import { decodeTraceExport, type DecodedSpan } from "./otlp-protobuf";
 
-export interface ReceivedSpan {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  /** The attributes of each of the span's events (exceptions, for example). */
-  eventAttributes: Record<string, unknown>[];
-}
+/** A span as the receiver decoded it from an export request. */
+export type ReceivedSpan = DecodedSpan;
 
 interface OtlpAnyValue {
   stringValue?: string;
