@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { provisionTopology } from "@pressroom/platform";
+import { provisionNats } from "@pressroom/stack";
 import { connect } from "nats";
 import { errorShape, rawHttp, type ApiResponse } from "./support/api";
 import { OpenApiChecker } from "./support/openapi";
@@ -436,7 +436,7 @@ describe("errors, check order and validation over HTTP", () => {
         assert.match(errorShape(response).hint, /Retry with exponential backoff/);
         await new Promise((r) => setTimeout(r, 200));
         assert.ok(h.stack.output().split("unhandled error").length > before, "the failure is logged");
-        await provisionTopology(jsm);
+        await provisionNats(h.stack.natsUrl);
       } finally {
         await nc.close();
       }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
 import { appendJobEvent, call, createDb, createGrpcClient, jobEvent, migrateToLatest, newId, publishEvent, subjects } from "@pressroom/platform";
-import { distinctFreePorts, isolatedDatabase, startPrivateNats, startService, stopChild, waitFor, waitReady, type PrivateNats, type ServiceProcess } from "@pressroom/stack";
+import { distinctFreePorts, isolatedDatabase, provisionNats, startPrivateNats, startService, stopChild, waitFor, waitReady, type PrivateNats, type ServiceProcess } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { migrations } from "../../services/metering/src/migrations";
 
@@ -74,6 +74,7 @@ describe("admission across two metering processes", () => {
     await migrateToLatest(db, "metering", migrations);
     await db.destroy();
     nats = await startPrivateNats(path.join(workDir, "nats"));
+    await provisionNats(nats.url);
     const ports = await distinctFreePorts(4);
     for (let i = 0; i < 2; i++) replicas.push(await startReplica(i, ports[2 * i]!, ports[2 * i + 1]!));
     nc = await connect({ servers: nats.url });

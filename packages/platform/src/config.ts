@@ -46,4 +46,13 @@ export const baseConfigShape = {
   LOG_LEVEL: env.logLevel(),
   HEALTH_PORT: env.port(0),
   SHUTDOWN_TIMEOUT_MS: env.int(20_000, 1000),
+  /** This service's NATS user and password, where the server requires them (the chart's per-service users). */
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().optional(),
+};
+
+/** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */
+export const outputStoreShape = {
+  OUTPUT_TTL_SECONDS: env.int(86_400, 60),
+  OUTPUT_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default("outputs"),
 };

@@ -117,24 +117,30 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
   return { ...common, ...own[name], ...options.serviceEnv?.[name] };
 }
 
-/** Runs every service's migrate entrypoint (what the Kubernetes migrations Job does), in parallel: each owns its schema. */
+/** Runs a one-off entrypoint to its end; rejects with its output when it fails. */
+function runStep(what: string, entry: string, env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--enable-source-maps", entry], { env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${what} failed:\n${output}`))));
+  });
+}
+
+/** Runs every service's migrate entrypoint (what the chart's provision Job does first), in parallel: each owns its schema. */
 export async function runMigrations(databaseUrl: string): Promise<void> {
-  await Promise.all(
-    MIGRATED.map(
-      (name) =>
-        new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, ["--enable-source-maps", serviceEntry(name, "migrate")], {
-            env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
-            stdio: ["ignore", "pipe", "pipe"],
-          });
-          let output = "";
-          child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-          child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-          child.once("error", reject);
-          child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`migrations of ${name} failed:\n${output}`))));
-        }),
-    ),
-  );
+  await Promise.all(MIGRATED.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), { DATABASE_URL: databaseUrl })));
+}
+
+/**
+ * Runs the one-off NATS provisioning step (what the chart's provision Job
+ * does after the migrations): streams, consumers and the output bucket.
+ * Services started before it stay not ready until it has run.
+ */
+export function provisionNats(natsUrl: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
+  return runStep("NATS provisioning", path.join(REPO_ROOT, "packages", "platform", "dist", "nats", "provision-main.js"), { NATS_URL: natsUrl, ...env });
 }
 
 /** How long a stopping service may take (its own shutdown bound, SHUTDOWN_TIMEOUT_MS, is 20 s) before it is killed. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, dropDatabase, postgresAnswers } from "./postgres";
-import { freePorts, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
+import { freePorts, provisionNats, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
 
 export interface TestStack {
   baseUrl: string;
@@ -57,7 +57,7 @@ export async function startTestStack(
   const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
-    await runMigrations(database.url);
+    await Promise.all([runMigrations(database.url), provisionNats(nats.url)]);
     services = await startServices(
       { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv: options.serviceEnv },
       options.only,

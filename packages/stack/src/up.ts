@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { REPO_ROOT, SERVICE_NAMES, STOP_GRACE_MS, forwardedSettings, localPorts, runMigrations, startServices, type RunningServices } from "./services";
+import { REPO_ROOT, SERVICE_NAMES, STOP_GRACE_MS, forwardedSettings, localPorts, provisionNats, runMigrations, startServices, type RunningServices } from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 
@@ -66,8 +66,8 @@ async function main(): Promise<void> {
       natsUrl = privateNats.url;
     }
 
-    say("running migrations");
-    await runMigrations(databaseUrl);
+    say("running migrations and provisioning NATS");
+    await Promise.all([runMigrations(databaseUrl), provisionNats(natsUrl)]);
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     say("starting identity, storage, metering, render, webhook and gateway");

@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { Lifecycle, connectNats, createLogger, provisionTopology, startHealthServer } from "@pressroom/platform";
+import { Lifecycle, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
 import { createApp } from "./app";
 import { Authenticator } from "./auth";
 import { closeClients, createClients } from "./clients";
@@ -16,9 +16,9 @@ async function main(): Promise<void> {
   lifecycle.handleSignals();
   await startHealthServer(lifecycle, config.HEALTH_PORT);
 
-  const nc = await connectNats({ url: config.NATS_URL, name: "gateway", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "gateway", logger });
   const jsm = await nc.jetstreamManager();
-  await provisionTopology(jsm);
+  await awaitTopology(jsm, { streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] }, logger);
   observeRenderQueue(jsm, logger);
   const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
 

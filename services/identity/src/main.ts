@@ -4,8 +4,9 @@ import {
   createDb,
   createLogger,
   pingDb,
-  provisionTopology,
+  awaitTopology,
   startHealthServer,
+  streams,
 } from "@pressroom/platform";
 import { loadIdentityConfig } from "./config";
 import type { IdentityDb } from "./db";
@@ -21,9 +22,9 @@ async function main(): Promise<void> {
   await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const db = createDb<IdentityDb>({ url: config.DATABASE_URL, schema: "identity", logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: "identity", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "identity", logger });
   const jsm = await nc.jetstreamManager();
-  await provisionTopology(jsm);
+  await awaitTopology(jsm, { streams: [streams.ACCOUNTS] }, logger);
 
   const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
   const sealed = await sealPlaintextSecrets(db, secretBox);

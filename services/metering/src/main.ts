@@ -7,10 +7,12 @@ import {
   createLogger,
   newId,
   pingDb,
-  provisionTopology,
+  awaitTopology,
+  consumers,
   publishEvent,
   startGrpcServer,
   startHealthServer,
+  streams,
   subjects,
 } from "@pressroom/platform";
 import { sweep } from "./admission/admission.repository";
@@ -33,9 +35,9 @@ async function main(): Promise<void> {
   await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const db = createDb<MeteringDb>({ url: config.DATABASE_URL, schema: "metering", max: config.DB_POOL_MAX, logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: "metering", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "metering", logger });
   const jsm = await nc.jetstreamManager();
-  await provisionTopology(jsm);
+  await awaitTopology(jsm, { streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] }, logger);
   const js = nc.jetstream();
 
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);

@@ -6,7 +6,9 @@ import {
   connectEarly,
   createGrpcClient,
   pingDb,
-  provisionTopology,
+  awaitTopology,
+  consumers,
+  streams,
   startGrpcServer,
   startHealthServer,
   type Logger,
@@ -39,9 +41,9 @@ export async function runRenderService(config: Readonly<Config>, logger: Logger,
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
   // The first job finds its templates compiled and its connection to storage open.
   const prepare = async () => {
-    const nc = await connectNats({ url: config.NATS_URL, name: "render", logger });
+    const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "render", logger });
     const jsm = await nc.jetstreamManager();
-    await provisionTopology(jsm);
+    await awaitTopology(jsm, { streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] }, logger);
     const added = await syncBuiltins(db, loadBuiltinTemplates());
     if (added.length) logger.info({ added }, "built-in templates added to the catalog");
     const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);

@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, outputStoreShape, env, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
@@ -9,9 +9,9 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
   /** HMAC key for output URLs; shared by every storage replica. */
   OUTPUT_SIGNING_SECRET: env.secret(32),
-  OUTPUT_TTL_SECONDS: env.int(86_400, 60),
-  OUTPUT_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default("outputs"),
-  OUTPUT_BUCKET_REPLICAS: env.int(1, 1),
+  /** The outputs' lifetime, and the bucket's name; the provisioning step reads both too. */
+  OUTPUT_TTL_SECONDS: outputStoreShape.OUTPUT_TTL_SECONDS,
+  OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
   SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
   /** Memory for recently stored outputs, served to downloads without reading the object store, per replica; 0 turns it off. */
   OUTPUT_CACHE_MAX_BYTES: env.int(64 * 1024 * 1024),

@@ -1,4 +1,4 @@
-import { Lifecycle, connectNats, createDb, createLogger, pingDb, startHealthServer } from "@pressroom/platform";
+import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startHealthServer } from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { ObjectWriter } from "./outputs/object-writer";
@@ -14,10 +14,12 @@ async function main(): Promise<void> {
   await startHealthServer(lifecycle, config.HEALTH_PORT);
 
   const db = createDb<StorageDb>({ url: config.DATABASE_URL, schema: "storage", logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: "storage", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "storage", logger });
   const js = nc.jetstream();
-  const store = await openOutputStore(js, { bucket: config.OUTPUT_BUCKET, ttlSeconds: config.OUTPUT_TTL_SECONDS, replicas: config.OUTPUT_BUCKET_REPLICAS });
-  const target = { js, jsm: await nc.jetstreamManager(), bucket: config.OUTPUT_BUCKET };
+  const jsm = await nc.jetstreamManager();
+  await awaitTopology(jsm, { objectStores: [config.OUTPUT_BUCKET] }, logger);
+  const store = await openOutputStore(js, config.OUTPUT_BUCKET);
+  const target = { js, jsm, bucket: config.OUTPUT_BUCKET };
   const deps = {
     db,
     store,

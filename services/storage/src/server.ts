@@ -1,16 +1,15 @@
 import { storageV1 } from "@pressroom/contracts";
 import { startGrpcServer, type GrpcServerHandle } from "@pressroom/platform";
-import { nanos, StorageType, type JetStreamClient, type ObjectStore } from "nats";
+import type { JetStreamClient, ObjectStore } from "nats";
 import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
 
-/** Opens (or creates) the output bucket; its max age deletes outputs even if no sweep runs. */
-export function openOutputStore(js: JetStreamClient, options: { bucket: string; ttlSeconds: number; replicas: number }): Promise<ObjectStore> {
-  return js.views.os(options.bucket, {
-    storage: StorageType.File,
-    ttl: nanos((options.ttlSeconds + 3600) * 1000),
-    replicas: options.replicas,
-    description: "Pressroom rendered outputs",
-  });
+/**
+ * Opens the output bucket, which the provisioning step made (with a max age
+ * that deletes outputs even if no sweep runs): nats.js creates a bucket only
+ * when it is missing, and main.ts opens it only once it exists.
+ */
+export function openOutputStore(js: JetStreamClient, bucket: string): Promise<ObjectStore> {
+  return js.views.os(bucket);
 }
 
 export function createStorageServer(deps: StorageDeps, port: number): Promise<GrpcServerHandle> {

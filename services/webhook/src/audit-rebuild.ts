@@ -1,4 +1,4 @@
-import { connectNats, createDb, createLogger, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, connectNats, createDb, createLogger, loadConfig, z } from "@pressroom/platform";
 import { rebuildAuditProjection } from "./audit/rebuild";
 import type { WebhookDb } from "./db";
 
@@ -10,6 +10,8 @@ import type { WebhookDb } from "./db";
 async function main(): Promise<void> {
   const config = loadConfig(
     z.object({
+      NATS_USER: baseConfigShape.NATS_USER,
+      NATS_PASSWORD: baseConfigShape.NATS_PASSWORD,
       DATABASE_URL: z.string().min(1),
       NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
       LOG_LEVEL: z.string().default("info"),
@@ -17,7 +19,7 @@ async function main(): Promise<void> {
   );
   const logger = createLogger("webhook-audit-rebuild", config.LOG_LEVEL);
   const db = createDb<WebhookDb>({ url: config.DATABASE_URL, schema: "webhook", max: 1, logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: "webhook-audit-rebuild", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "webhook-audit-rebuild", logger });
   try {
     await rebuildAuditProjection({ db, js: nc.jetstream(), jsm: await nc.jetstreamManager(), logger });
   } catch (err) {

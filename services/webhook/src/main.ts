@@ -9,8 +9,10 @@ import {
   createGrpcClient,
   createLogger,
   pingDb,
-  provisionTopology,
+  awaitTopology,
   startHealthServer,
+  consumers,
+  streams,
 } from "@pressroom/platform";
 import { AuditConsumer } from "./audit/audit.consumer";
 import { loadWebhookConfig } from "./config";
@@ -34,9 +36,20 @@ async function main(): Promise<void> {
   }
 
   const db = createDb<WebhookDb>({ url: config.DATABASE_URL, schema: "webhook", max: config.WEBHOOK_CONCURRENCY + 4, logger });
-  const nc = await connectNats({ url: config.NATS_URL, name: "webhook", logger });
+  const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "webhook", logger });
   const jsm = await nc.jetstreamManager();
-  await provisionTopology(jsm);
+  await awaitTopology(
+    jsm,
+    {
+      streams: [streams.JOBS, streams.WEBHOOKS],
+      consumers: [
+        { stream: streams.JOBS, name: consumers.webhookDispatch },
+        { stream: streams.JOBS, name: consumers.auditProjection },
+        { stream: streams.WEBHOOKS, name: consumers.webhookDelivery },
+      ],
+    },
+    logger,
+  );
   const js = nc.jetstream();
 
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);

@@ -1,12 +1,24 @@
 import { connect, type NatsConnection } from "nats";
 import type { Logger } from "../logger";
 
-/** Connects to NATS and keeps reconnecting forever; logs status changes. */
-export async function connectNats(options: { url: string; name: string; logger: Logger }): Promise<NatsConnection> {
+export interface NatsOptions {
+  url: string;
+  name: string;
+  logger: Logger;
+  /** The service's NATS user and password (NATS_USER, NATS_PASSWORD); anonymous without them. */
+  user?: string;
+  pass?: string;
+  /** Reconnection attempts, the first connection's included; forever by default. */
+  maxReconnectAttempts?: number;
+}
+
+/** Connects to NATS and keeps reconnecting (forever by default); logs status changes. */
+export async function connectNats(options: NatsOptions): Promise<NatsConnection> {
   const nc = await connect({
     servers: options.url.split(","),
     name: options.name,
-    maxReconnectAttempts: -1,
+    ...(options.user ? { user: options.user, pass: options.pass } : {}),
+    maxReconnectAttempts: options.maxReconnectAttempts ?? -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
     timeout: 10_000,

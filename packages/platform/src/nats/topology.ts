@@ -6,6 +6,7 @@ import {
   RetentionPolicy,
   StorageType,
   type ConsumerConfig,
+  type JetStreamClient,
   type JetStreamManager,
   type StreamConfig,
 } from "nats";
@@ -165,44 +166,105 @@ export const CONSUMERS: ConsumerSpec[] = [
   },
 ];
 
+/**
+ * Storage's output bucket (a JetStream object store, stream `OBJ_<bucket>`):
+ * its name and the outputs' lifetime are storage's settings OUTPUT_BUCKET and
+ * OUTPUT_TTL_SECONDS (config.ts outputStoreShape), which the provisioning
+ * step reads too. The bucket's max age, an hour past the outputs' lifetime,
+ * deletes outputs even if no sweep runs.
+ */
+export interface OutputStoreSpec {
+  bucket: string;
+  ttlSeconds: number;
+}
+
+/** The stream behind an object store bucket. */
+export const objectStoreStream = (bucket: string) => `OBJ_${bucket}`;
+
 function isNotFound(err: unknown): boolean {
   const e = err as { code?: string; api_error?: { err_code?: number } };
   return e.code === "404" || e.api_error?.err_code === 10059 || e.api_error?.err_code === 10014;
 }
 
+export interface ProvisionOptions {
+  /** Replicas of every stream (1 for a single-node NATS; 3 recommended for a cluster). Consumers follow their stream. */
+  replicas: number;
+  outputStore: OutputStoreSpec;
+  streams?: StreamSpec[];
+  consumers?: ConsumerSpec[];
+}
+
+/** What provisionTopology did to each stream, consumer and bucket. */
+export type ProvisionReport = { name: string; action: "created" | "updated" }[];
+
+async function createOrUpdate(exists: () => Promise<unknown>, update: () => Promise<unknown>, add: () => Promise<unknown>): Promise<"created" | "updated"> {
+  try {
+    await exists();
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await add();
+    return "created";
+  }
+  await update();
+  return "updated";
+}
+
 /**
- * Creates or updates the given streams and consumers; safe to run from every
- * replica at every start.
+ * Creates or updates Pressroom's streams, consumers and output bucket. The
+ * one-off provisioning step (provision-main.ts, the chart's provision Job,
+ * the local stack) runs it; services only check (checkTopology).
  */
-export async function provisionTopology(
-  jsm: JetStreamManager,
-  options: { streams?: StreamSpec[]; consumers?: ConsumerSpec[] } = {},
-): Promise<void> {
+export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManager, options: ProvisionOptions): Promise<ProvisionReport> {
+  const report: ProvisionReport = [];
   for (const spec of options.streams ?? STREAMS) {
-    try {
-      await jsm.streams.info(spec.name);
-      await jsm.streams.update(spec.name, spec);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      try {
-        await jsm.streams.add(spec);
-      } catch (addErr) {
-        // Another replica may have created it between our calls.
-        await jsm.streams.info(spec.name).catch(() => Promise.reject(addErr));
-      }
-    }
+    const config = { ...spec, num_replicas: options.replicas };
+    const action = await createOrUpdate(() => jsm.streams.info(spec.name), () => jsm.streams.update(spec.name, config), () => jsm.streams.add(config));
+    report.push({ name: `stream ${spec.name}`, action });
   }
   for (const spec of options.consumers ?? CONSUMERS) {
+    const name = spec.config.durable_name;
+    const action = await createOrUpdate(
+      () => jsm.consumers.info(spec.stream, name),
+      () => jsm.consumers.update(spec.stream, name, spec.config),
+      () => jsm.consumers.add(spec.stream, spec.config),
+    );
+    report.push({ name: `consumer ${spec.stream}/${name}`, action });
+  }
+  const { bucket, ttlSeconds } = options.outputStore;
+  const stream = objectStoreStream(bucket);
+  const maxAge = nanos((ttlSeconds + 3600) * 1000);
+  const action = await createOrUpdate(
+    () => jsm.streams.info(stream),
+    async () => {
+      const { config } = await jsm.streams.info(stream);
+      await jsm.streams.update(stream, { ...config, max_age: maxAge, num_replicas: options.replicas });
+    },
+    () => js.views.os(bucket, { storage: StorageType.File, ttl: maxAge, replicas: options.replicas, description: "Pressroom rendered outputs" }),
+  );
+  report.push({ name: `object store ${bucket}`, action });
+  return report;
+}
+
+/** The part of the topology one service binds to. */
+export interface TopologyNeeds {
+  streams?: string[];
+  consumers?: { stream: string; name: string }[];
+  objectStores?: string[];
+}
+
+/** The pieces of `needs` that do not exist, named for a log line; empty when all do. */
+export async function missingTopology(jsm: JetStreamManager, needs: TopologyNeeds): Promise<string[]> {
+  const missing: string[] = [];
+  const check = async (name: string, info: () => Promise<unknown>) => {
     try {
-      await jsm.consumers.info(spec.stream, spec.config.durable_name);
-      await jsm.consumers.update(spec.stream, spec.config.durable_name, spec.config);
+      await info();
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      try {
-        await jsm.consumers.add(spec.stream, spec.config);
-      } catch (addErr) {
-        await jsm.consumers.info(spec.stream, spec.config.durable_name).catch(() => Promise.reject(addErr));
-      }
+      missing.push(name);
     }
-  }
+  };
+  for (const stream of needs.streams ?? []) await check(`stream ${stream}`, () => jsm.streams.info(stream));
+  for (const { stream, name } of needs.consumers ?? []) await check(`consumer ${stream}/${name}`, () => jsm.consumers.info(stream, name));
+  for (const bucket of needs.objectStores ?? []) await check(`object store ${bucket}`, () => jsm.streams.info(objectStoreStream(bucket)));
+  return missing;
 }

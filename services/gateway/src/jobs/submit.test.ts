@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { announceOutcome, appendJobEvent, jobEvent, loadJob, newId, provisionTopology, type JobEvent } from "@pressroom/platform";
-import { startPrivateNats, type PrivateNats } from "@pressroom/stack";
+import { announceOutcome, appendJobEvent, jobEvent, loadJob, newId, type JobEvent } from "@pressroom/platform";
+import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { JobWatch, submitJob, type JobBus } from "./submit";
 
@@ -35,7 +35,7 @@ describe("JobWatch: the sync wait", () => {
     nats = await startPrivateNats(dir);
     nc = await connect({ servers: nats.url });
     const jsm = await nc.jetstreamManager();
-    await provisionTopology(jsm);
+    await provisionNats(nats.url);
     bus = { nc, js: nc.jetstream(), jsm };
   });
 

@@ -73,7 +73,7 @@ describe("storage gRPC: recent outputs served from memory", () => {
     await migrateToLatest(db, "storage", migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
     const js = nc.jetstream();
-    store = await openOutputStore(js, { bucket, ttlSeconds: 3_600, replicas: 1 });
+    store = await openOutputStore(js, bucket);
     const target = { js, jsm: await nc.jetstreamManager(), bucket };
     const deps = (recentOutputs: RecentOutputs): StorageDeps => ({
       db,
