@@ -10,12 +10,12 @@ import { metricsOfQuery } from "./support/promql";
  * docs/metrics.md lists what the services export (metrics.e2e.test.ts proves
  * it with real traffic); the dashboard and the alerts may query nothing else.
  */
-describe("the Grafana dashboard and the Prometheus alerts in deploy/", () => {
+describe("the Grafana dashboard and the Prometheus alerts the chart installs", () => {
   const exported = new Set(documentedMetrics().map((m) => m.name));
-  const dashboard = JSON.parse(readFileSync(path.join(REPO_ROOT, "deploy", "grafana", "pressroom.json"), "utf8")) as {
+  const dashboard = JSON.parse(readFileSync(path.join(REPO_ROOT, "charts", "pressroom", "files", "grafana-dashboard.json"), "utf8")) as {
     panels: { title: string; targets?: { expr: string }[] }[];
   };
-  const rules = readFileSync(path.join(REPO_ROOT, "deploy", "prometheus", "pressroom-rules.yaml"), "utf8");
+  const rules = readFileSync(path.join(REPO_ROOT, "charts", "pressroom", "files", "prometheus-rules.yaml"), "utf8");
   const alerts = [...rules.matchAll(/^ {6}- alert: (\S+)\n {8}expr: (.+)$/gm)].map((m) => ({ name: m[1]!, expr: m[2]! }));
 
   it("reads metric names out of PromQL", () => {

@@ -8,6 +8,12 @@ export const configSchema = z.object({
   STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
   /** Default: the engine's DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell); the full browser's binary works too, at about twice the CPU per render. */
   CHROMIUM_PATH: z.string().min(1).optional(),
+  /**
+   * Chromium's own sandbox. It needs CAP_SYS_CHROOT (or unprivileged user namespaces), which a
+   * pod with every capability dropped under the RuntimeDefault seccomp profile does not have;
+   * off, each job is still isolated in its own browser context and the pod is the boundary.
+   */
+  RENDER_CHROMIUM_SANDBOX: env.bool(false),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
   RENDER_DEADLINE_MS: env.int(30_000, 1_000),

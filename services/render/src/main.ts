@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger("render", config.LOG_LEVEL);
   const engine = RenderEngine.start({
     executablePath: config.CHROMIUM_PATH,
+    sandbox: config.RENDER_CHROMIUM_SANDBOX,
     slots: config.RENDER_SLOTS,
     deadlineMs: config.RENDER_DEADLINE_MS,
     maxPages: config.RENDER_MAX_PAGES,

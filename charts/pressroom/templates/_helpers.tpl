@@ -1,0 +1,98 @@
+{{/* The release's base name: the release name, or release-chart when the release name lacks the chart's. */}}
+{{- define "pressroom.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of one component's objects: pressroom.name (dict "root" $ "component" "gateway"). */}}
+{{- define "pressroom.name" -}}
+{{- printf "%s-%s" (include "pressroom.fullname" .root) .component -}}
+{{- end -}}
+
+{{- define "pressroom.selectorLabels" -}}
+app.kubernetes.io/name: pressroom
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end -}}
+
+{{- define "pressroom.labels" -}}
+{{ include "pressroom.selectorLabels" . }}
+app.kubernetes.io/part-of: pressroom
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "pressroom.image" -}}
+{{- $image := .root.Values.image -}}
+{{- printf "%s%s/%s:%s" $image.registry $image.repository .component (default .root.Chart.AppVersion $image.tag) -}}
+{{- end -}}
+
+{{- define "pressroom.secretName" -}}
+{{- default (include "pressroom.name" (dict "root" . "component" "secrets")) .Values.existingSecret -}}
+{{- end -}}
+
+{{- define "pressroom.natsUrl" -}}
+{{- if .Values.nats.enabled -}}
+{{- printf "nats://%s:4222" (include "pressroom.name" (dict "root" . "component" "nats")) -}}
+{{- else -}}
+{{- required "nats.url is required when nats.enabled is false" .Values.nats.url -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The security context of every container: non-root, read-only, nothing to escalate. */}}
+{{- define "pressroom.containerSecurityContext" -}}
+runAsNonRoot: true
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "pressroom.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .uid }}
+runAsGroup: {{ .uid }}
+fsGroup: {{ .uid }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* NATS credentials of one component, from the Secret, when nats.auth.enabled. */}}
+{{- define "pressroom.natsAuthEnv" -}}
+{{- if .root.Values.nats.auth.enabled }}
+- name: NATS_USER
+  value: {{ .component }}
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pressroom.secretName" .root }}
+      key: NATS_PASSWORD_{{ upper .component }}
+{{- end }}
+{{- end -}}
+
+{{/* A Secret key as an env var: pressroom.secretEnv (dict "root" $ "name" "DATABASE_URL"). */}}
+{{- define "pressroom.secretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pressroom.secretName" .root }}
+      key: {{ .name }}
+{{- end -}}
+
+{{/* The migrated services, in the order the provision Job runs their migrations. */}}
+{{- define "pressroom.migrated" -}}identity metering render storage webhook{{- end -}}
+
+{{/* A NetworkPolicy peer: the pods of one component of this release. */}}
+{{- define "pressroom.peer" -}}
+- podSelector:
+    matchLabels:
+      {{- include "pressroom.selectorLabels" . | nindent 6 }}
+{{- end -}}
