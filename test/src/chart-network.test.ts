@@ -44,9 +44,10 @@ describe("the NetworkPolicies", () => {
     });
   });
 
-  it("deny by default: a pod of another namespace reaches no Pressroom port, nor Postgres or NATS", () => {
+  it("deny by default: a pod of another namespace reaches no Pressroom port but the gateway's HTTP, nor Postgres or NATS", () => {
+    assert.equal(may(OTHER_APP, pod("gateway"), HTTP_PORT), true, "shop → gateway HTTP (an ingress controller is such a pod)");
     for (const target of [...SERVICES, "postgresql", "nats"]) {
-      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT, POSTGRES_PORT, NATS_PORT]) {
+      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT, POSTGRES_PORT, NATS_PORT].filter((p) => !(target === "gateway" && p === HTTP_PORT))) {
         assert.equal(may(OTHER_APP, pod(target), port), false, `shop → ${target}:${port}`);
       }
     }

@@ -292,9 +292,8 @@ interface ScaledObject extends K8sObject {
 }
 
 describe("the render pool scales on the RENDER work queue", () => {
-  const topology = JSON.parse(readFileSync(path.join(CHART_DIR, "files", "nats-topology.json"), "utf8")) as { render: { stream: string; consumer: string } };
-
   it("the chart's topology file names the TypeScript topology's render stream and consumer", () => {
+    const topology = JSON.parse(readFileSync(path.join(CHART_DIR, "files", "nats-topology.json"), "utf8")) as { render: { stream: string; consumer: string } };
     assert.deepEqual(topology.render, { stream: streams.RENDER, consumer: consumers.renderWorkers });
   });
 
