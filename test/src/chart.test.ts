@@ -282,6 +282,55 @@ describe("the services' lifecycle", () => {
   });
 });
 
+describe("the services' placement, exposure and secrets", () => {
+  it("render and gateway pods spread across nodes or zones", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of ["render", "gateway"]) {
+        const deployment = deploymentOf(objects, service);
+        const labels = deployment.spec.template.metadata?.labels ?? {};
+        const spread = (deployment.spec.template.spec as { topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[] })
+          .topologySpreadConstraints ?? [];
+        const own = spread.filter((c) => Object.entries(c.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && c.labelSelector?.matchLabels?.["app.kubernetes.io/component"] === service);
+        assert.ok(own.length > 0, `${name}: ${service} has no topology spread over its own pods`);
+      }
+    }
+  });
+
+  it("the Ingress routes its host to the gateway Service's HTTP port", () => {
+    const objects = rendered("everything on");
+    const ingresses = ofKind<K8sObject & { spec: { rules: { host?: string; http: { paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[] } }[] } }>(objects, "Ingress");
+    assert.equal(ingresses.length, 1);
+    const rule = ingresses[0]!.spec.rules.find((r) => r.host === "pdf.example.com");
+    assert.ok(rule, "no rule for the host set");
+    const gatewayLabels = deploymentOf(objects, "gateway").spec.template.metadata?.labels ?? {};
+    const container = deploymentOf(objects, "gateway").spec.template.spec.containers[0]!;
+    for (const { backend } of rule.http.paths) {
+      const service = ofKind<K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }>(objects, "Service").find(
+        (s) => s.metadata.name === backend.service.name,
+      );
+      assert.ok(service, `no Service ${backend.service.name}`);
+      assert.ok(Object.entries(service.spec.selector ?? {}).every(([k, v]) => gatewayLabels[k] === v), `${service.metadata.name} does not select the gateway`);
+      const port = service.spec.ports.find((p) => p.port === backend.service.port.number || (p.name !== undefined && p.name === backend.service.port.name));
+      assert.ok(port, "the backend port is not one of the Service's");
+      assert.equal(resolvePort(container, port.targetPort ?? port.port), HTTP_PORT);
+    }
+    assert.equal(ofKind(rendered("defaults"), "Ingress").length, 0, "no Ingress unless enabled");
+  });
+
+  it("with existingSecret the services read that Secret and no other", () => {
+    const objects = render({ set: ["existingSecret=pressroom-from-vault"] });
+    for (const service of SERVICES) {
+      const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
+      const referenced = [
+        ...(container.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : [])),
+        ...(container.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])),
+      ];
+      assert.ok(referenced.length > 0, `${service} reads no Secret`);
+      assert.deepEqual([...new Set(referenced)], ["pressroom-from-vault"], `${service} reads ${referenced.join(", ")}`);
+    }
+  });
+});
+
 interface ScaledObject extends K8sObject {
   spec: {
     scaleTargetRef: { name: string; kind?: string };
