@@ -5,9 +5,10 @@ import { inflateRawSync } from "node:zlib";
 import { REPO_ROOT } from "@pressroom/stack";
 import { parseAllDocuments } from "yaml";
 
-/** The chart under test; PRESSROOM_CHART_DIR points the tests at another copy of it. */
-export const CHART_DIR = process.env.PRESSROOM_CHART_DIR ?? path.join(REPO_ROOT, "charts", "pressroom");
-export const PRODUCTION_VALUES = path.join(REPO_ROOT, "deploy", "values-production.yaml");
+/** The chart under test; PRESSROOM_CHART_DIR points the tests at the chart of another checkout. */
+export const CHART_DIR = path.resolve(process.env.PRESSROOM_CHART_DIR ?? path.join(REPO_ROOT, "charts", "pressroom"));
+/** The production example values of the same checkout as the chart. */
+export const PRODUCTION_VALUES = path.join(CHART_DIR, "..", "..", "deploy", "values-production.yaml");
 export const RELEASE = "pressroom";
 export const NAMESPACE = "pressroom";
 
