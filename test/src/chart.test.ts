@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { consumers, streams } from "@pressroom/platform";
-import { CHART_DIR, component, helm, helmBinary, type K8sObject, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
+import { consumers, DEMO_API_KEY, streams } from "@pressroom/platform";
+import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
 import { validateObject } from "./support/kube-schemas";
 import { documentedMetrics } from "./support/prometheus";
 import { metricsOfQuery } from "./support/promql";
@@ -83,6 +83,15 @@ describe("the chart under a real helm", () => {
   it("passes helm lint --strict with the production example values", () => {
     const result = helm(["lint", "--strict", CHART_DIR, "--values", PRODUCTION_VALUES]);
     assert.equal(result.status, 0, result.stdout + result.stderr);
+  });
+
+  it("prints NOTES that say how to reach the gateway Service and get the demo key", () => {
+    const result = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE]);
+    assert.equal(result.status, 0, result.stderr);
+    const notes = result.stdout.split(/^NOTES:$/m)[1] ?? "";
+    const gateway = ofKind(rendered("defaults"), "Service").filter((s) => component(s) === "gateway").map((s) => s.metadata.name);
+    assert.ok(gateway.some((name) => notes.includes(name)), `NOTES name none of the gateway Services ${gateway.join(", ")}:\n${notes}`);
+    assert.match(notes, new RegExp(`${DEMO_API_KEY}|demo key`, "i"));
   });
 
   it("renders with the defaults, the production values, KEDA off and every option on", () => {
