@@ -46,6 +46,8 @@ const renders: Record<string, () => K8sObject[]> = {
         "gateway.ingress.enabled=true", "gateway.ingress.host=pdf.example.com", "gateway.autoscaling.enabled=true",
         "networkPolicy.enabled=true", "nats.auth.enabled=true", "billing.provider=stripe",
         "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true",
+        "secrets.stripeSecretKey=sk_test_everything", "secrets.stripeWebhookSecret=whsec_everything",
+        ...["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((user) => `secrets.natsPasswords.${user}=pw-${user}`),
       ],
     }),
 };
