@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { consumers, DEMO_API_KEY, streams } from "@pressroom/platform";
+import { chartTopology, consumers, DEMO_API_KEY, streams } from "@pressroom/platform";
 import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
 import { validateObject } from "./support/kube-schemas";
 import { documentedMetrics } from "./support/prometheus";
@@ -329,7 +329,8 @@ describe("the services' placement, exposure and secrets", () => {
   });
 
   it("with existingSecret the services read that Secret and no other", () => {
-    const objects = render({ set: ["existingSecret=pressroom-from-vault"] });
+    // With NATS users on, so that the gateway, which holds no other secret, reads its NATS password.
+    const objects = render({ set: ["existingSecret=pressroom-from-vault", "nats.auth.enabled=true"] });
     for (const service of SERVICES) {
       const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
       const referenced = [
@@ -355,6 +356,7 @@ describe("the render pool scales on the RENDER work queue", () => {
   it("the chart's topology file names the TypeScript topology's render stream and consumer", () => {
     const topology = JSON.parse(readFileSync(path.join(CHART_DIR, "files", "nats-topology.json"), "utf8")) as { render: { stream: string; consumer: string } };
     assert.deepEqual(topology.render, { stream: streams.RENDER, consumer: consumers.renderWorkers });
+    assert.deepEqual(topology, chartTopology(), "the file is what `npm run chart:topology` writes from the code: run it");
   });
 
   it("a KEDA ScaledObject scales the render Deployment with the nats-jetstream trigger on the real stream and consumer", () => {
@@ -475,7 +477,7 @@ describe("secrets stay in Secrets", () => {
   const secrets = {
     databaseUrl: "postgres://pressroom:pw-db-3f9a71@db.internal:5432/pressroom",
     outputSigningSecret: "sig-secret-5d1c0e2b",
-    webhookSecretEncryptionKey: "whkey-8e4b6a09",
+    webhookSecretEncryptionKey: "8e4b6a09".repeat(8),
     stripeSecretKey: "sk_test_chart_7c2f",
     stripeWebhookSecret: "whsec_chart_a91d",
   };
