@@ -145,6 +145,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
         assert.equal(readOnly, "true", `${container}: read-only root filesystem`);
         assert.equal(caps, "[]", `${container}: capabilities ${caps}`);
         await assert.rejects(podman(["exec", container, "touch", "/app/written"]), `${container} cannot write outside /tmp`);
+        assert.equal((await podman(["exec", container, "cat", "/proc/1/comm"])).trim(), "tini", `${container}: PID 1 is tini, which forwards signals`);
       }
     }
   });
@@ -166,13 +167,13 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   });
 
   it("an image through the gateway container serves its PNG", async () => {
-    const templates = (await api.get("/v1/templates")).json.templates as { id: string; output: string; width: number; height: number; sample_data: unknown }[];
+    const templates = (await api.get("/v1/templates")).json.templates as { id: string; output: string; width: number; height: number; device_scale_factor: number; sample_data: unknown }[];
     const card = templates.find((t) => t.output === "png")!;
     const response = await api.post("/v1/image", { template_id: card.id, data: card.sample_data }, { key: apiKey });
     assert.equal(response.status, 200, response.text);
     const download = await api.download(response.json.url as string);
     assert.equal(download.status, 200);
-    assert.deepEqual(pngSize(download.body), { width: card.width, height: card.height });
+    assert.deepEqual(pngSize(download.body), { width: card.width * card.device_scale_factor, height: card.height * card.device_scale_factor });
   });
 
   it("an async render calls the webhook back, signed with the key's secret", async () => {

@@ -80,7 +80,9 @@ function serviceAddresses(objects: KubeObject[], namespace: string, ports: Recor
     if (!target) continue;
     const name = service.metadata.name;
     for (const port of (service.spec as { ports: { port: number; targetPort?: number | string }[] }).ports) {
-      const local = port.port === 9090 ? target.health : port.port === 8080 ? target.http : target.grpc;
+      // The container ports every service uses in the chart: health/metrics 9090, gRPC 7000, gateway HTTP 8080.
+      const targetPort = port.targetPort ?? port.port;
+      const local = { 9090: target.health, health: target.health, metrics: target.health, 7000: target.grpc, grpc: target.grpc, 8080: target.http, http: target.http }[targetPort];
       if (local === undefined) continue;
       for (const host of [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`]) {
         addresses.set(`${host}:${port.port}`, `127.0.0.1:${local}`);
