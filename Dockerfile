@@ -3,8 +3,8 @@
 #
 #   podman build --target gateway -t pressroom/gateway:0.1.0 .   (deploy/images.sh builds all six)
 #
-# Stages: `build` compiles every workspace (dev dependencies, buf, turbo); `deps` installs the
-# services' production dependencies alone; `runtime` is Debian's nodejs with tini; `app` adds
+# Stages: `build` installs every workspace with its dev dependencies and builds the services and
+# what they use (buf, tsc, turbo); `deps` installs the services' production dependencies alone; `runtime` is Debian's nodejs with tini; `app` adds
 # /app's shared part (node_modules, packages/*/dist); each service target adds its own folder.
 # The npm steps take an optional build secret `extra-ca` (a PEM bundle) for a TLS-inspecting
 # proxy in front of the registry, and the usual proxy variables as build arguments.
@@ -64,10 +64,8 @@ RUN --mount=type=secret,id=extra-ca --mount=type=cache,target=/root/.npm \
       services/render/node_modules services/storage/node_modules services/webhook/node_modules
 
 FROM node AS runtime
-ARG VERSION=0.0.0
 LABEL org.opencontainers.image.vendor="Pressroom" \
       org.opencontainers.image.licenses="UNLICENSED" \
-      org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.base.name="docker.io/library/debian:trixie-slim"
 RUN groupadd --gid 10001 pressroom && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pressroom
 ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps

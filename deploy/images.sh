@@ -72,7 +72,7 @@ fi
 
 # The npm registry may sit behind a TLS-inspecting proxy whose CA only this machine trusts:
 # its bundle goes in as a build secret (never into a layer), and proxy settings as build args.
-build_args=(--build-arg "VERSION=$tag")
+build_args=()
 extra_ca="${PRESSROOM_EXTRA_CA:-/etc/ssl/certs/ca-certificates.crt}"
 [ -s "$extra_ca" ] && build_args+=(--secret "id=extra-ca,src=$extra_ca")
 for var in HTTP_PROXY HTTPS_PROXY NO_PROXY; do
@@ -81,7 +81,8 @@ for var in HTTP_PROXY HTTPS_PROXY NO_PROXY; do
   [ -n "$value" ] && build_args+=(--build-arg "$var=$value")
 done
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
-labels=(--label "org.opencontainers.image.revision=$revision"
+labels=(--label "org.opencontainers.image.version=$tag"
+        --label "org.opencontainers.image.revision=$revision"
         --label "org.opencontainers.image.created=$(date -u +%Y-%m-%dT%H:%M:%SZ)")
 
 for service in "${services[@]}"; do

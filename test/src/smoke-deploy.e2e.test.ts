@@ -30,6 +30,8 @@ import { WebhookReceiver, eventually } from "./support/webhook-receiver";
 const run = promisify(execFile);
 const SERVICES = ["identity", "metering", "render", "storage", "webhook", "gateway"] as const;
 const MIGRATED = ["identity", "metering", "render", "storage", "webhook"] as const;
+/** Dependencies of the build only: none may be in a runtime image. */
+const BUILD_TOOLS = ["typescript", "tsx", "eslint", "@bufbuild/buf", "turbo", "ts-proto", "esbuild"];
 const RELEASE = "pressroom";
 const NAMESPACE = "pressroom-smoke";
 const VERSION = (JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -146,6 +148,8 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
         assert.equal(caps, "[]", `${container}: capabilities ${caps}`);
         await assert.rejects(podman(["exec", container, "touch", "/app/written"]), `${container} cannot write outside /tmp`);
         assert.equal((await podman(["exec", container, "cat", "/proc/1/comm"])).trim(), "tini", `${container}: PID 1 is tini, which forwards signals`);
+        const tools = await podman(["exec", container, "sh", "-c", `cd /app/node_modules && ls -d ${BUILD_TOOLS.join(" ")} 2>/dev/null; command -v npm gcc cc make || true`]);
+        assert.equal(tools.trim(), "", `${container}: build tools in the image`);
       }
     }
   });
