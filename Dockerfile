@@ -68,7 +68,8 @@ LABEL org.opencontainers.image.vendor="Pressroom" \
       org.opencontainers.image.licenses="UNLICENSED" \
       org.opencontainers.image.base.name="docker.io/library/debian:trixie-slim"
 RUN groupadd --gid 10001 pressroom && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pressroom
-ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps
+# HOME is /tmp, the one writable place: Chromium and fontconfig keep their caches under it.
+ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps HOME=/tmp
 # tini is PID 1: it forwards SIGTERM to node and reaps what node's children leave behind
 # (Chromium's helpers, when the render service's browser dies).
 ENTRYPOINT ["/usr/bin/tini", "--"]
