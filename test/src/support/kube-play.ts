@@ -133,7 +133,7 @@ export function playablePodSpec(template: PodTemplate, objects: KubeObject[], na
     }
     for (const variable of container.env ?? []) {
       const ref = variable.valueFrom?.configMapKeyRef;
-      env.set(variable.name, ref ? { name: variable.name, value: configMap(ref.name)[ref.key] ?? "" } : variable);
+      env.set(variable.name, ref ? { name: variable.name, value: configMap(ref.name)[ref.key] ?? "" } : { ...variable });
     }
     for (const variable of env.values()) if (variable.value !== undefined) variable.value = rewriteAddresses(variable.value, addresses);
     if (own) {
