@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeObject } from "./support/helm";
+import type { K8sObject } from "./support/helm";
 import { playablePodSpec, type PodSpec } from "./support/kube-play";
 
 const labels = (component: string) => ({ "app.kubernetes.io/name": "pressroom", "app.kubernetes.io/component": component });
-const service = (component: string, ports: { port: number; targetPort?: number | string }[]): KubeObject => ({
+const service = (component: string, ports: { port: number; targetPort?: number | string }[]): K8sObject => ({
   apiVersion: "v1",
   kind: "Service",
   metadata: { name: `pressroom-${component}` },
   spec: { selector: labels(component), ports },
 });
 
-const objects: KubeObject[] = [
+const objects: K8sObject[] = [
   service("identity", [{ port: 7000 }, { port: 9090, targetPort: "health" }]),
   service("gateway", [{ port: 80, targetPort: 8080 }, { port: 9090 }]),
   {

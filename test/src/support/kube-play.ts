@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "@pressroom/stack";
 import { stringify } from "yaml";
-import type { KubeObject } from "./helm";
+import type { K8sObject } from "./helm";
 
 const run = promisify(execFile);
 
@@ -72,7 +72,7 @@ export interface PlayOptions {
 export const COMPONENT_LABEL = "app.kubernetes.io/component";
 
 /** Where each Service's name and port lead in the smoke run: `name:port` → `127.0.0.1:<component's port>`. */
-function serviceAddresses(objects: KubeObject[], namespace: string, ports: Record<string, ComponentPorts>): Map<string, string> {
+function serviceAddresses(objects: K8sObject[], namespace: string, ports: Record<string, ComponentPorts>): Map<string, string> {
   const addresses = new Map<string, string>();
   for (const service of objects.filter((o) => o.kind === "Service")) {
     const component = (service.spec as { selector?: Record<string, string> }).selector?.[COMPONENT_LABEL];
@@ -109,7 +109,7 @@ function rewriteAddresses(value: string, addresses: Map<string, string>): string
  *   the images do not have; the smoke run polls the health ports itself;
  * - container ports are removed (nothing to publish on the host's network).
  */
-export function playablePodSpec(template: PodTemplate, objects: KubeObject[], namespace: string, options: PlayOptions): PodSpec {
+export function playablePodSpec(template: PodTemplate, objects: K8sObject[], namespace: string, options: PlayOptions): PodSpec {
   const component = template.metadata?.labels?.[COMPONENT_LABEL] ?? "";
   const own = options.ports[component];
   const addresses = serviceAddresses(objects, namespace, options.ports);
@@ -182,7 +182,7 @@ export class KubePlay {
   readonly pods: PlayedPod[] = [];
 
   constructor(
-    private readonly objects: KubeObject[],
+    private readonly objects: K8sObject[],
     private readonly namespace: string,
     private readonly options: PlayOptions,
   ) {}
@@ -201,7 +201,7 @@ export class KubePlay {
   }
 
   /** Plays a Deployment (one replica) or a Job (as a Pod); returns the pod's name. */
-  async play(object: KubeObject): Promise<PlayedPod> {
+  async play(object: K8sObject): Promise<PlayedPod> {
     const template = (object.spec as { template: PodTemplate }).template;
     const spec = playablePodSpec(template, this.objects, this.namespace, this.options);
     const component = template.metadata?.labels?.[COMPONENT_LABEL] ?? object.metadata.name;
