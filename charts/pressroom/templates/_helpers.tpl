@@ -50,10 +50,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 runAsNonRoot: true
 readOnlyRootFilesystem: true
 allowPrivilegeEscalation: false
-capabilities:
-  drop: ["ALL"]
 seccompProfile:
   type: RuntimeDefault
+capabilities:
+  drop: ["ALL"]
 {{- end -}}
 
 {{- define "pressroom.podSecurityContext" -}}
