@@ -103,6 +103,15 @@ describe("the NetworkPolicies", () => {
     }
   });
 
+  it("metering reaches Stripe's API (public 443) only with billing.provider=stripe", () => {
+    assert.equal(may(pod("metering"), ip(PUBLIC), 443), false, "local billing: metering → public 443");
+    const objects = render({ set: ["billing.provider=stripe", "secrets.stripeSecretKey=sk_test_np", "secrets.stripeWebhookSecret=whsec_np"] });
+    const stripe = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
+    assert.equal(stripe.allows(pod("metering"), ip(PUBLIC), 443, "TCP"), true, "stripe billing: metering → public 443");
+    assert.equal(stripe.allows(pod("metering"), ip(PUBLIC), 80, "TCP"), false, "stripe billing: metering → public 80");
+    assert.equal(stripe.allows(pod("metering"), ip(METADATA), 443, "TCP"), false, "stripe billing: metering → metadata");
+  });
+
   it("the other services reach nothing outside the cluster", () => {
     for (const service of ["gateway", "identity", "storage"]) {
       for (const address of [PUBLIC, METADATA]) assert.equal(may(pod(service), ip(address), 443), false, `${service} → ${address}:443`);

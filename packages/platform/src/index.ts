@@ -9,6 +9,7 @@ export * from "./plans";
 export * from "./db/db";
 export * from "./db/migrate-main";
 export * from "./nats/connection";
+export * from "./nats/access";
 export * from "./nats/bind";
 export * from "./nats/consumer-loop";
 export * from "./nats/events";

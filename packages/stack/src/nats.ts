@@ -1,16 +1,22 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "nats";
 import { canConnect, freePort, waitFor } from "./ports";
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
-/** True when a NATS server with JetStream answers at url. */
-export async function jetstreamAnswers(url: string): Promise<boolean> {
+/** A NATS user and password. */
+export interface NatsCredentials {
+  user: string;
+  pass: string;
+}
+
+/** True when a NATS server with JetStream answers at url (to these credentials, where given). */
+export async function jetstreamAnswers(url: string, credentials?: NatsCredentials): Promise<boolean> {
   const { hostname, port } = new URL(url);
   if (!(await canConnect(hostname, Number(port || 4222)))) return false;
   try {
-    const nc = await connect({ servers: url, timeout: 2_000, maxReconnectAttempts: 0 });
+    const nc = await connect({ servers: url, timeout: 2_000, maxReconnectAttempts: 0, ...credentials });
     try {
       await (await nc.jetstreamManager({ timeout: 2_000 })).getAccountInfo();
       return true;
@@ -37,13 +43,23 @@ function natsServerBinary(): string {
   return found;
 }
 
-/** Starts a private nats-server with JetStream (file storage under storeDir) on a free port. */
-export async function startPrivateNats(storeDir: string, options: { port?: number } = {}): Promise<PrivateNats> {
+/**
+ * Starts a private nats-server with JetStream (file storage under storeDir) on
+ * a free port. With `config`, that text is its configuration file (e.g. an
+ * authorization block); `credentials` are then what its readiness is probed with.
+ */
+export async function startPrivateNats(storeDir: string, options: { port?: number; config?: string; credentials?: NatsCredentials } = {}): Promise<PrivateNats> {
   mkdirSync(storeDir, { recursive: true });
   const binary = natsServerBinary();
   const port = options.port ?? (await freePort());
   const url = `nats://127.0.0.1:${port}`;
-  const launch = () => spawn(binary, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], { stdio: ["ignore", "ignore", "pipe"] });
+  const configArgs: string[] = [];
+  if (options.config !== undefined) {
+    const file = `${storeDir}.conf`;
+    writeFileSync(file, options.config, { mode: 0o600 });
+    configArgs.push("-c", file);
+  }
+  const launch = () => spawn(binary, [...configArgs, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], { stdio: ["ignore", "ignore", "pipe"] });
   const handle: PrivateNats = {
     url,
     port,
@@ -54,10 +70,10 @@ export async function startPrivateNats(storeDir: string, options: { port?: numbe
     async restart() {
       await stopChild(handle.process, "SIGKILL", 5_000);
       handle.process = launch();
-      await waitFor("nats-server restart", () => jetstreamAnswers(url), 15_000);
+      await waitFor("nats-server restart", () => jetstreamAnswers(url, options.credentials), 15_000);
     },
   };
-  await waitFor("private nats-server", () => jetstreamAnswers(url), 15_000);
+  await waitFor("private nats-server", () => jetstreamAnswers(url, options.credentials), 15_000);
   return handle;
 }
 

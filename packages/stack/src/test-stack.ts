@@ -4,12 +4,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, dropDatabase, postgresAnswers } from "./postgres";
-import { freePorts, provisionNats, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
+import { NATS_COMPONENTS, natsAuthorization, type NatsComponent } from "@pressroom/platform";
+import { SERVICE_NAMES, freePorts, provisionNats, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
 
 export interface TestStack {
   baseUrl: string;
   databaseUrl: string;
   natsUrl: string;
+  /** Each component's NATS password, with natsUsers. */
+  natsPasswords?: Record<NatsComponent, string>;
   nats: PrivateNats;
   ports: StackPorts;
   services: RunningServices;
@@ -46,20 +49,34 @@ export async function isolatedDatabase(prefix = "pressroom_test", server?: strin
  * free port, the six services as separate processes on free ports.
  */
 export async function startTestStack(
-  options: Partial<Pick<StackOptions, "env" | "serviceEnv">> & { only?: ServiceName[]; /** A PostgreSQL server of the test's own (default: the test server). */ databaseServer?: string } = {},
+  options: Partial<Pick<StackOptions, "env" | "serviceEnv">> & {
+    only?: ServiceName[];
+    /** A PostgreSQL server of the test's own (default: the test server). */
+    databaseServer?: string;
+    /** NATS users: each component connects as itself, allowed only what natsPermissions() lists. */
+    natsUsers?: boolean;
+  } = {},
 ): Promise<TestStack> {
   const workDir = mkdtempSync(path.join(tmpdir(), "pressroom-test-"));
   const database = await isolatedDatabase("pressroom_test", options.databaseServer);
-  const nats = await startPrivateNats(path.join(workDir, "nats"));
+  const natsPasswords = options.natsUsers
+    ? (Object.fromEntries(NATS_COMPONENTS.map((component) => [component, randomBytes(16).toString("hex")])) as Record<NatsComponent, string>)
+    : undefined;
+  const natsEnv = (component: NatsComponent): NodeJS.ProcessEnv => (natsPasswords ? { NATS_USER: component, NATS_PASSWORD: natsPasswords[component] } : {});
+  const nats = await startPrivateNats(
+    path.join(workDir, "nats"),
+    natsPasswords ? { config: natsAuthorization(natsPasswords), credentials: { user: "provision", pass: natsPasswords.provision } } : {},
+  );
+  const serviceEnv = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { ...natsEnv(name), ...options.serviceEnv?.[name] }]));
   const ports = await freePorts();
   const signingSecret = randomBytes(32).toString("hex");
   // Kept for the stack's life, so that a restarted identity opens the secrets it sealed.
   const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
-    await Promise.all([runMigrations(database.url), provisionNats(nats.url)]);
+    await Promise.all([runMigrations(database.url), provisionNats(nats.url, natsEnv("provision"))]);
     services = await startServices(
-      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv: options.serviceEnv },
+      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv },
       options.only,
     );
   } catch (err) {
@@ -72,6 +89,7 @@ export async function startTestStack(
     baseUrl: `http://127.0.0.1:${ports.http}`,
     databaseUrl: database.url,
     natsUrl: nats.url,
+    natsPasswords,
     nats,
     ports,
     services: running,

@@ -26,7 +26,9 @@ export async function connectNats(options: NatsOptions): Promise<NatsConnection>
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === "pingTimer") continue;
-      options.logger.info({ nats: status.type }, "nats connection status");
+      // An error the server sent (a permissions violation, say) is worth its text.
+      if (status.type === "error") options.logger.error({ nats: status.type, err: status.data }, "nats server error");
+      else options.logger.info({ nats: status.type }, "nats connection status");
     }
   })();
   return nc;

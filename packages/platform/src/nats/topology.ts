@@ -268,12 +268,3 @@ export async function missingTopology(jsm: JetStreamManager, needs: TopologyNeed
   for (const bucket of needs.objectStores ?? []) await check(`object store ${bucket}`, () => jsm.streams.info(objectStoreStream(bucket)));
   return missing;
 }
-
-/**
- * What the Helm chart reads of the topology (its KEDA trigger's stream and
- * consumer), kept in charts/pressroom/files/nats-topology.json: written by
- * `npm run chart:topology`, compared with this by a test.
- */
-export function chartTopology(): { render: { stream: string; consumer: string } } {
-  return { render: { stream: streams.RENDER, consumer: consumers.renderWorkers } };
-}
