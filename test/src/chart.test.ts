@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { chartTopology, consumers, DEMO_API_KEY, streams } from "@pressroom/platform";
+import { chartTopology, consumers, DEMO_API_KEY, NATS_COMPONENTS, streams } from "@pressroom/platform";
 import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
 import { validateObject } from "./support/kube-schemas";
 import { documentedMetrics } from "./support/prometheus";
@@ -400,6 +402,32 @@ describe("the render pool scales on the RENDER work queue", () => {
       hpa.spec.metrics.map((m) => [m.resource?.name, m.resource?.target.averageUtilization]),
       [["cpu", 65]],
     );
+  });
+});
+
+describe("the bundled NATS's users", () => {
+  it("are the code's allow-lists, in a configuration the real nats-server accepts", () => {
+    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true"] }), "ConfigMap").find((c) => component(c) === "nats");
+    assert.ok(config, "no ConfigMap of the bundled NATS");
+    const text = config.data["nats.conf"]!;
+    const users = chartTopology().users;
+    for (const name of NATS_COMPONENTS) {
+      const line = text.split("\n").find((l) => l.includes(`user: ${name},`));
+      assert.ok(line, `no NATS user ${name}`);
+      const [publish, subscribe] = [...line.matchAll(/allow: \[([^\]]*)\]/g)].map((m) => JSON.parse(`[${m[1]}]`) as string[]);
+      assert.deepEqual({ publish, subscribe }, users[name], `${name}'s permissions`);
+    }
+    const dir = mkdtempSync(path.join(tmpdir(), "pressroom-nats-conf-"));
+    try {
+      const file = path.join(dir, "nats.conf");
+      writeFileSync(file, text.replace("/data/jetstream", path.join(dir, "js")));
+      const passwords = Object.fromEntries(NATS_COMPONENTS.map((name) => [`NATS_PASSWORD_${name.toUpperCase()}`, `pw-${name}`]));
+      const binary = existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server";
+      const check = spawnSync(binary, ["-c", file, "-t"], { env: { ...process.env, ...passwords, POD_NAME: "nats-0" }, encoding: "utf8" });
+      assert.equal(check.status, 0, `nats-server -t: ${check.stdout}${check.stderr}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -96,3 +96,25 @@ seccompProfile:
     matchLabels:
       {{- include "pressroom.selectorLabels" . | nindent 6 }}
 {{- end -}}
+
+{{/* The bundled NATS server's configuration. */}}
+{{- define "pressroom.natsConf" -}}
+port: 4222
+http_port: 8222
+server_name: $POD_NAME
+jetstream {
+  store_dir: /data/jetstream
+}
+{{- if .Values.nats.auth.enabled }}
+{{- /* One user per component, allowed only what it uses (files/nats-topology.json, written from packages/platform/src/nats/access.ts). */}}
+{{- $users := (.Files.Get "files/nats-topology.json" | fromJson).users }}
+authorization {
+  users = [
+    {{- range $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
+    {{- $permissions := get $users $component }}
+    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
+    {{- end }}
+  ]
+}
+{{- end }}
+{{- end -}}
