@@ -9,8 +9,8 @@ export {
   type RenderCallOptions,
   type RenderJob,
   type RenderOutput,
+  type SubresourceBudget,
   type SubresourceFetcher,
 } from "./types";
 export { countPdfPages } from "./pdf";
-export { SubresourceTooLarge } from "./network";
 export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";

@@ -136,8 +136,8 @@ const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
 /**
- * A fetcher's answer when a response is longer than the `maxBytes` it was
- * given: the job's sub-resource budget is spent.
+ * What a fetcher's `budget.take` throws once the job's sub-resource budget is
+ * spent.
  */
 export class SubresourceTooLarge extends Error {
   override readonly name = "SubresourceTooLarge";

@@ -478,24 +478,34 @@ export class Slot {
     try {
       release = await job.fetches.acquire(job.controller.signal);
       const timeout = AbortSignal.timeout(this.deps.subrequestTimeoutMs);
+      let taken = 0;
+      const budget = {
+        take: (bytes: number) => {
+          taken += bytes;
+          job.budgetLeft -= bytes;
+          if (job.budgetLeft >= 0) return;
+          job.interrupt(resourceBudget(job.budgetBytes));
+          throw new SubresourceTooLarge(`the job's sub-resources add up to more than its ${job.budgetBytes} bytes`);
+        },
+      };
       const res = await fetcher({
         url,
         method: e.request.method,
         headers: fetcherRequestHeaders(e.request.headers),
         body: requestBody(e.request),
         signal: AbortSignal.any([job.controller.signal, timeout]),
-        maxBytes: Math.max(0, job.budgetLeft),
+        budget,
       }).catch((err: unknown) => {
         if (timeout.aborted) errorReason = "TimedOut";
-        if (err instanceof SubresourceTooLarge) job.interrupt(resourceBudget(job.budgetBytes));
         throw err;
       });
-      const body = await decodeBody(res.headers, res.body, job.budgetLeft).catch((err: unknown) => {
-        if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && job.budgetLeft < MAX_DECODED_BYTES) job.interrupt(resourceBudget(job.budgetBytes));
+      // A body still encoded was counted as it arrived; it is charged again at its decoded size.
+      const allowed = job.budgetLeft + taken;
+      const body = await decodeBody(res.headers, res.body, allowed).catch((err: unknown) => {
+        if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && allowed < MAX_DECODED_BYTES) job.interrupt(resourceBudget(job.budgetBytes));
         throw err;
       });
-      job.budgetLeft -= body.byteLength;
-      if (job.budgetLeft < 0) job.interrupt(resourceBudget(job.budgetBytes));
+      if (body.byteLength > taken) budget.take(body.byteLength - taken);
       if (this.job !== job || job.failure) return;
       await s.send("Fetch.fulfillRequest", {
         requestId,

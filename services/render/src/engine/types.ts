@@ -91,8 +91,11 @@ export class RenderFailure extends Error {
  * 3xx with its Location header and Chromium asks again for the next hop. The
  * request headers offer only gzip, deflate and br; a body returned still encoded
  * (with its Content-Encoding header) is decoded by the engine, up to 64 MiB.
- * A body longer than `maxBytes` (what is left of the job's sub-resource
- * budget) should stop downloading and throw. Throw to fail the request.
+ * Every byte kept should be counted with `budget.take` as it arrives: the budget
+ * is the job's, shared with its other sub-requests in flight, and `take` throws
+ * (failing the job `resource_budget`) once it is spent, so a download stops at
+ * the budget instead of after it. Bytes not counted are charged when the body is
+ * returned. Throw to fail the request.
  */
 export type SubresourceFetcher = (req: {
   url: URL;
@@ -100,8 +103,14 @@ export type SubresourceFetcher = (req: {
   headers: Record<string, string>;
   body?: Buffer;
   signal: AbortSignal;
-  maxBytes: number;
+  budget: SubresourceBudget;
 }) => Promise<{ status: number; headers: Record<string, string>; body: Buffer }>;
+
+/** What one job's sub-resources may still add up to. */
+export interface SubresourceBudget {
+  /** Counts `bytes` more against the job; throws SubresourceTooLarge when that spends the budget. */
+  take(bytes: number): void;
+}
 
 /** pino-compatible subset. */
 export interface EngineLogger {

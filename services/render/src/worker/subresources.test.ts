@@ -5,7 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { NetGuardError } from "@pressroom/platform";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, type SubresourceFetcher } from "../engine";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
 import { pdfText, tcpServer } from "../engine/test-helpers";
 import { createSubresourceFetcher } from "./subresources";
 
@@ -166,5 +166,93 @@ describe("a font server that never answers", () => {
       await engine.close();
       await silent.close();
     }
+  });
+});
+
+/**
+ * The job's sub-resource budget is shared by its downloads while they run:
+ * bytes are counted as they arrive (or all at once when a Content-Length
+ * announces them), so downloads that never finish cannot hold more than the
+ * budget between them, and bodies still arrive whole.
+ */
+describe("the production fetcher against the job's sub-resource budget", () => {
+  const KIB = 1024;
+  const text = (bytes: number, mark: string) => `${"x".repeat(bytes - mark.length)}${mark}`;
+  let server: http.Server;
+  let origin: string;
+  let engine: RenderEngine;
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const kib = Number(url.searchParams.get("kib"));
+      const body = text(kib * KIB, `end-of-${url.pathname.slice(1)}`);
+      const headers = { "content-type": "text/plain", "access-control-allow-origin": "*" };
+      if (url.pathname === "/chunked") {
+        res.writeHead(200, headers);
+        for (let at = 0; at < body.length; at += 16 * KIB) res.write(body.slice(at, at + 16 * KIB));
+        res.end();
+      } else if (url.pathname === "/sized") {
+        res.writeHead(200, { ...headers, "content-length": String(body.length) });
+        res.end(body);
+      } else if (url.pathname === "/stalls") {
+        res.writeHead(200, headers);
+        res.write(body);
+      } else if (url.pathname === "/announces-too-much") {
+        res.writeHead(200, { ...headers, "content-length": String(kib * KIB) });
+        res.write("a few bytes");
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    engine = await RenderEngine.start({
+      executablePath: EXECUTABLE,
+      slots: 1,
+      deadlineMs: 20_000,
+      // Longer than the deadline: a job that waited for its stalled downloads would fail "deadline".
+      subrequestTimeoutMs: 60_000,
+      subresourceBudgetBytes: 1024 * KIB,
+      fetchSubresource: createSubresourceFetcher({ allowLoopback: true }),
+    });
+  });
+
+  after(async () => {
+    await engine?.close();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+  });
+
+  /** Reads each body with a synchronous XHR (the document's load waits for it) and shows its length and whether it is intact. */
+  const readEach = (paths: string[]) => `<p id="out">read</p><script>
+    for (const path of ${JSON.stringify(paths)}) {
+      const x = new XMLHttpRequest(); x.open("GET", "${origin}" + path, false); x.send();
+      out.textContent += " " + x.responseText.length + (/^x*end-of-[a-z]+$/.test(x.responseText) ? " intact" : " damaged");
+    }
+  </script>`;
+  /** Loads every path at once as an image: the document's load waits for them all. */
+  const imagesOf = (paths: string[]) => paths.map((path) => `<img src="${origin}${path}">`).join("");
+
+  it("hands Chromium every body whole, with or without a Content-Length", async () => {
+    const out = await engine.render({ kind: "pdf", html: readEach(["/sized?kib=300", "/chunked?kib=300", "/sized?kib=1"]) });
+    assert.match(pdfText(out.data).replace(/\s+/g, " "), new RegExp(`read ${300 * KIB} intact ${300 * KIB} intact ${KIB} intact`));
+  });
+
+  it("fails the job as soon as downloads still running add up to more than the budget", async () => {
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: imagesOf(["/stalls?kib=600&n=1", "/stalls?kib=600&n=2"]) }),
+      (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget",
+    );
+  });
+
+  it("fails the job on a Content-Length the budget cannot hold, before the body arrives", async () => {
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: imagesOf(["/announces-too-much?kib=2048"]) }),
+      (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget",
+    );
+  });
+
+  it("renders again afterwards", async () => {
+    const out = await engine.render({ kind: "pdf", html: "<p>after the budget</p>" });
+    assert.match(pdfText(out.data), /after the budget/);
   });
 });

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform/netguard";
-import { SubresourceTooLarge, type SubresourceFetcher } from "../engine";
+import type { SubresourceBudget, SubresourceFetcher } from "../engine";
 
 /** The most a single sub-request (an image, a font, a stylesheet) may download. */
 const MAX_SUBRESOURCE_BYTES = 20 * 1024 * 1024;
@@ -31,7 +31,7 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
   const httpsAgent = createGuardedAgent({ ...guard, ca, keepAlive: true });
   const httpAgent = createGuardedHttpAgent({ ...guard, keepAlive: true });
 
-  return async ({ url, method, headers, body, signal, maxBytes }) => {
+  return async ({ url, method, headers, body, signal, budget }) => {
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`scheme ${url.protocol} is not allowed`);
     await resolvePublic(url.hostname, guard);
     const outgoing: Record<string, string> = {};
@@ -39,19 +39,19 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
       const request = transport.request(url, { method, headers: outgoing, agent: url.protocol === "https:" ? httpsAgent : httpAgent, signal }, (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
+        let collected: BodyCollector;
+        try {
+          collected = new BodyCollector(Number(response.headers["content-length"]), budget);
+        } catch (err) {
+          request.destroy(err as Error);
+          return;
+        }
         response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            request.destroy(new SubresourceTooLarge(`sub-request larger than the ${maxBytes} bytes left of the job's budget`));
-            return;
+          try {
+            collected.add(chunk);
+          } catch (err) {
+            request.destroy(err as Error);
           }
-          if (size > MAX_SUBRESOURCE_BYTES) {
-            request.destroy(new Error(`sub-request larger than ${MAX_SUBRESOURCE_BYTES} bytes`));
-            return;
-          }
-          chunks.push(chunk);
         });
         response.on("end", () => {
           const responseHeaders: Record<string, string> = {};
@@ -59,7 +59,7 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
             if (value === undefined || HOP_BY_HOP.has(name)) continue;
             responseHeaders[name] = Array.isArray(value) ? value.join(name === "set-cookie" ? "\n" : ", ") : value;
           }
-          resolve({ status: response.statusCode ?? 502, headers: responseHeaders, body: Buffer.concat(chunks) });
+          resolve({ status: response.statusCode ?? 502, headers: responseHeaders, body: collected.bytes() });
         });
         response.on("error", reject);
       });
@@ -67,4 +67,48 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
       request.end(body);
     });
   };
+}
+
+/**
+ * A response body gathered without a second copy, counted against the job's
+ * budget before it is held: with a Content-Length, all of it is counted at
+ * once (a body the budget cannot hold fails before a byte is read) into one
+ * buffer that each chunk is copied into and dropped; without one, chunk by
+ * chunk, joined once at the end.
+ */
+class BodyCollector {
+  private readonly whole: Buffer | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    announced: number,
+    private readonly budget: SubresourceBudget,
+  ) {
+    if (!Number.isSafeInteger(announced) || announced <= 0) return;
+    if (announced > MAX_SUBRESOURCE_BYTES) throw tooLarge();
+    budget.take(announced);
+    this.whole = Buffer.allocUnsafe(announced);
+  }
+
+  add(chunk: Buffer): void {
+    if (this.size + chunk.length > MAX_SUBRESOURCE_BYTES) throw tooLarge();
+    if (this.whole) {
+      if (this.size + chunk.length > this.whole.length) throw new Error("sub-request longer than its Content-Length");
+      chunk.copy(this.whole, this.size);
+    } else {
+      this.budget.take(chunk.length);
+      this.chunks.push(chunk);
+    }
+    this.size += chunk.length;
+  }
+
+  bytes(): Buffer {
+    if (this.whole) return this.whole.subarray(0, this.size);
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+  }
+}
+
+function tooLarge(): Error {
+  return new Error(`sub-request larger than ${MAX_SUBRESOURCE_BYTES} bytes`);
 }
