@@ -158,11 +158,11 @@ describe("admission across two metering processes", () => {
     assert.equal((await admit(0, { keyId: key, plan: "starter", renderJobId: newId("job") })).decision, Decision.DECISION_CONCURRENCY_EXCEEDED);
     const js = nc.jetstream();
 
-    await appendJobEvent(js, jobEvent("job.succeeded", { jobId: first, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
+    await appendJobEvent(js, "render", jobEvent("job.succeeded", { jobId: first, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
     const failed = jobEvent("job.failed", { jobId: second, keyId: key, source: "test", failed: { code: "INTERNAL_ERROR", message: "ours", refund: true } });
-    await appendJobEvent(js, failed);
+    await appendJobEvent(js, "render", failed);
     // The same event delivered again under another message id (JetStream's dedupe cannot catch it): no second refund.
-    await publishEvent(js, { subject: subjects.job(second), spanSubject: "test", msgId: newId("msg"), type: failed.type, data: jobEventsV1.JobEvent.encode(failed).finish() });
+    await publishEvent(js, { subject: subjects.job(second, "render"), spanSubject: "test", msgId: newId("msg"), type: failed.type, data: jobEventsV1.JobEvent.encode(failed).finish() });
 
     await waitFor("slots freed by the job events", async () => (await usage(key, "starter")).inFlight === 0, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -179,7 +179,7 @@ describe("admission across two metering processes", () => {
     assert.equal((await admit(0, { keyId: key, plan: "free", renderJobId: job })).decision, Decision.DECISION_ALLOWED);
     // free: 10 requests a minute, 1 render at a time.
     for (let i = 1; i <= 9; i++) {
-      await appendJobEvent(js, jobEvent("job.succeeded", { jobId: job, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
+      await appendJobEvent(js, "render", jobEvent("job.succeeded", { jobId: job, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
       job = newId("job");
       const next = await admit(i, { keyId: key, plan: "free", renderJobId: job });
       assert.equal(next.decision, Decision.DECISION_ALLOWED, `render ${i + 1}`);

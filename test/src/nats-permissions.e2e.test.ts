@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { consumers, streams, subjects, type NatsComponent } from "@pressroom/platform";
+import { consumers, JOB_WRITERS, streams, subjects, type NatsComponent } from "@pressroom/platform";
 import { AckPolicy, connect, type NatsConnection } from "nats";
 import { startHarness, type Harness } from "./support/harness";
 import { WebhookReceiver } from "./support/webhook-receiver";
@@ -76,9 +76,22 @@ describe("NATS users with per-component permissions", () => {
 
     for (const component of ["identity", "metering", "storage"] as const) {
       const js = (await as(component)).jetstream();
-      const forgedJob = subjects.job(`job_forged_by_${component}`);
-      await assert.rejects(js.publish(forgedJob, new Uint8Array([1]), { timeout: 2_000 }));
-      assert.equal(await stored(streams.JOBS, forgedJob), 0, `${component} appended no job event`);
+      for (const writer of JOB_WRITERS) {
+        const forgedJob = subjects.job(`job_forged_by_${component}`, writer);
+        await assert.rejects(js.publish(forgedJob, new Uint8Array([1]), { timeout: 2_000 }));
+        assert.equal(await stored(streams.JOBS, forgedJob), 0, `${component} appended no job event as ${writer}`);
+      }
+    }
+  });
+
+  it("a component that writes job events writes them only as itself: no one but render records an outcome", async () => {
+    for (const component of JOB_WRITERS) {
+      const js = (await as(component)).jetstream();
+      for (const writer of JOB_WRITERS.filter((other) => other !== component)) {
+        const forgedJob = subjects.job(`job_forged_by_${component}`, writer);
+        await assert.rejects(js.publish(forgedJob, new Uint8Array([1]), { timeout: 2_000 }), `${component} publishes as ${writer}`);
+        assert.equal(await stored(streams.JOBS, forgedJob), 0, `${component} appended no job event as ${writer}`);
+      }
     }
   });
 

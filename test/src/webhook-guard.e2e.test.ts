@@ -30,8 +30,8 @@ describe("webhook SSRF guard, default configuration", () => {
   async function finishedJob(webhookUrl: string): Promise<string> {
     const js = nc.jetstream();
     const jobId = newId("job");
-    const accepted = await appendJobEvent(js, jobEvent("job.accepted", { jobId, keyId, source: "test", accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl, dataJson: "{}", html: "<p>x</p>" }) }), 0);
-    await appendJobEvent(js, jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false } }), accepted.seq);
+    await appendJobEvent(js, "gateway", jobEvent("job.accepted", { jobId, keyId, source: "test", accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl, dataJson: "{}", html: "<p>x</p>" }) }), 0);
+    await appendJobEvent(js, "render", jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false } }), 0);
     return jobId;
   }
 

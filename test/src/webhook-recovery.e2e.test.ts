@@ -29,13 +29,14 @@ describe("webhook delivery picks up where a crash left the record", () => {
     await receiver.stop();
   });
 
-  async function write(jobId: string, events: ((seq: number) => JobEvent)[]): Promise<JobEvent[]> {
+  /** Appends the events in order, each under the writer that writes its type. */
+  async function write(jobId: string, events: (() => JobEvent)[]): Promise<JobEvent[]> {
     const js = nc.jetstream();
-    let seq = 0;
     const written: JobEvent[] = [];
     for (const make of events) {
-      const event = make(seq);
-      seq = (await appendJobEvent(js, event, seq)).seq;
+      const event = make();
+      const writer = event.type === "job.accepted" ? "gateway" : event.type.startsWith("job.webhook_") ? "webhook" : "render";
+      await appendJobEvent(js, writer, event);
       written.push(event);
     }
     return written;

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { foldJob, jobEvent, type StoredJobEvent } from "./jobs";
+import { appendJobEvent, foldJob, isAuthentic, jobEvent, type StoredJobEvent } from "./jobs";
 
 const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
 
+/** A history as stored: each event under the writer token its source names. */
 function history(...events: jobEventsV1.JobEvent[]): StoredJobEvent[] {
-  return events.map((event, i) => ({ seq: i + 10, event }));
+  return events.map((event, i) => ({ seq: i + 10, event, writer: event.source }));
 }
 
 const accepted = (webhookUrl = "") =>
@@ -21,11 +22,11 @@ describe("foldJob", () => {
     assert.equal(foldJob(history(started())), undefined);
   });
 
-  it("folds accepted → started → succeeded and tracks the last sequence", () => {
+  it("folds accepted → started → succeeded and tracks each writer's last sequence", () => {
     const job = foldJob(history(accepted(), started(), succeeded()))!;
     assert.equal(job.status, "succeeded");
     assert.equal(job.result?.outputId, "out_x");
-    assert.equal(job.lastSeq, 12);
+    assert.deepEqual(job.lastSeqOf, { gateway: 10, render: 12, webhook: 0 });
     assert.deepEqual(job.history.map((e) => e.type), ["job.accepted", "job.started", "job.succeeded"]);
     assert.equal(job.webhook.state, "none");
   });
@@ -47,5 +48,38 @@ describe("foldJob", () => {
     assert.equal(job.webhook.nextAttemptAt, "2026-01-01T00:00:05Z");
     const done = foldJob(history(accepted("https://example.com/hook"), started(), succeeded(), attempt, delivered))!;
     assert.deepEqual({ state: done.webhook.state, attempts: done.webhook.attempts, last: done.webhook.lastStatus }, { state: "delivered", attempts: 2, last: 200 });
+  });
+
+  it("ignores events stored under a writer that may not write them, but counts their sequence for that writer", () => {
+    const forged = (event: jobEventsV1.JobEvent, writer: string) => ({ seq: 20, event, writer });
+    for (const writer of ["gateway", "webhook", "metering", ""]) {
+      const job = foldJob([...history(accepted(), started()), forged(succeeded(), writer)])!;
+      assert.equal(job.status, "rendering", `a job.succeeded from ${writer || "no writer"} is not an outcome`);
+      assert.deepEqual(job.history.map((e) => e.type), ["job.accepted", "job.started"]);
+    }
+    const byGateway = foldJob([...history(accepted(), started()), forged(succeeded(), "gateway")])!;
+    assert.equal(byGateway.lastSeqOf.gateway, 20);
+    assert.equal(foldJob([forged(accepted(), "webhook")]), undefined, "an acceptance only the gateway or render may write");
+    const restored = foldJob([forged(accepted(), "render")])!;
+    assert.equal(restored.status, "queued", "render restores an acceptance the gateway could not append");
+  });
+
+  it("knows which writer may write which event", () => {
+    const allowed = (event: jobEventsV1.JobEvent) => ["gateway", "render", "webhook"].filter((writer) => isAuthentic({ event, writer }));
+    assert.deepEqual(allowed(accepted()), ["gateway", "render"]);
+    for (const event of [started(), succeeded(), failed()]) assert.deepEqual(allowed(event), ["render"], event.type);
+    const attempt = jobEvent("job.webhook_attempted", { ...ids, source: "webhook", webhookAttempted: { attempt: 1, status: 200, error: "", nextAttemptAt: "" } });
+    assert.deepEqual(allowed(attempt), ["webhook"]);
+    assert.deepEqual(allowed(jobEvent("job.retyped" as never, { ...ids, source: "render" })), []);
+  });
+});
+
+describe("appendJobEvent", () => {
+  it("refuses an event its writer may not write, before publishing", async () => {
+    const published: string[] = [];
+    const js = { publish: async (subject: string) => void published.push(subject) } as never;
+    await assert.rejects(appendJobEvent(js, "gateway", succeeded()), /gateway does not write job.succeeded events/);
+    await assert.rejects(appendJobEvent(js, "webhook", failed()), /webhook does not write job.failed events/);
+    assert.deepEqual(published, []);
   });
 });

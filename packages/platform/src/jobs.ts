@@ -1,8 +1,10 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck, StoredMsg } from "nats";
 import { newId } from "./ids";
+import type { Logger } from "./logger";
+import type { EventSpec } from "./nats/consumer-loop";
 import { publishEvent } from "./nats/events";
-import { streams, subjects } from "./nats/topology";
+import { JOB_WRITERS, streams, subjects, type JobWriter } from "./nats/topology";
 
 export type JobEvent = jobEventsV1.JobEvent;
 export type JobEventType =
@@ -19,6 +21,35 @@ export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 export interface StoredJobEvent {
   seq: number;
   event: JobEvent;
+  /** The writer token of the subject it was stored under. */
+  writer: string;
+}
+
+/**
+ * Who may write each event. NATS permissions keep every component to its own
+ * writer token, and the fold and the consumers ignore an event stored under
+ * a writer that may not write it: only render can make a job succeed. The
+ * acceptance is the gateway's, or render's when it restores one the gateway
+ * could not append (it carries the gateway's own event, from the command).
+ */
+const WRITERS: Record<JobEventType, readonly JobWriter[]> = {
+  "job.accepted": ["gateway", "render"],
+  "job.started": ["render"],
+  "job.succeeded": ["render"],
+  "job.failed": ["render"],
+  "job.webhook_attempted": ["webhook"],
+  "job.webhook_delivered": ["webhook"],
+  "job.webhook_exhausted": ["webhook"],
+};
+
+/** Whether the event was stored under a writer that may write it. */
+export function isAuthentic(stored: Pick<StoredJobEvent, "event" | "writer">): boolean {
+  return (WRITERS[stored.event.type as JobEventType] as readonly string[] | undefined)?.includes(stored.writer) ?? false;
+}
+
+/** A job event as JetStream delivered or returned it (the payload may throw on decoding). */
+export function storedJobEvent(msg: { seq: number; subject: string; data: Uint8Array }): StoredJobEvent {
+  return { seq: msg.seq, event: jobEventsV1.JobEvent.decode(msg.data), writer: msg.subject.split(".")[3] ?? "" };
 }
 
 export interface JobState {
@@ -40,8 +71,8 @@ export interface JobState {
     lastStatus?: number;
     nextAttemptAt?: string;
   };
-  /** Stream sequence of the last event: the expected sequence for the next append. */
-  lastSeq: number;
+  /** Per writer, the stream sequence of its last event (0: none): what its next append expects. */
+  lastSeqOf: Record<JobWriter, number>;
   history: { id: string; type: string; time: string; source: string }[];
 }
 
@@ -74,11 +105,16 @@ export function retainedAcceptance(event: JobEvent): JobEvent {
 /**
  * The job's state is the fold of its events. Events that an append guard
  * would have refused (anything but webhook bookkeeping after a terminal
- * event) are ignored, so a corrupt history can never resurrect a job.
+ * event) are ignored, so a corrupt history can never resurrect a job; so are
+ * events stored under a writer that may not write them.
  */
 export function foldJob(events: StoredJobEvent[]): JobState | undefined {
   let state: JobState | undefined;
-  for (const { seq, event } of events) {
+  const lastSeqOf = Object.fromEntries(JOB_WRITERS.map((writer) => [writer, 0])) as Record<JobWriter, number>;
+  for (const stored of events) {
+    const { seq, event, writer } = stored;
+    if (writer in lastSeqOf) lastSeqOf[writer as JobWriter] = seq;
+    if (!isAuthentic(stored)) continue;
     if (event.type === "job.accepted" && event.accepted) {
       if (state) continue;
       state = {
@@ -91,7 +127,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         createdAt: event.time,
         attempts: 0,
         webhook: { state: event.accepted.webhookUrl ? "pending" : "none", attempts: 0 },
-        lastSeq: seq,
+        lastSeqOf,
         history: [],
       };
     }
@@ -132,10 +168,33 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.webhook.nextAttemptAt = undefined;
         break;
     }
-    state.lastSeq = seq;
     state.history.push({ id: event.id, type: event.type, time: event.time, source: event.source });
   }
   return state;
+}
+
+/** The span name of job events: their subject without ids. */
+export const JOB_SPAN_SUBJECT = "pressroom.job.{id}.{writer}.v1";
+
+/**
+ * How a consumer of JOBS reads job events: the `types` it acts on, and only
+ * those stored under a writer that may write them (any other is logged and
+ * skipped).
+ */
+export function jobEventSpec(logger: Logger, types?: readonly JobEventType[]): EventSpec<StoredJobEvent> {
+  return {
+    spanSubject: JOB_SPAN_SUBJECT,
+    logger,
+    decode: storedJobEvent,
+    attributes: ({ event }) => ({ "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }),
+    wanted: (stored) => {
+      if (!isAuthentic(stored)) {
+        logger.warn({ jobId: stored.event.jobId, type: stored.event.type, writer: stored.writer, seq: stored.seq }, "job event stored under a writer that may not write it; ignored");
+        return false;
+      }
+      return !types || types.includes(stored.event.type as JobEventType);
+    },
+  };
 }
 
 /** nats.js exposes direct get on the manager object without declaring it on the interface. */
@@ -152,17 +211,16 @@ function directApi(jsm: JetStreamManager): DirectGet {
 /** One event of a job by direct get, or undefined when there is none. */
 async function getJobEvent(jsm: JetStreamManager, query: { seq: number; next_by_subj: string } | { last_by_subj: string }): Promise<StoredJobEvent | undefined> {
   try {
-    const message = await directApi(jsm).getMessage(streams.JOBS, query);
-    return { seq: message.seq, event: jobEventsV1.JobEvent.decode(message.data) };
+    return storedJobEvent(await directApi(jsm).getMessage(streams.JOBS, query));
   } catch (err) {
     if (notFound(err)) return undefined;
     throw err;
   }
 }
 
-/** Reads every event of one job, in order, by direct get on the job's subject. */
+/** Reads every event of one job, in order, by direct get on the job's subjects. */
 export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent[]> {
-  const subject = subjects.job(jobId);
+  const subject = subjects.jobEvents(jobId);
   const events: StoredJobEvent[] = [];
   for (let next = await getJobEvent(jsm, { seq: 1, next_by_subj: subject }); next; next = await getJobEvent(jsm, { seq: next.seq + 1, next_by_subj: subject })) {
     events.push(next);
@@ -172,12 +230,12 @@ export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promi
 
 /** The first event of one job (its acceptance, in any history a fold accepts): one direct get. */
 export function readFirstJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
-  return getJobEvent(jsm, { seq: 1, next_by_subj: subjects.job(jobId) });
+  return getJobEvent(jsm, { seq: 1, next_by_subj: subjects.jobEvents(jobId) });
 }
 
-/** The last event of one job: one direct get. */
+/** The last event of one job, whoever wrote it: one direct get. */
 export function readLastJobEvent(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent | undefined> {
-  return getJobEvent(jsm, { last_by_subj: subjects.job(jobId) });
+  return getJobEvent(jsm, { last_by_subj: subjects.jobEvents(jobId) });
 }
 
 export async function loadJob(jsm: JetStreamManager, jobId: string): Promise<JobState | undefined> {
@@ -185,13 +243,15 @@ export async function loadJob(jsm: JetStreamManager, jobId: string): Promise<Job
 }
 
 /**
- * Appends an event to the job's subject. With expectLastSeq, the append only
- * succeeds if no other event was appended since (optimistic concurrency).
+ * Appends an event under the job's subject of its writer. With
+ * expectLastSeq, the append only succeeds if that writer appended nothing
+ * else to the job since (optimistic concurrency).
  */
-export function appendJobEvent(js: JetStreamClient, event: JobEvent, expectLastSeq?: number): Promise<PubAck> {
+export function appendJobEvent(js: JetStreamClient, writer: JobWriter, event: JobEvent, expectLastSeq?: number): Promise<PubAck> {
+  if (!isAuthentic({ event, writer })) return Promise.reject(new Error(`${writer} does not write ${event.type} events`));
   return publishEvent(js, {
-    subject: subjects.job(event.jobId),
-    spanSubject: "pressroom.job.{id}.v1",
+    subject: subjects.job(event.jobId, writer),
+    spanSubject: JOB_SPAN_SUBJECT,
     msgId: event.id,
     type: event.type,
     data: jobEventsV1.JobEvent.encode(event).finish(),

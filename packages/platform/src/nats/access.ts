@@ -1,4 +1,4 @@
-import { consumers, objectStoreStream, streams, subjects } from "./topology";
+import { consumers, objectStoreStream, streams, subjects, type JobWriter } from "./topology";
 
 /** Who connects to NATS: the six services and the one-off provisioning step. */
 export const NATS_COMPONENTS = ["gateway", "identity", "metering", "render", "storage", "webhook", "provision"] as const;
@@ -19,7 +19,7 @@ const pullConsumer = (stream: string, consumer: string) => [
   `$JS.ACK.${stream}.${consumer}.>`,
 ];
 /** Any subject of one token in place of the job or key id. */
-const anyJob = subjects.job("*");
+const jobsBy = (writer: JobWriter) => subjects.job("*", writer);
 const anyAccount = subjects.account("*");
 const anyOutcome = subjects.jobOutcome("*");
 
@@ -31,9 +31,10 @@ const anyOutcome = subjects.jobOutcome("*");
  * the provisioning step may. The nats-server authorization of the chart and
  * of the tests is built from this (charts/pressroom/files/nats-topology.json).
  *
- * Job events share one subject per job, so the three components that append
- * them (gateway, render, webhook) may each append any job event; the others
- * may append none.
+ * Each of the three components that append job events (gateway, render,
+ * webhook) may publish only under its own writer token of the job subjects,
+ * and the readers ignore an event stored under a writer that may not write
+ * it (platform's jobs.ts): no component but render can make a job succeed.
  */
 export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent, NatsPermissions> {
   const objects = objectStoreStream(outputBucket);
@@ -41,8 +42,8 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
   const replies = ["_INBOX.>"];
   return {
     gateway: {
-      publish: [...common, anyJob, subjects.renderRequested, streamInfo(streams.JOBS), streamInfo(streams.RENDER), `${API}.CONSUMER.INFO.${streams.RENDER}.${consumers.renderWorkers}`, ...directGet(streams.JOBS)],
-      subscribe: [...replies, anyOutcome, anyJob],
+      publish: [...common, jobsBy("gateway"), subjects.renderRequested, streamInfo(streams.JOBS), streamInfo(streams.RENDER), `${API}.CONSUMER.INFO.${streams.RENDER}.${consumers.renderWorkers}`, ...directGet(streams.JOBS)],
+      subscribe: [...replies, anyOutcome, jobsBy("render")],
     },
     identity: {
       publish: [...common, anyAccount, streamInfo(streams.ACCOUNTS)],
@@ -53,7 +54,7 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
       subscribe: replies,
     },
     render: {
-      publish: [...common, anyJob, anyOutcome, streamInfo(streams.JOBS), streamInfo(streams.RENDER), ...pullConsumer(streams.RENDER, consumers.renderWorkers), ...directGet(streams.JOBS)],
+      publish: [...common, jobsBy("render"), anyOutcome, streamInfo(streams.JOBS), streamInfo(streams.RENDER), ...pullConsumer(streams.RENDER, consumers.renderWorkers), ...directGet(streams.JOBS)],
       subscribe: replies,
     },
     storage: {
@@ -76,7 +77,7 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
     webhook: {
       publish: [
         ...common,
-        anyJob,
+        jobsBy("webhook"),
         subjects.webhookDelivery,
         streamInfo(streams.JOBS),
         streamInfo(streams.WEBHOOKS),

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import type { Logger } from "../logger";
+import { consumeSpan } from "./events";
 
 export interface ConsumerSource {
   js: JetStreamClient;
@@ -111,5 +113,52 @@ export abstract class ConsumerLoop {
 
   async finish(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+/** How an EventConsumer reads its messages. */
+export interface EventSpec<E> {
+  /** The consume span's name: the subject without ids. */
+  spanSubject: string;
+  /** Throws on a message that cannot be decoded. */
+  decode(msg: JsMsg): E;
+  /** Attributes of the consume span that name the event. */
+  attributes(event: E, msg: JsMsg): Record<string, string | number | boolean>;
+  /** Whether this consumer acts on the event (default: all); the others are acked unread. */
+  wanted?(event: E): boolean;
+  logger: Logger;
+}
+
+/**
+ * A ConsumerLoop of one kind of event. Every message is decoded; one that
+ * cannot be is logged and terminated (redelivering it cannot help). Events
+ * the consumer does not act on are acked unread; the others go to apply()
+ * inside a consume span that continues the publisher's trace. apply()
+ * settles the message: ack, nak or term.
+ */
+export abstract class EventConsumer<E> extends ConsumerLoop {
+  constructor(
+    source: ConsumerSource,
+    private readonly spec: EventSpec<E>,
+  ) {
+    super(source);
+  }
+
+  protected abstract apply(event: E, msg: JsMsg): Promise<void>;
+
+  protected async handle(msg: JsMsg): Promise<void> {
+    let event: E;
+    try {
+      event = this.spec.decode(msg);
+    } catch (err) {
+      this.spec.logger.error({ err, stream: msg.info.stream, seq: msg.seq }, "undecodable message; terminating it");
+      msg.term("undecodable");
+      return;
+    }
+    if (this.spec.wanted && !this.spec.wanted(event)) {
+      msg.ack();
+      return;
+    }
+    await consumeSpan(this.spec.spanSubject, msg.headers, this.spec.attributes(event, msg), () => this.apply(event, msg));
   }
 }

@@ -12,7 +12,7 @@ export interface PublishOptions {
   data: Uint8Array;
   /** Optimistic concurrency: the subject's last sequence must be this (0 = no message yet). */
   expectLastSubjectSequence?: number;
-  /** A span name template without ids, e.g. "pressroom.job.{id}.v1". */
+  /** A span name template without ids, e.g. "pressroom.job.{id}.{writer}.v1". */
   spanSubject: string;
 }
 

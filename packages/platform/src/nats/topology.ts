@@ -15,11 +15,20 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
+/** The components that append job events, each under its own token of the job's subjects. */
+export const JOB_WRITERS = ["gateway", "render", "webhook"] as const;
+export type JobWriter = (typeof JOB_WRITERS)[number];
+
 /** Subjects: dot-separated nouns, then the verb where there is one, then the version. */
 export const subjects = {
-  /** Every event of one job, in order, on the job's own subject (optimistic concurrency per job). */
-  job: (jobId: string) => `pressroom.job.${jobId}.v1`,
-  allJobs: "pressroom.job.*.v1",
+  /**
+   * The events one writer appends to one job (optimistic concurrency per job
+   * and writer). NATS lets no component publish under another's writer token.
+   */
+  job: (jobId: string, writer: JobWriter) => `pressroom.job.${jobId}.${writer}.v1`,
+  /** Every event of one job, in order, whoever wrote it. */
+  jobEvents: (jobId: string) => `pressroom.job.${jobId}.*.v1`,
+  allJobs: "pressroom.job.*.*.v1",
   /**
    * Core NATS only, captured by no stream: a job's terminal event, announced
    * by the worker once JetStream has acknowledged its append.

@@ -42,7 +42,7 @@ describe("JobWatch: the sync wait", () => {
   /** A job accepted in JetStream, and a watch already waiting for it (up to waitMs). */
   async function acceptedAndWatched(waitMs: number) {
     const jobId = newId("job");
-    const ack = await appendJobEvent(bus.js, accepted(jobId), 0);
+    const ack = await appendJobEvent(bus.js, "gateway", accepted(jobId), 0);
     const waiting = new JobWatch(bus, jobId).wait(waitMs);
     await nc.flush();
     return { jobId, ack, waiting };
@@ -90,14 +90,14 @@ describe("JobWatch: the sync wait", () => {
   it("does not take a terminal event that JetStream refused for the job's end", async () => {
     const { jobId, ack, waiting } = await acceptedAndWatched(1_500);
     // A stale writer: the expected sequence is wrong, so the stream refuses it, but core subscribers still see it.
-    await assert.rejects(appendJobEvent(bus.js, succeeded(jobId), ack.seq + 5));
+    await assert.rejects(appendJobEvent(bus.js, "render", succeeded(jobId), ack.seq));
     assert.equal(await waiting, undefined);
   });
 
   it("reads the history when a stored terminal event comes without an announcement (the worker died in between)", async () => {
-    const { jobId, ack, waiting } = await acceptedAndWatched(4_000);
+    const { jobId, waiting } = await acceptedAndWatched(4_000);
     const started = performance.now();
-    await appendJobEvent(bus.js, succeeded(jobId), ack.seq);
+    await appendJobEvent(bus.js, "render", succeeded(jobId), 0);
     const outcome = await waiting;
     assert.equal(outcome?.status, "succeeded");
     assert.equal(outcome?.result?.outputId, "out_watch");

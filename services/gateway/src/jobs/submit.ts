@@ -63,7 +63,7 @@ export class JobWatch {
           }
         },
       }),
-      bus.nc.subscribe(subjects.job(jobId), {
+      bus.nc.subscribe(subjects.job(jobId, "render"), {
         callback: (err, msg) => {
           if (err) return;
           const type = msg.headers?.get(EVENT_TYPE_HEADER);
@@ -192,7 +192,7 @@ export async function submitJob(
     }),
   );
   // Wrong last sequence: a worker that took the command first appended this same acceptance.
-  await withRetries(() => appendJobEvent(bus.js, retainedAcceptance(accepted), 0)).catch(() => undefined);
+  await withRetries(() => appendJobEvent(bus.js, "gateway", retainedAcceptance(accepted), 0)).catch(() => undefined);
   return accepted;
 }
 

@@ -1,23 +1,14 @@
-import { jobEventsV1 } from "@pressroom/contracts";
-import { readJobEvents, streams, subjects, type Logger } from "@pressroom/platform";
+import { isAuthentic, readJobEvents, readLastJobEvent, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { JetStreamManager, StoredMsg } from "nats";
+import type { JetStreamManager } from "nats";
 import { expiringSlots, heldJobs, releaseForEvent, renewLease } from "../admission/admission.repository";
 import type { MeteringDb } from "../db";
 
-/** nats.js has direct get on the manager without declaring it on the interface. */
-type DirectGet = { getMessage(stream: string, query: { last_by_subj: string }): Promise<StoredMsg> };
-
 /** The type of the job's latest event, with one direct get; undefined when it has none. */
 async function latestEventType(jsm: JetStreamManager, jobId: string): Promise<string | undefined> {
-  const direct = (jsm as JetStreamManager & { direct?: DirectGet }).direct;
-  if (!direct) return "unknown";
-  try {
-    return jobEventsV1.JobEvent.decode((await direct.getMessage(streams.JOBS, { last_by_subj: subjects.job(jobId) })).data).type;
-  } catch (err) {
-    if ((err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message)) return undefined;
-    throw err;
-  }
+  const last = await readLastJobEvent(jsm, jobId);
+  if (!last) return undefined;
+  return isAuthentic(last) ? last.event.type : "unknown";
 }
 
 const RUNNING = new Set([undefined, "job.accepted", "job.started"]);
@@ -40,7 +31,10 @@ export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: Je
       try {
         // Most held jobs are running: one read tells. Only a finished one is read in full.
         if (RUNNING.has(await latestEventType(deps.jsm, jobId))) return false;
-        const terminal = (await readJobEvents(deps.jsm, jobId)).map((stored) => stored.event).find((event) => event.type === "job.succeeded" || event.type === "job.failed");
+        const terminal = (await readJobEvents(deps.jsm, jobId))
+          .filter(isAuthentic)
+          .map((stored) => stored.event)
+          .find((event) => event.type === "job.succeeded" || event.type === "job.failed");
         if (!terminal) return false;
         const outcome = await releaseForEvent(deps.db, { eventId: terminal.id, jobId, refund: terminal.type === "job.failed" && Boolean(terminal.failed?.refund) });
         // A duplicate means the consumer got there first: the slot is free either way.

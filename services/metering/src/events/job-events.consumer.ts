@@ -1,5 +1,4 @@
-import { jobEventsV1 } from "@pressroom/contracts";
-import { ConsumerLoop, consumeSpan, consumers, streams, type Logger } from "@pressroom/platform";
+import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import { releaseForEvent, renewLease } from "../admission/admission.repository";
@@ -12,30 +11,17 @@ import type { MeteringDb } from "../db";
  * refunded at most once. A job.started renews the slot's lease, so a job that
  * waited long in the queue is not reclaimed while it renders.
  */
-export class JobEventsConsumer extends ConsumerLoop {
+export class JobEventsConsumer extends EventConsumer<StoredJobEvent> {
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; leaseSeconds: number }) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 });
+    super(
+      { js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 },
+      jobEventSpec(deps.logger, ["job.started", "job.succeeded", "job.failed"]),
+    );
   }
 
-  protected async handle(msg: JsMsg): Promise<void> {
-    let event: jobEventsV1.JobEvent;
-    try {
-      event = jobEventsV1.JobEvent.decode(msg.data);
-    } catch (err) {
-      this.deps.logger.error({ err, seq: msg.seq }, "undecodable job event; terminating it");
-      msg.term();
-      return;
-    }
-    const terminal = event.type === "job.succeeded" || event.type === "job.failed";
-    if (!terminal && event.type !== "job.started") {
-      msg.ack();
-      return;
-    }
-    await consumeSpan<unknown>("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, () =>
-      terminal
-        ? releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) })
-        : renewLease(this.deps.db, event.jobId, this.deps.leaseSeconds),
-    );
+  protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
+    if (event.type === "job.started") await renewLease(this.deps.db, event.jobId, this.deps.leaseSeconds);
+    else await releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) });
     msg.ack();
   }
 

@@ -3,8 +3,7 @@ import {
   AppError,
   announceOutcome,
   appendJobEvent,
-  ConsumerLoop,
-  consumeSpan,
+  EventConsumer,
   consumers,
   isTerminal,
   isWrongLastSequence,
@@ -15,6 +14,7 @@ import {
   foldJob,
   RENDER_ATTEMPTS,
   streams,
+  subjects,
   SUBMIT_GIVE_UP_MS,
   withSpan,
   type JobState,
@@ -55,9 +55,17 @@ class AbandonedCommand extends Error {}
  * time, and drives each job through started → succeeded | failed with
  * optimistic appends, so a redelivered job can never succeed twice.
  */
-export class RenderWorker extends ConsumerLoop {
+export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   constructor(private readonly deps: WorkerDeps) {
-    super({ js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 });
+    super(
+      { js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 },
+      {
+        spanSubject: subjects.renderRequested,
+        logger: deps.logger,
+        decode: (msg) => jobEventsV1.RenderCommand.decode(msg.data),
+        attributes: (command, msg) => ({ "pressroom.job.id": command.jobId, "pressroom.attempt": msg.info.redeliveryCount }),
+      },
+    );
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -65,48 +73,38 @@ export class RenderWorker extends ConsumerLoop {
     msg.nak(1_000);
   }
 
-  protected async handle(msg: JsMsg): Promise<void> {
-    let command: jobEventsV1.RenderCommand;
-    try {
-      command = jobEventsV1.RenderCommand.decode(msg.data);
-    } catch (err) {
-      this.deps.logger.error({ err, seq: msg.seq }, "undecodable render command; terminating it");
-      msg.term("undecodable");
+  protected async apply(command: jobEventsV1.RenderCommand, msg: JsMsg): Promise<void> {
+    const attempt = msg.info.redeliveryCount;
+    if (attempt > RENDER_ATTEMPTS) {
+      // Every attempt died (killed, out of memory) before recording an outcome: this delivery records it.
+      this.deps.logger.error({ jobId: command.jobId, attempts: RENDER_ATTEMPTS }, "every render attempt died; failing the job");
+      await this.settleFailure(msg, command, new Error(`all ${RENDER_ATTEMPTS} render attempts died`));
       return;
     }
-    const attempt = msg.info.redeliveryCount;
-    await consumeSpan("pressroom.render.requested.v1", msg.headers, { "pressroom.job.id": command.jobId, "pressroom.attempt": attempt }, async () => {
-      if (attempt > RENDER_ATTEMPTS) {
-        // Every attempt died (killed, out of memory) before recording an outcome: this delivery records it.
-        this.deps.logger.error({ jobId: command.jobId, attempts: RENDER_ATTEMPTS }, "every render attempt died; failing the job");
-        await this.settleFailure(msg, command, new Error(`all ${RENDER_ATTEMPTS} render attempts died`));
+    const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
+    try {
+      await this.process(command, attempt, msg.info.timestampNanos / 1e6);
+      msg.ack();
+    } catch (err) {
+      if (err instanceof StaleJob) {
+        msg.ack();
         return;
       }
-      const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
-      try {
-        await this.process(command, attempt, msg.info.timestampNanos / 1e6);
+      if (err instanceof AbandonedCommand) {
+        this.deps.logger.warn({ jobId: command.jobId }, "render command stored after the gateway gave up on it; dropped");
         msg.ack();
-      } catch (err) {
-        if (err instanceof StaleJob) {
-          msg.ack();
-          return;
-        }
-        if (err instanceof AbandonedCommand) {
-          this.deps.logger.warn({ jobId: command.jobId }, "render command stored after the gateway gave up on it; dropped");
-          msg.ack();
-          return;
-        }
-        if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
-          await this.settleFailure(msg, command, err);
-        } else {
-          // Ours (a browser crash, a dependency down), or a renderer crash: another attempt, on this worker or another.
-          this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
-          msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
-        }
-      } finally {
-        clearInterval(heartbeat);
+        return;
       }
-    });
+      if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
+        await this.settleFailure(msg, command, err);
+      } else {
+        // Ours (a browser crash, a dependency down), or a renderer crash: another attempt, on this worker or another.
+        this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
+        msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
   }
 
   /** Records the job's failure and acks its command; a failure to record leaves it for the next delivery. */
@@ -130,7 +128,7 @@ export class RenderWorker extends ConsumerLoop {
     if (!job && command.accepted) {
       if (storedAtMs - Date.parse(command.accepted.time) > SUBMIT_GIVE_UP_MS) throw new AbandonedCommand();
       try {
-        await appendJobEvent(this.deps.js, retainedAcceptance(command.accepted), 0);
+        await appendJobEvent(this.deps.js, "render", retainedAcceptance(command.accepted), 0);
       } catch (err) {
         if (!isWrongLastSequence(err)) throw err;
       }
@@ -151,8 +149,9 @@ export class RenderWorker extends ConsumerLoop {
     // meanwhile only costs this render.
     const startedSeq = appendJobEvent(
       this.deps.js,
+      "render",
       jobEvent("job.started", { jobId: job.id, keyId: job.keyId, source: "render", started: { worker: this.deps.workerName, attempt } }),
-      job.lastSeq,
+      job.lastSeqOf.render,
     ).then(
       (ack) => ack.seq,
       (err: unknown) => Promise.reject(isWrongLastSequence(err) ? new StaleJob() : err),
@@ -193,7 +192,7 @@ export class RenderWorker extends ConsumerLoop {
     return { output, renderMs: Math.round(performance.now() - started) };
   }
 
-  /** Stores the output, appends job.succeeded after `lastSeq`, and announces it. */
+  /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it. */
   private async succeed(
     job: JobState,
     accepted: jobEventsV1.JobAccepted,
@@ -221,7 +220,7 @@ export class RenderWorker extends ConsumerLoop {
       },
     });
     try {
-      await appendJobEvent(this.deps.js, succeeded, lastSeq);
+      await appendJobEvent(this.deps.js, "render", succeeded, lastSeq);
     } catch (err) {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
@@ -261,7 +260,7 @@ export class RenderWorker extends ConsumerLoop {
     if (!job || isTerminal(job.status)) return;
     const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed });
     try {
-      await appendJobEvent(this.deps.js, event, job.lastSeq);
+      await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
       announceOutcome(this.deps.nc, event);
       renderMetrics.jobFailed(failed.code);
     } catch (appendErr) {

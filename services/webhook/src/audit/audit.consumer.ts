@@ -1,5 +1,4 @@
-import { jobEventsV1 } from "@pressroom/contracts";
-import { ConsumerLoop, consumers, consumeSpan, streams, type Logger } from "@pressroom/platform";
+import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
@@ -22,12 +21,12 @@ interface Pending {
  * and the rows are written in the same transaction, and each message is
  * acked only after it commits.
  */
-export class AuditConsumer extends ConsumerLoop {
+export class AuditConsumer extends EventConsumer<StoredJobEvent> {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
 
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<WebhookDb>; logger: Logger }) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH });
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH }, jobEventSpec(deps.logger));
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -35,21 +34,11 @@ export class AuditConsumer extends ConsumerLoop {
     msg.nak(1_000);
   }
 
-  protected async handle(msg: JsMsg): Promise<void> {
-    let event: jobEventsV1.JobEvent;
-    try {
-      event = jobEventsV1.JobEvent.decode(msg.data);
-    } catch (err) {
-      this.deps.logger.error({ err, seq: msg.seq }, "undecodable job event; not projected");
-      msg.term("undecodable");
-      return;
-    }
-    await consumeSpan("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, () =>
-      new Promise<void>((resolve, reject) => {
-        this.pending.push({ stored: { streamSeq: msg.seq, event }, done: (err) => (err === undefined ? resolve() : reject(err)) });
-        this.flushing ??= this.flush();
-      }),
-    );
+  protected async apply({ seq, event }: StoredJobEvent, msg: JsMsg): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ stored: { streamSeq: seq, event }, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.flushing ??= this.flush();
+    });
     msg.ack();
   }
 

@@ -1,5 +1,4 @@
-import { jobEventsV1 } from "@pressroom/contracts";
-import { streams, subjects, type Logger } from "@pressroom/platform";
+import { isAuthentic, storedJobEvent, streams, subjects, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import { AckPolicy, DeliverPolicy, nanos, type JetStreamClient, type JetStreamManager } from "nats";
 import type { WebhookDb } from "../db";
@@ -51,7 +50,9 @@ export async function rebuildAuditProjection(deps: { db: Kysely<WebhookDb>; js: 
           break;
         }
         try {
-          batch.push({ streamSeq: msg.seq, event: jobEventsV1.JobEvent.decode(msg.data) });
+          const stored = storedJobEvent(msg);
+          if (isAuthentic(stored)) batch.push({ streamSeq: stored.seq, event: stored.event });
+          else deps.logger?.warn({ seq: msg.seq, writer: stored.writer, type: stored.event.type }, "job event stored under a writer that may not write it; not projected");
         } catch (err) {
           deps.logger?.error({ err, seq: msg.seq }, "undecodable job event; not projected");
         }

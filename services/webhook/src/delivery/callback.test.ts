@@ -6,7 +6,7 @@ import { foldJob, jobEvent, type JobEvent } from "@pressroom/platform";
 import { callbackBody, signatureHeaders, standardWebhooksKey } from "./callback";
 
 function job(events: JobEvent[]) {
-  const state = foldJob(events.map((event, i) => ({ seq: i + 1, event })));
+  const state = foldJob(events.map((event, i) => ({ seq: i + 1, event, writer: event.source })));
   assert.ok(state);
   return state;
 }

@@ -21,11 +21,6 @@ export function encodeDelivery(message: DeliveryMessage): Uint8Array {
 }
 
 /** Undefined when the bytes are not a delivery message. */
-export function decodeDelivery(data: Uint8Array): DeliveryMessage | undefined {
-  try {
-    const parsed = schema.safeParse(JSON.parse(Buffer.from(data).toString("utf8")));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+export function decodeDelivery(data: Uint8Array): DeliveryMessage {
+  return schema.parse(JSON.parse(Buffer.from(data).toString("utf8")));
 }

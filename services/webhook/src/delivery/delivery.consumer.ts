@@ -1,4 +1,4 @@
-import { ConsumerLoop, consumers, consumeSpan, foldJob, jobEvent, readJobEvents, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
+import { EventConsumer, consumers, jobEvent, loadJob, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
 import { sql, type Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
@@ -63,11 +63,19 @@ const KEY_BUSY_RETRY_MS = 500;
  * a message of a key at its share goes straight back to the queue (not an
  * attempt), so a slow or dead endpoint cannot take every slot of the replica.
  */
-export class DeliveryConsumer extends ConsumerLoop {
+export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
   private readonly inFlightByKey = new Map<string, number>();
 
   constructor(private readonly deps: DeliveryDeps) {
-    super({ js: deps.js, stream: streams.WEBHOOKS, consumer: consumers.webhookDelivery, concurrency: deps.concurrency });
+    super(
+      { js: deps.js, stream: streams.WEBHOOKS, consumer: consumers.webhookDelivery, concurrency: deps.concurrency },
+      {
+        spanSubject: subjects.webhookDelivery,
+        logger: deps.logger,
+        decode: (msg) => decodeDelivery(msg.data),
+        attributes: (message) => ({ "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }),
+      },
+    );
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -75,13 +83,7 @@ export class DeliveryConsumer extends ConsumerLoop {
     msg.nak(BUSY_RETRY_MS);
   }
 
-  protected async handle(msg: JsMsg): Promise<void> {
-    const message = decodeDelivery(msg.data);
-    if (!message) {
-      this.deps.logger.error({ seq: msg.seq }, "undecodable webhook delivery message; terminating it");
-      msg.term("undecodable");
-      return;
-    }
+  protected async apply(message: DeliveryMessage, msg: JsMsg): Promise<void> {
     const held = this.inFlightByKey.get(message.key_id) ?? 0;
     if (held >= this.deps.perKeyConcurrency) {
       msg.nak(KEY_BUSY_RETRY_MS);
@@ -98,14 +100,13 @@ export class DeliveryConsumer extends ConsumerLoop {
   }
 
   private async handleOwn(msg: JsMsg, message: DeliveryMessage): Promise<void> {
-    const disposition = await consumeSpan(subjects.webhookDelivery, msg.headers, { "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }, async () => {
-      const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
-      try {
-        return await this.underLock(message.event_id, () => this.deliver(message));
-      } finally {
-        clearInterval(heartbeat);
-      }
-    });
+    const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
+    let disposition: Disposition;
+    try {
+      disposition = await this.underLock(message.event_id, () => this.deliver(message));
+    } finally {
+      clearInterval(heartbeat);
+    }
     if ("ack" in disposition) msg.ack();
     else if ("term" in disposition) msg.term(disposition.term);
     else msg.nak(disposition.nakMs);
@@ -122,8 +123,7 @@ export class DeliveryConsumer extends ConsumerLoop {
   /** One step of one delivery: wait more, attempt, or drop the message. */
   private async deliver(message: DeliveryMessage): Promise<Disposition> {
     const { logger } = this.deps;
-    const events = await readJobEvents(this.deps.jsm, message.job_id);
-    const job = foldJob(events);
+    const job = await loadJob(this.deps.jsm, message.job_id);
     if (!job) {
       logger.error({ jobId: message.job_id }, "webhook delivery for a job without events; dropping it");
       return { term: "job not found" };
@@ -144,7 +144,7 @@ export class DeliveryConsumer extends ConsumerLoop {
         status >= 200 && status < 300
           ? this.event(job, { webhookDelivered: { attempt: job.webhook.attempts, status } })
           : this.event(job, { webhookExhausted: { attempts: job.webhook.attempts, reason: status === 410 ? "the receiver answered 410 Gone" : "stopped after the last attempt" } });
-      await this.record(job, events.at(-1)?.seq ?? job.lastSeq, [conclusion]);
+      await this.record(job, job.lastSeqOf.webhook, [conclusion]);
       return { ack: true };
     }
 
@@ -153,7 +153,7 @@ export class DeliveryConsumer extends ConsumerLoop {
     if (Number.isFinite(due) && due - now > DUE_SLACK_MS) return { nakMs: due - now };
 
     const attempt = job.webhook.attempts + 1;
-    const lastSeq = events.at(-1)?.seq ?? job.lastSeq;
+    const lastSeq = job.lastSeqOf.webhook;
 
     // A job that finished before its retry window ended unseen (the service
     // was down, or did not exist yet, for longer than the window) is not

@@ -1,5 +1,16 @@
-import { jobEventsV1 } from "@pressroom/contracts";
-import { ConsumerLoop, consumers, consumeSpan, loadJob, publishEvent, readFirstJobEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import {
+  EventConsumer,
+  consumers,
+  isAuthentic,
+  jobEventSpec,
+  loadJob,
+  publishEvent,
+  readFirstJobEvent,
+  streams,
+  subjects,
+  type Logger,
+  type StoredJobEvent,
+} from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import { terminalEventOf } from "./callback";
 import { encodeDelivery } from "./delivery-message";
@@ -17,9 +28,9 @@ export interface DispatchDeps {
  * so a redelivered job event cannot schedule twice. The job event is acked
  * only after the WEBHOOKS publish is acknowledged.
  */
-export class DispatchConsumer extends ConsumerLoop {
+export class DispatchConsumer extends EventConsumer<StoredJobEvent> {
   constructor(private readonly deps: DispatchDeps) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.webhookDispatch, concurrency: 16 });
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.webhookDispatch, concurrency: 16 }, jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]));
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -27,46 +38,32 @@ export class DispatchConsumer extends ConsumerLoop {
     msg.nak(1_000);
   }
 
-  protected async handle(msg: JsMsg): Promise<void> {
-    let event: jobEventsV1.JobEvent;
-    try {
-      event = jobEventsV1.JobEvent.decode(msg.data);
-    } catch (err) {
-      this.deps.logger.error({ err, seq: msg.seq }, "undecodable job event; terminating it");
-      msg.term("undecodable");
-      return;
-    }
-    if (event.type !== "job.succeeded" && event.type !== "job.failed") {
+  protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
+    // Most jobs want no callback, and their acceptance says so: one read instead of the whole history.
+    const first = await readFirstJobEvent(this.deps.jsm, event.jobId);
+    if (first && isAuthentic(first) && first.event.type === "job.accepted" && first.event.accepted && !first.event.accepted.webhookUrl) {
       msg.ack();
       return;
     }
-    await consumeSpan("pressroom.job.{id}.v1", msg.headers, { "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }, async () => {
-      // Most jobs want no callback, and their acceptance says so: one read instead of the whole history.
-      const first = await readFirstJobEvent(this.deps.jsm, event.jobId);
-      if (first?.event.type === "job.accepted" && first.event.accepted && !first.event.accepted.webhookUrl) {
-        msg.ack();
-        return;
-      }
-      const job = await loadJob(this.deps.jsm, event.jobId);
-      // No callback wanted, or this terminal event is not the one the fold kept.
-      if (!job || !job.webhookUrl || terminalEventOf(job)?.id !== event.id) {
-        msg.ack();
-        return;
-      }
-      // Delivery already under way or over: its WEBHOOKS message exists or has done its work.
-      if (job.webhook.state !== "pending" || job.webhook.attempts > 0) {
-        msg.ack();
-        return;
-      }
-      await publishEvent(this.deps.js, {
-        subject: subjects.webhookDelivery,
-        spanSubject: subjects.webhookDelivery,
-        msgId: event.id,
-        type: "webhook.delivery",
-        data: encodeDelivery({ v: 1, event_id: event.id, job_id: job.id, key_id: job.keyId }),
-      });
+    const job = await loadJob(this.deps.jsm, event.jobId);
+    // No callback wanted, or this terminal event is not the one the fold kept.
+    if (!job || !job.webhookUrl || terminalEventOf(job)?.id !== event.id) {
       msg.ack();
-      this.deps.logger.info({ jobId: job.id, eventId: event.id }, "webhook scheduled");
+      return;
+    }
+    // Delivery already under way or over: its WEBHOOKS message exists or has done its work.
+    if (job.webhook.state !== "pending" || job.webhook.attempts > 0) {
+      msg.ack();
+      return;
+    }
+    await publishEvent(this.deps.js, {
+      subject: subjects.webhookDelivery,
+      spanSubject: subjects.webhookDelivery,
+      msgId: event.id,
+      type: "webhook.delivery",
+      data: encodeDelivery({ v: 1, event_id: event.id, job_id: job.id, key_id: job.keyId }),
     });
+    msg.ack();
+    this.deps.logger.info({ jobId: job.id, eventId: event.id }, "webhook scheduled");
   }
 }
