@@ -3,11 +3,12 @@ import { cpus, totalmem } from "node:os";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { connectNats, createLogger } from "@pressroom/platform";
-import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/dist/engine";
+import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/engine";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
+import { engineBench } from "./engine";
 import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
@@ -218,6 +219,7 @@ async function main(): Promise<void> {
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
+    engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];
   if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);

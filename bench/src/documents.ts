@@ -1,5 +1,4 @@
-import { loadBuiltinTemplates } from "@pressroom/render/dist/catalog/builtin-loader";
-import { compileTemplate } from "@pressroom/render/dist/catalog/handlebars";
+import { compileTemplate, loadBuiltinTemplates } from "@pressroom/render/catalog";
 
 export interface BenchDocument {
   name: string;

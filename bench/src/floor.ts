@@ -1,11 +1,12 @@
+import { chromiumArgs } from "@pressroom/render/engine";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import type { BenchDocument } from "./documents";
 import { drive, type RunStats } from "./stats";
 
 /**
  * The floor: a bare puppeteer-core loop on pre-opened pages, one per
- * concurrent job (each in its own browser context), with Chromium's fastest
- * settings and no isolation between renders. Nothing can be faster here.
+ * concurrent job (each in its own browser context), with the engine's
+ * Chromium flags and no isolation between renders. Nothing can be faster here.
  */
 export class Floor {
   private constructor(
@@ -17,20 +18,8 @@ export class Floor {
     const browser = await puppeteer.launch({
       executablePath,
       headless: "shell",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--mute-audio",
-        "--hide-scrollbars",
-        "--font-render-hinting=none",
-      ],
+      pipe: true,
+      args: chromiumArgs({ sandbox: false, rendererHeapMiB: 512 }),
     });
     const pages: Page[] = [];
     for (let i = 0; i < concurrency; i++) {
@@ -60,10 +49,18 @@ export class Floor {
   }
 
   run(doc: BenchDocument, concurrency: number, count: number): Promise<RunStats> {
-    return drive(concurrency, count, 2, async (worker) => {
-      const out = await this.renderOnce(this.pages[worker]!, doc);
-      if (out.byteLength < 100) throw new Error("empty output");
-    });
+    return drive(concurrency, count, 2, (worker) => this.renderOn(worker, doc));
+  }
+
+  /** One render on the worker's page. */
+  async renderOn(worker: number, doc: BenchDocument): Promise<void> {
+    const out = await this.renderOnce(this.pages[worker]!, doc);
+    if (out.byteLength < 100) throw new Error("empty output");
+  }
+
+  /** The browser's pid, which is also its process group's. */
+  pid(): number | undefined {
+    return this.browser.process()?.pid;
   }
 
   async close(): Promise<void> {

@@ -64,10 +64,6 @@ export class AppError extends Error {
     if (this.details.retryAfterSeconds !== undefined) metadata.set(RETRY_AFTER_METADATA_KEY, String(this.details.retryAfterSeconds));
     return { code: ERROR_CODES[this.code].grpc, details: this.message, metadata };
   }
-
-  static isAppError(err: unknown): err is AppError {
-    return err instanceof AppError;
-  }
 }
 
 function isErrorCode(value: unknown): value is ErrorCode {

@@ -6,6 +6,8 @@ export * from "./jobs";
 export * from "./lifecycle";
 export * from "./logger";
 export * from "./plans";
+export * from "./templates";
+export * from "./webhook-url";
 export * from "./db/db";
 export * from "./db/migrate-main";
 export * from "./nats/connection";

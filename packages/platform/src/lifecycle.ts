@@ -46,10 +46,6 @@ export class Lifecycle {
     this.ready = true;
   }
 
-  get isStopping(): boolean {
-    return this.stopping !== undefined;
-  }
-
   async isReady(): Promise<boolean> {
     if (!this.ready || this.stopping) return false;
     for (const check of this.readinessChecks) if (!(await check())) return false;

@@ -12,6 +12,9 @@ export type Plan = (typeof PLANS)[PlanId];
 
 export const PLAN_ORDER: readonly PlanId[] = ["demo", "free", "starter", "pro", "business"];
 
+/** The plans a key can buy (a checkout upgrades to one of them). */
+export const PAID_PLANS: readonly PlanId[] = PLAN_ORDER.filter((id) => PLANS[id].priceUsd > 0);
+
 export function isPlanId(value: string): value is PlanId {
   return Object.hasOwn(PLANS, value);
 }

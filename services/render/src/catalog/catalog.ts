@@ -1,12 +1,9 @@
 import { renderV1 } from "@pressroom/contracts";
-import { AppError } from "@pressroom/platform";
+import { templateNotFound } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import type { PageSettings } from "../engine";
 import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository";
-
-const notFound = (id: string) =>
-  new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
 
 /**
  * The template catalog with its cache of rows by id@version (versions are
@@ -24,7 +21,7 @@ export class TemplateCatalog {
 
   async latest(id: string): Promise<TemplateRow> {
     const row = await findTemplate(this.db, id);
-    if (!row) throw notFound(id);
+    if (!row) throw templateNotFound(id);
     return row;
   }
 
@@ -34,7 +31,7 @@ export class TemplateCatalog {
     let entry = this.versions.get(key);
     if (!entry) {
       entry = findTemplate(this.db, id, version).then((row) => {
-        if (!row) throw notFound(id);
+        if (!row) throw templateNotFound(id);
         return row;
       });
       entry.catch(() => this.versions.delete(key));

@@ -4,7 +4,7 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
-import { browserProcesses, connectingFetcher, pdfInfo, pdfText, pngSize, recordingHttpServer, tcpServer, testLogger } from "./test-helpers";
+import { browserProcesses, connectingFetcher, pdfInfo, pdfText, pngSize, recordingHttpServer, tcpServer, testLogger } from "../test-support/engine";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine } from "./index";
-import { pdfFonts, pdfText } from "./test-helpers";
+import { pdfFonts, pdfText } from "../test-support/engine";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure } from "./index";
-import { pdfText } from "./test-helpers";
+import { pdfText } from "../test-support/engine";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 

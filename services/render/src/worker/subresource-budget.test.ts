@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
-import { pdfText } from "../engine/test-helpers";
+import { pdfText } from "../test-support/engine";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const KIB = 1024;

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { NetGuardError } from "@pressroom/platform";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
-import { pdfText, tcpServer } from "../engine/test-helpers";
+import { pdfText, tcpServer } from "../test-support/engine";
 import { createSubresourceFetcher } from "./subresources";
 
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;

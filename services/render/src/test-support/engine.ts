@@ -4,7 +4,7 @@ import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { EngineLogger, SubresourceFetcher } from "./types";
+import type { EngineLogger, SubresourceFetcher } from "../engine";
 
 /** Test-only helpers (real tools, real sockets; nothing mocked). */
 

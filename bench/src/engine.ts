@@ -1,0 +1,113 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { RenderEngine, type IsolationStrategy } from "@pressroom/render/engine";
+import type { BenchDocument } from "./documents";
+import { Floor } from "./floor";
+import { summarise, type RunStats } from "./stats";
+
+/** USER_HZ on Linux: /proc reports CPU time in ticks of 10 ms. */
+const TICK_MS = 10;
+
+/**
+ * CPU time of a browser's process group, exited members included (a fresh
+ * context's renderer is reaped by the zygote): unlike wall-clock numbers, it
+ * does not depend on other load on the machine.
+ */
+function groupCpuMs(pgid: number | undefined): number {
+  if (!pgid) return 0;
+  let ticks = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) !== pgid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // The process exited meanwhile.
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+interface Variant {
+  name: string;
+  once(worker: number): Promise<unknown>;
+  /** Waits for the background work a burst leaves (wipes, contexts prepared ahead): it is part of the burst's cost. */
+  settle(): Promise<void>;
+  pid(): number | undefined;
+  close(): Promise<void>;
+  latencies: number[];
+  wallMs: number;
+  cpuMs: number;
+}
+
+const variant = (fields: Omit<Variant, "latencies" | "wallMs" | "cpuMs">): Variant => ({ ...fields, latencies: [], wallMs: 0, cpuMs: 0 });
+
+async function burst(v: Variant, concurrency: number, count: number, record: boolean): Promise<void> {
+  let issued = 0;
+  const cpu0 = groupCpuMs(v.pid());
+  const node0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (issued < count) {
+        issued++;
+        const started = performance.now();
+        await v.once(worker);
+        if (record) v.latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  await v.settle();
+  if (!record) return;
+  v.wallMs += performance.now() - t0;
+  const node = process.cpuUsage(node0);
+  v.cpuMs += groupCpuMs(v.pid()) - cpu0 + (node.user + node.system) / 1000;
+}
+
+async function engineVariant(executablePath: string, isolation: IsolationStrategy, slots: number, doc: BenchDocument): Promise<Variant> {
+  const engine = await RenderEngine.start({ executablePath, slots, isolation });
+  return variant({
+    name: `engine, ${isolation}`,
+    once: () => engine.render({ html: doc.html, kind: "pdf" }),
+    settle: async () => {
+      while (engine.stats().preparing > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+    pid: () => engine.stats().browserPid,
+    close: () => engine.close(),
+  });
+}
+
+/**
+ * The render engine alone (no service around it) against the floor, for both
+ * isolation strategies, at each concurrency. The variants of one level run
+ * in alternating short bursts, so load from elsewhere on the machine falls
+ * on all of them alike. CPU is Chromium's and this process's, per render.
+ */
+export async function engineBench(executablePath: string, doc: BenchDocument, renders: number, levels: number[]): Promise<string> {
+  const rows: string[] = [];
+  for (const concurrency of levels) {
+    const floor = await Floor.start(executablePath, concurrency);
+    const variants = [
+      variant({ name: "floor", once: (worker) => floor.renderOn(worker, doc), settle: async () => undefined, pid: () => floor.pid(), close: () => floor.close() }),
+      await engineVariant(executablePath, "reuse", concurrency, doc),
+      await engineVariant(executablePath, "fresh", concurrency, doc),
+    ];
+    try {
+      for (const v of variants) await burst(v, concurrency, 2 * concurrency, false);
+      const perBurst = Math.max(concurrency * 5, 10);
+      for (let done = 0; done < renders; done += perBurst) {
+        for (const v of variants) await burst(v, concurrency, Math.min(perBurst, renders - done), true);
+      }
+    } finally {
+      await Promise.all(variants.map((v) => v.close()));
+    }
+    for (const v of variants) {
+      const stats: RunStats = summarise(v.latencies, v.wallMs);
+      const line = `| ${v.name} | ${concurrency} | ${stats.p50.toFixed(0)} ms | ${stats.p99.toFixed(0)} ms | ${stats.throughput.toFixed(1)}/s | ${(v.cpuMs / stats.count).toFixed(0)} ms |`;
+      rows.push(line);
+      process.stdout.write(`${line}\n`);
+    }
+  }
+  return [`${doc.name}, ${renders} renders per row.`, "", "| variant | concurrency | p50 | p99 | throughput | CPU per render |", "|---|---|---|---|---|---|", ...rows].join("\n");
+}

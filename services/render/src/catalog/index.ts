@@ -1,0 +1,2 @@
+export { loadBuiltinTemplates, type BuiltinTemplate } from "./builtin-loader";
+export { compileTemplate } from "./handlebars";

@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { gzipSync, brotliCompressSync, deflateSync } from "node:zlib";
+import { decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
+
+describe("network policy", () => {
+  const job = { documentUrl: "https://abc.document.pressroom.invalid/", documentServed: false };
+  const served = { ...job, documentServed: true };
+
+  it("serves the document once, to the main frame only", () => {
+    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: true }, job), { kind: "document" });
+    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: true }, served), { kind: "block", navigation: true });
+    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: false }, job), { kind: "not_found" });
+  });
+
+  it("blocks top-level navigations and other schemes", () => {
+    assert.deepEqual(decideRequest({ url: "https://evil.test/", resourceType: "Document", isMainFrame: true }, served), { kind: "block", navigation: true });
+    for (const url of ["file:///etc/passwd", "chrome://settings", "chrome-extension://x/y", "ftp://x/", "ws://127.0.0.1:1/", "wss://x/", "javascript:1", "gopher://x"]) {
+      assert.deepEqual(decideRequest({ url, resourceType: "Other", isMainFrame: false }, served), { kind: "block", navigation: false }, url);
+    }
+  });
+
+  it("never reaches other jobs' origins", () => {
+    assert.deepEqual(decideRequest({ url: "https://other.document.pressroom.invalid/x", resourceType: "Image", isMainFrame: false }, served), { kind: "block", navigation: false });
+    assert.deepEqual(decideRequest({ url: "https://pressroom.invalid/", resourceType: "Image", isMainFrame: false }, served), { kind: "block", navigation: false });
+  });
+
+  it("hands http(s) sub-resources to the fetcher and lets data:/blob: through", () => {
+    const d = decideRequest({ url: "http://127.0.0.1:8080/x.png", resourceType: "Image", isMainFrame: false }, served);
+    assert.equal(d.kind, "fetch");
+    assert.equal(decideRequest({ url: "data:image/png;base64,AA==", resourceType: "Image", isMainFrame: false }, served).kind, "continue");
+    assert.equal(decideRequest({ url: "https://x.test/", resourceType: "Image", isMainFrame: false }, undefined).kind, "block");
+  });
+
+  it("strips stateful and encoding headers and forbids caching", () => {
+    const headers = responseHeaders({
+      "Content-Type": "image/png",
+      "Strict-Transport-Security": "max-age=1",
+      "Content-Encoding": "gzip",
+      "Alt-Svc": "h3=\":443\"",
+      "Set-Cookie": "a=1\nb=2",
+      "Cache-Control": "max-age=3600",
+    });
+    assert.deepEqual(headers, [
+      { name: "content-type", value: "image/png" },
+      { name: "set-cookie", value: "a=1" },
+      { name: "set-cookie", value: "b=2" },
+      { name: "cache-control", value: "no-store" },
+    ]);
+    assert.equal(responseStatus(302), 302);
+    assert.equal(responseStatus(99), 502);
+  });
+});
+
+describe("content encoding", () => {
+  it("asks only for encodings it can decode", () => {
+    assert.deepEqual(fetcherRequestHeaders({ "Accept-Encoding": "gzip, deflate, br, zstd", Accept: "*/*" }), { Accept: "*/*", "Accept-Encoding": "gzip, deflate, br" });
+  });
+
+  it("decodes what the fetcher returns still encoded (Chromium would not)", async () => {
+    const text = Buffer.from("hello encoded world");
+    assert.deepEqual(await decodeBody({ "Content-Encoding": "gzip" }, gzipSync(text)), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "br" }, brotliCompressSync(text)), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "deflate" }, deflateSync(text)), text);
+    assert.deepEqual(await decodeBody({}, text), text);
+    await assert.rejects(decodeBody({ "content-encoding": "zstd" }, text));
+  });
+
+  it("stops a decompression bomb", async () => {
+    await assert.rejects(decodeBody({ "content-encoding": "gzip" }, gzipSync(Buffer.alloc(65 * 1024 * 1024))));
+  });
+});

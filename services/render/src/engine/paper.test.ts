@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { cssLengthToInches, layoutOf } from "./paper";
+import { RenderFailure } from "./types";
+
+describe("paper", () => {
+  it("converts CSS lengths to inches", () => {
+    assert.equal(cssLengthToInches("1in", "m"), 1);
+    assert.equal(cssLengthToInches("96px", "m"), 1);
+    assert.equal(cssLengthToInches("25.4mm", "m"), 1);
+    assert.equal(cssLengthToInches("72pt", "m"), 1);
+    assert.equal(cssLengthToInches("", "m"), 0);
+    assert.equal(cssLengthToInches("12", "m"), 12 / 96);
+    assert.throws(() => cssLengthToInches("1em", "marginTop"), (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && /marginTop/.test(err.message));
+  });
+
+  it("derives print parameters and the viewport from page settings", () => {
+    const layout = layoutOf({
+      html: "",
+      kind: "pdf",
+      page: { format: "A4", landscape: true, marginTop: "10mm", marginRight: "10mm", marginBottom: "10mm", marginLeft: "10mm", headerTemplate: "", footerTemplate: "<span class=pageNumber></span>" },
+    });
+    assert.equal(layout.print?.landscape, true);
+    assert.equal(layout.print?.preferCSSPageSize, false);
+    assert.equal(layout.print?.displayHeaderFooter, true);
+    assert.equal(layout.print?.headerTemplate, "<span></span>", "an empty header must not become Chromium's default one");
+    assert.ok(layout.viewport.width > layout.viewport.height, "landscape content area");
+  });
+
+  it("lets raw HTML choose its own page size", () => {
+    const layout = layoutOf({ html: "", kind: "pdf" });
+    assert.equal(layout.print?.preferCSSPageSize, true);
+    assert.equal(layout.print?.displayHeaderFooter, false);
+  });
+
+  it("refuses impossible jobs as invalid_document", () => {
+    const invalid = (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && !err.retryable;
+    assert.throws(() => layoutOf({ html: "", kind: "png" }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 0, height: 10 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, deviceScaleFactor: 3 as 2 } }), invalid);
+    assert.throws(
+      () => layoutOf({ html: "", kind: "pdf", page: { format: "B7", landscape: false, marginTop: "", marginRight: "", marginBottom: "", marginLeft: "", headerTemplate: "", footerTemplate: "" } }),
+      invalid,
+    );
+    assert.throws(
+      () => layoutOf({ html: "", kind: "pdf", page: { format: "A6", landscape: false, marginTop: "3in", marginRight: "", marginBottom: "3in", marginLeft: "", headerTemplate: "", footerTemplate: "" } }),
+      invalid,
+    );
+  });
+});
