@@ -1,8 +1,8 @@
 /**
- * The render service's entry point. Most of a start is Chromium's: its launch
- * and the warm-up of every page. So the engine is started first, with only
- * what it needs loaded (config, logger, the engine itself), and the rest of
- * the service is loaded and prepared while Chromium boots.
+ * The render service's entry point: it only wires. Most of a start is
+ * Chromium's (its launch and the warm-up of every page), so the engine is
+ * started first, with only what it needs loaded, and the rest of the service
+ * is loaded and connected while Chromium boots.
  */
 import { createLogger } from "@pressroom/platform/logger";
 import { loadRenderConfig } from "./config";
@@ -12,7 +12,7 @@ import { createSubresourceFetcher } from "./worker/subresources";
 async function main(): Promise<void> {
   const config = loadRenderConfig();
   const logger = createLogger("render", config.LOG_LEVEL);
-  const engine = RenderEngine.start({
+  const starting = RenderEngine.start({
     executablePath: config.CHROMIUM_PATH,
     sandbox: config.RENDER_CHROMIUM_SANDBOX,
     slots: config.RENDER_SLOTS,
@@ -24,13 +24,39 @@ async function main(): Promise<void> {
     fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
     logger,
   });
-  // Awaited by the service below; until then a failure must not count as unhandled.
-  engine.catch(() => undefined);
+  // Awaited below; until then a failure must not count as unhandled.
+  starting.catch(() => undefined);
   // Chromium is spawned in the launch's first microtasks (see launchChromium):
   // one turn of the event loop, and it boots while the modules below load.
   await new Promise((resolve) => setImmediate(resolve));
-  const { runRenderService } = await import("./service.js");
-  await runRenderService(config, logger, engine);
+  const { Lifecycle, pingDb, startGrpcServer, startHealthServer } = await import("@pressroom/platform");
+  const { connectDependencies, createServer, createService } = await import("./service.js");
+  const { observeRenderPool } = await import("./worker/metrics.js");
+
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.handleSignals();
+  await startHealthServer(lifecycle, config.HEALTH_PORT);
+  const deps = await connectDependencies(config, logger, starting);
+  const { db, nc, engine, expander, storage } = deps;
+
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services: createServer(deps) });
+  const worker = createService(deps);
+  await worker.start();
+  observeRenderPool({ engine, slots: config.RENDER_SLOTS });
+
+  lifecycle.addReadinessCheck(() => pingDb(db));
+  lifecycle.addReadinessCheck(() => !nc.isClosed());
+  lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
+  lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
+  lifecycle.on("drainNats", "render queue", () => worker.stop());
+  lifecycle.on("finishWork", "renders in flight", () => worker.finish());
+  lifecycle.on("finishWork", "chromium", () => engine.close());
+  lifecycle.on("finishWork", "template threads", () => expander.close());
+  lifecycle.on("closeDb", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "storage client", () => storage.close());
+  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.setReady();
+  logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid }, "render ready");
 }
 
 main().catch((err: unknown) => {

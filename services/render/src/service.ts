@@ -1,86 +1,70 @@
 import { renderV1, storageV1 } from "@pressroom/contracts";
-import {
-  Lifecycle,
-  connectNats,
-  createDb,
-  connectEarly,
-  createGrpcClient,
-  pingDb,
-  awaitTopology,
-  consumers,
-  streams,
-  startGrpcServer,
-  startHealthServer,
-  type Logger,
-} from "@pressroom/platform";
-import { loadBuiltinTemplates } from "./catalog/builtin-loader";
+import { awaitTopology, connectEarly, connectNats, consumers, createDb, createGrpcClient, streams, type Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { JetStreamManager, NatsConnection } from "nats";
 import { TemplateCatalog } from "./catalog/catalog";
 import { catalogService } from "./catalog/catalog.grpc";
 import { TemplateExpander } from "./catalog/expander";
-import { syncBuiltins } from "./catalog/catalog.repository";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
 import type { RenderEngine } from "./engine";
-import { observeRenderPool } from "./worker/metrics";
 import { RenderWorker } from "./worker/worker";
 
-/**
- * Everything of the render service but Chromium, which main.ts has already
- * begun to launch: the service is made ready while the engine warms its pages,
- * and takes jobs once both are done.
- */
-export async function runRenderService(config: Readonly<Config>, logger: Logger, starting: Promise<RenderEngine>): Promise<void> {
-  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
-  lifecycle.handleSignals();
-  await startHealthServer(lifecycle, config.HEALTH_PORT);
+/** What the render service is built from. */
+export interface RenderDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  engine: RenderEngine;
+  db: Kysely<RenderDb>;
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  catalog: TemplateCatalog;
+  expander: TemplateExpander;
+  storage: storageV1.StorageServiceClient;
+}
 
+/**
+ * Connects the render service's dependencies while the engine (begun by
+ * main.ts) launches Chromium and warms its pages: the first job finds its
+ * templates compiled and its connection to storage open.
+ */
+export async function connectDependencies(config: Readonly<Config>, logger: Logger, starting: Promise<RenderEngine>): Promise<RenderDeps> {
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
   const catalog = new TemplateCatalog(db);
   const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
-  lifecycle.on("closeDb", "template threads", () => expander.close());
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
-  // The first job finds its templates compiled and its connection to storage open.
-  const prepare = async () => {
+  const connect = async () => {
     const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "render", logger });
     const jsm = await nc.jetstreamManager();
     await awaitTopology(jsm, { streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] }, logger);
-    const added = await syncBuiltins(db, loadBuiltinTemplates());
-    if (added.length) logger.info({ added }, "built-in templates added to the catalog");
     const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
-    return { nc, jsm, warmTemplates };
+    logger.info({ warmTemplates }, "templates compiled");
+    return { nc, jsm };
   };
-  const [engine, { nc, jsm, warmTemplates }] = await Promise.all([starting, prepare()]);
-  lifecycle.on("closeDb", "chromium", () => engine.close());
-  const grpc = await startGrpcServer({
-    port: config.GRPC_PORT,
-    services: [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }) }],
-  });
+  const [engine, { nc, jsm }] = await Promise.all([starting, connect()]);
+  return { config, logger, engine, db, nc, jsm, catalog, expander, storage };
+}
 
-  const worker = new RenderWorker({
-    nc,
-    js: nc.jetstream(),
-    jsm,
-    engine,
-    catalog,
-    expander,
+/** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
+export function createServer(deps: RenderDeps): { definition: typeof renderV1.TemplateCatalogServiceService; implementation: renderV1.TemplateCatalogServiceServer }[] {
+  const { catalog, expander, engine, logger, config } = deps;
+  return [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }) }];
+}
+
+/** The render worker: the RENDER queue's consumer, not yet started. */
+export function createService(deps: RenderDeps): RenderWorker {
+  const { config } = deps;
+  return new RenderWorker({
+    nc: deps.nc,
+    js: deps.nc.jetstream(),
+    jsm: deps.jsm,
+    engine: deps.engine,
+    catalog: deps.catalog,
+    expander: deps.expander,
     deadlineMs: config.RENDER_DEADLINE_MS,
-    storage,
-    logger,
+    storage: deps.storage,
+    logger: deps.logger,
     workerName: config.WORKER_NAME,
     slots: config.RENDER_SLOTS,
   });
-  await worker.start();
-  observeRenderPool({ engine, slots: config.RENDER_SLOTS });
-
-  lifecycle.addReadinessCheck(() => pingDb(db));
-  lifecycle.addReadinessCheck(() => !nc.isClosed());
-  lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
-  lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  lifecycle.on("drainNats", "render queue", () => worker.stop());
-  lifecycle.on("finishWork", "renders in flight", () => worker.finish());
-  lifecycle.on("finishWork", "storage client", () => storage.close());
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
-  lifecycle.setReady();
-  logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid, warmTemplates }, "render ready");
 }

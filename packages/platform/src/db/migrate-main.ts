@@ -1,17 +1,28 @@
-import type { Migration } from "kysely";
+import type { Kysely, Migration } from "kysely";
 import { loadConfig } from "../config";
 import { z } from "zod";
-import { createLogger } from "../logger";
+import { createLogger, type Logger } from "../logger";
 import { createDb, migrateToLatest } from "./db";
 
-/** The body of every service's `migrate` entrypoint. */
-export async function runMigrateEntrypoint(schema: string, migrations: Record<string, Migration>): Promise<void> {
+/**
+ * What a schema's one-off step writes after its migrations: data the service
+ * needs but never writes when it starts (the demo key, the built-in
+ * templates). Idempotent: the step runs at every install and upgrade.
+ */
+export type Seed<DB> = (db: Kysely<DB>, logger: Logger) => Promise<void>;
+
+/**
+ * The body of every service's `migrate` entrypoint: the one-off step the
+ * chart's provision Job and the local stack run before the services start.
+ */
+export async function runMigrateEntrypoint<DB>(schema: string, migrations: Record<string, Migration>, seed?: Seed<DB>): Promise<void> {
   const config = loadConfig(z.object({ DATABASE_URL: z.string().min(1), LOG_LEVEL: z.string().default("info") }));
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
-  const db = createDb({ url: config.DATABASE_URL, schema, max: 1, logger });
+  const db = createDb<DB>({ url: config.DATABASE_URL, schema, max: 1, logger });
   try {
     const applied = await migrateToLatest(db, schema, migrations);
     logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema up to date");
+    await seed?.(db, logger);
   } catch (err) {
     logger.error({ err, schema }, "migration failed");
     process.exitCode = 1;
