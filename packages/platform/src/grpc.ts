@@ -27,12 +27,14 @@ export interface GrpcServerHandle {
   stop(timeoutMs: number): Promise<void>;
 }
 
+/** A gRPC service with its implementation: what a service's createServer() builds and startGrpcServer binds. */
+export interface GrpcService {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
 /** Starts a gRPC server with the given services plus grpc.health.v1; every call is timed (rpc.server.duration). */
-export async function startGrpcServer(options: {
-  port: number;
-  host?: string;
-  services: { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[];
-}): Promise<GrpcServerHandle> {
+export async function startGrpcServer(options: { port: number; host?: string; services: GrpcService[] }): Promise<GrpcServerHandle> {
   const server = new Server({ "grpc.max_receive_message_length": 64 * 1024 * 1024, interceptors: [serverMetricsInterceptor] });
   for (const service of options.services) server.addService(service.definition, service.implementation);
   const health = new HealthImplementation({ "": "NOT_SERVING" });

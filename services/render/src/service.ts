@@ -1,5 +1,5 @@
 import { renderV1, storageV1 } from "@pressroom/contracts";
-import { awaitTopology, connectEarly, connectNats, consumers, createDb, createGrpcClient, streams, type Logger } from "@pressroom/platform";
+import { awaitTopology, connectEarly, connectNats, consumers, createDb, createGrpcClient, streams, type GrpcService, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { TemplateCatalog } from "./catalog/catalog";
@@ -46,7 +46,7 @@ export async function connectDependencies(config: Readonly<Config>, logger: Logg
 }
 
 /** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
-export function createServer(deps: RenderDeps): { definition: typeof renderV1.TemplateCatalogServiceService; implementation: renderV1.TemplateCatalogServiceServer }[] {
+export function createServer(deps: RenderDeps): GrpcService[] {
   const { catalog, expander, engine, logger, config } = deps;
   return [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }) }];
 }
