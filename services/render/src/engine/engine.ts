@@ -2,7 +2,8 @@ import { DEFAULT_CHROMIUM_PATH } from "./chromium";
 import { FifoSemaphore } from "./fifo";
 import { Generation, GenerationGone, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
-import { NotStarted, type Slot } from "./slot";
+import { NotStarted } from "./job";
+import type { Slot } from "./slot";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
 const DEFAULTS = {

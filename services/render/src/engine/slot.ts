@@ -1,7 +1,20 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { DEAD_PROXY } from "./chromium";
-import { FifoSemaphore } from "./fifo";
-import { MAX_DECODED_BYTES, SubresourceTooLarge, decideRequest, decodeBody, fetcherRequestHeaders, newDocumentOrigin, responseHeaders, responseStatus } from "./network";
+import {
+  ActiveJob,
+  NotStarted,
+  blockedNavigation,
+  estimatedPagesOverCap,
+  exceptionLine,
+  outputCap,
+  pageCap,
+  probeScript,
+  scriptError,
+  seconds,
+  type Limits,
+} from "./job";
+import { decideRequest, newDocumentOrigin } from "./network";
+import { answerSubrequest } from "./subrequest";
 import type { JobLayout } from "./paper";
 import { countPdfPages } from "./pdf";
 import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
@@ -18,13 +31,7 @@ export interface SlotDeps {
   logger?: EngineLogger;
 }
 
-interface Limits {
-  maxPages: number;
-  maxOutputBytes: number;
-}
 
-/** Sub-requests of one document the fetcher works on at once; the rest wait. */
-const FETCHES_PER_JOB = 16;
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
 const IO_CHUNK = 4 * 1024 * 1024;
@@ -63,55 +70,6 @@ const WARM_UP_LAYOUT: JobLayout = {
 const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 };
 
 const noop = () => {};
-
-/**
- * The page (or the whole browser) went away before the job's document started
- * running: the document cannot be the cause, so the engine runs it again.
- */
-export class NotStarted extends Error {
-  constructor(readonly failure: RenderFailure) {
-    super(failure.message);
-  }
-}
-
-/** One render's view of the page: its document, the origins it reached, its failure if any. */
-class ActiveJob {
-  readonly documentUrl: string;
-  /** The document is in the page (or being served): top-level navigations from now on are blocked. */
-  documentServed = false;
-  /** The document was handed to a page that was alive: from here on a failure may be the document's doing. */
-  started = false;
-  readonly origins: Set<string>;
-  readonly controller = new AbortController();
-  readonly fetches = new FifoSemaphore(FETCHES_PER_JOB);
-  /** What the job's sub-resources may still add up to (decoded bytes). */
-  budgetLeft: number;
-  failure: RenderFailure | undefined;
-  /** The first line of the document's first uncaught exception, if it had one. */
-  scriptError: string | undefined;
-  readonly interrupted: Promise<never>;
-  private rejectInterrupted!: (failure: RenderFailure) => void;
-
-  constructor(
-    readonly origin: string,
-    readonly html: string,
-    readonly limits: Limits,
-    readonly budgetBytes: number,
-  ) {
-    this.budgetLeft = budgetBytes;
-    this.documentUrl = `${origin}/`;
-    this.origins = new Set([origin]);
-    this.interrupted = new Promise<never>((_, reject) => (this.rejectInterrupted = reject));
-    this.interrupted.catch(noop);
-  }
-
-  interrupt(failure: RenderFailure): void {
-    if (this.failure) return;
-    this.failure = failure;
-    this.controller.abort(failure);
-    this.rejectInterrupted(failure);
-  }
-}
 
 /**
  * One browser context with one page, driven over its own CDP session (no
@@ -446,7 +404,7 @@ export class Slot {
         if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
         return;
       case "fetch":
-        void this.fetchFor(job!, e, decision.url);
+        void answerSubrequest({ session: s, job: job!, event: e, url: decision.url, fetcher: this.deps.fetchSubresource, timeoutMs: this.deps.subrequestTimeoutMs, current: () => this.job === job });
         return;
     }
   }
@@ -461,63 +419,6 @@ export class Slot {
       ],
       body: Buffer.from(html, "utf8").toString("base64"),
     });
-  }
-
-  /** Answers one http(s) sub-request through the SubresourceFetcher. */
-  private async fetchFor(job: ActiveJob, e: Protocol.Fetch.RequestPausedEvent, url: URL): Promise<void> {
-    const s = this.session;
-    const requestId = e.requestId;
-    const fetcher = this.deps.fetchSubresource;
-    if (!fetcher) {
-      await s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
-      return;
-    }
-    job.origins.add(url.origin);
-    let release: (() => void) | undefined;
-    let errorReason: Protocol.Network.ErrorReason = "Failed";
-    try {
-      release = await job.fetches.acquire(job.controller.signal);
-      const timeout = AbortSignal.timeout(this.deps.subrequestTimeoutMs);
-      let taken = 0;
-      const budget = {
-        take: (bytes: number) => {
-          taken += bytes;
-          job.budgetLeft -= bytes;
-          if (job.budgetLeft >= 0) return;
-          job.interrupt(resourceBudget(job.budgetBytes));
-          throw new SubresourceTooLarge(`the job's sub-resources add up to more than its ${job.budgetBytes} bytes`);
-        },
-      };
-      const res = await fetcher({
-        url,
-        method: e.request.method,
-        headers: fetcherRequestHeaders(e.request.headers),
-        body: requestBody(e.request),
-        signal: AbortSignal.any([job.controller.signal, timeout]),
-        budget,
-      }).catch((err: unknown) => {
-        if (timeout.aborted) errorReason = "TimedOut";
-        throw err;
-      });
-      // A body still encoded was counted as it arrived; it is charged again at its decoded size.
-      const allowed = job.budgetLeft + taken;
-      const body = await decodeBody(res.headers, res.body, allowed).catch((err: unknown) => {
-        if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && allowed < MAX_DECODED_BYTES) job.interrupt(resourceBudget(job.budgetBytes));
-        throw err;
-      });
-      if (body.byteLength > taken) budget.take(body.byteLength - taken);
-      if (this.job !== job || job.failure) return;
-      await s.send("Fetch.fulfillRequest", {
-        requestId,
-        responseCode: responseStatus(res.status),
-        responseHeaders: responseHeaders(res.headers),
-        body: body.toString("base64"),
-      });
-    } catch {
-      if (this.job === job) await s.send("Fetch.failRequest", { requestId, errorReason }).catch(noop);
-    } finally {
-      release?.();
-    }
   }
 
   /**
@@ -535,76 +436,6 @@ export class Slot {
       return err instanceof Error && /not found|Failed to find context/i.test(err.message);
     }
   }
-}
-
-function requestBody(request: Protocol.Network.Request): Buffer | undefined {
-  if (request.postDataEntries?.length) {
-    return Buffer.concat(request.postDataEntries.map((entry) => Buffer.from(entry.bytes ?? "", "base64")));
-  }
-  return request.postData === undefined ? undefined : Buffer.from(request.postData, "utf8");
-}
-
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1))} s`;
-}
-
-function resourceBudget(budgetBytes: number): RenderFailure {
-  return new RenderFailure("resource_budget", `the document's sub-resources add up to more than ${Math.round(budgetBytes / 1024 / 1024)} MiB (the sub-resource budget)`);
-}
-
-function pageCap(maxPages: number): RenderFailure {
-  return new RenderFailure("page_cap", `document has more than ${maxPages} pages (the page cap)`);
-}
-
-function outputCap(maxBytes: number): RenderFailure {
-  const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
-  return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
-}
-
-/** The exception's first line ("TypeError: x is not a function"), at most 300 characters. */
-function exceptionLine(details: Protocol.Runtime.ExceptionDetails): string {
-  const exception = details.exception;
-  const text = exception?.description ?? (exception && "value" in exception ? `Uncaught ${String(exception.value)}` : details.text);
-  const line = text.split("\n", 1)[0]!.trim();
-  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
-}
-
-function scriptError(line: string): RenderFailure {
-  return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
-}
-
-function blockedNavigation(): RenderFailure {
-  return new RenderFailure("blocked_navigation", "the document tried to navigate away from itself, which is not allowed");
-}
-
-/**
- * Height-based and forced-break-based lower bounds on the page count. Both are
- * halved before comparing, so that a document near the cap is printed (and
- * judged by its real page count) rather than refused on a guess.
- */
-export function estimatedPagesOverCap(estimate: { height: number; breaks: number }, pageHeightPx: number, maxPages: number): boolean {
-  const byHeight = pageHeightPx > 0 ? estimate.height / pageHeightPx / 2 : 0;
-  const byBreaks = estimate.breaks / 2;
-  return Math.max(byHeight, byBreaks) > maxPages;
-}
-
-function probeScript(maxPages: number, png: boolean): string {
-  return `(async (cap, png) => {
-  if (document.fonts && document.fonts.ready) await document.fonts.ready;
-  if (png) { window.scrollTo(0, 0); return null; }
-  const root = document.documentElement;
-  const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
-  const all = document.getElementsByTagName("*");
-  let breaks = 0;
-  if (all.length > cap) {
-    const forced = new Set(["page", "left", "right", "recto", "verso", "always"]);
-    for (let i = 0; i < all.length && breaks <= 2 * cap + 2; i++) {
-      const style = getComputedStyle(all[i]);
-      if ((forced.has(style.breakBefore) || forced.has(style.breakAfter)) && all[i].getClientRects().length) breaks++;
-    }
-  }
-  return { height, breaks };
-})(${maxPages}, ${png})`;
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

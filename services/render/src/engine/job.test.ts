@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { estimatedPagesOverCap } from "./slot";
+import { estimatedPagesOverCap } from "./job";
 
 describe("page estimate", () => {
   it("only fails fast when the estimate is well over the cap", () => {

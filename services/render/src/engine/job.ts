@@ -1,0 +1,125 @@
+import type { Protocol } from "puppeteer-core";
+import { FifoSemaphore } from "./fifo";
+import { RenderFailure } from "./types";
+
+export interface Limits {
+  maxPages: number;
+  maxOutputBytes: number;
+}
+
+/** Sub-requests of one document the fetcher works on at once; the rest wait. */
+const FETCHES_PER_JOB = 16;
+
+const noop = () => {};
+
+/**
+ * The page (or the whole browser) went away before the job's document started
+ * running: the document cannot be the cause, so the engine runs it again.
+ */
+export class NotStarted extends Error {
+  constructor(readonly failure: RenderFailure) {
+    super(failure.message);
+  }
+}
+
+/** One render's view of the page: its document, the origins it reached, its failure if any. */
+export class ActiveJob {
+  readonly documentUrl: string;
+  /** The document is in the page (or being served): top-level navigations from now on are blocked. */
+  documentServed = false;
+  /** The document was handed to a page that was alive: from here on a failure may be the document's doing. */
+  started = false;
+  readonly origins: Set<string>;
+  readonly controller = new AbortController();
+  readonly fetches = new FifoSemaphore(FETCHES_PER_JOB);
+  /** What the job's sub-resources may still add up to (decoded bytes). */
+  budgetLeft: number;
+  failure: RenderFailure | undefined;
+  /** The first line of the document's first uncaught exception, if it had one. */
+  scriptError: string | undefined;
+  readonly interrupted: Promise<never>;
+  private rejectInterrupted!: (failure: RenderFailure) => void;
+
+  constructor(
+    readonly origin: string,
+    readonly html: string,
+    readonly limits: Limits,
+    readonly budgetBytes: number,
+  ) {
+    this.budgetLeft = budgetBytes;
+    this.documentUrl = `${origin}/`;
+    this.origins = new Set([origin]);
+    this.interrupted = new Promise<never>((_, reject) => (this.rejectInterrupted = reject));
+    this.interrupted.catch(noop);
+  }
+
+  interrupt(failure: RenderFailure): void {
+    if (this.failure) return;
+    this.failure = failure;
+    this.controller.abort(failure);
+    this.rejectInterrupted(failure);
+  }
+}
+
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1))} s`;
+}
+
+export function resourceBudget(budgetBytes: number): RenderFailure {
+  return new RenderFailure("resource_budget", `the document's sub-resources add up to more than ${Math.round(budgetBytes / 1024 / 1024)} MiB (the sub-resource budget)`);
+}
+
+export function pageCap(maxPages: number): RenderFailure {
+  return new RenderFailure("page_cap", `document has more than ${maxPages} pages (the page cap)`);
+}
+
+export function outputCap(maxBytes: number): RenderFailure {
+  const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
+  return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
+}
+
+/** The exception's first line ("TypeError: x is not a function"), at most 300 characters. */
+export function exceptionLine(details: Protocol.Runtime.ExceptionDetails): string {
+  const exception = details.exception;
+  const text = exception?.description ?? (exception && "value" in exception ? `Uncaught ${String(exception.value)}` : details.text);
+  const line = text.split("\n", 1)[0]!.trim();
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+export function scriptError(line: string): RenderFailure {
+  return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
+}
+
+export function blockedNavigation(): RenderFailure {
+  return new RenderFailure("blocked_navigation", "the document tried to navigate away from itself, which is not allowed");
+}
+
+/**
+ * Height-based and forced-break-based lower bounds on the page count. Both are
+ * halved before comparing, so that a document near the cap is printed (and
+ * judged by its real page count) rather than refused on a guess.
+ */
+export function estimatedPagesOverCap(estimate: { height: number; breaks: number }, pageHeightPx: number, maxPages: number): boolean {
+  const byHeight = pageHeightPx > 0 ? estimate.height / pageHeightPx / 2 : 0;
+  const byBreaks = estimate.breaks / 2;
+  return Math.max(byHeight, byBreaks) > maxPages;
+}
+
+export function probeScript(maxPages: number, png: boolean): string {
+  return `(async (cap, png) => {
+  if (document.fonts && document.fonts.ready) await document.fonts.ready;
+  if (png) { window.scrollTo(0, 0); return null; }
+  const root = document.documentElement;
+  const height = Math.max(root ? root.scrollHeight : 0, document.body ? document.body.scrollHeight : 0);
+  const all = document.getElementsByTagName("*");
+  let breaks = 0;
+  if (all.length > cap) {
+    const forced = new Set(["page", "left", "right", "recto", "verso", "always"]);
+    for (let i = 0; i < all.length && breaks <= 2 * cap + 2; i++) {
+      const style = getComputedStyle(all[i]);
+      if ((forced.has(style.breakBefore) || forced.has(style.breakAfter)) && all[i].getClientRects().length) breaks++;
+    }
+  }
+  return { height, breaks };
+})(${maxPages}, ${png})`;
+}
