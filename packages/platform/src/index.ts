@@ -1,3 +1,4 @@
+export * from "./accounts";
 export * from "./config";
 export * from "./errors";
 export * from "./grpc";
