@@ -11,6 +11,8 @@ import { startHarness, type Harness } from "./support/harness";
  */
 
 const page = (i: number) => ({ html: "<h1>Hello {{n}}</h1>", data: { n: i } });
+/** A document that keeps its render busy for a second and a half, so that parallel requests overlap however loaded the machine is. */
+const slowPage = (i: number) => ({ html: "<h1>Hello {{n}}</h1><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>", data: { n: i } });
 
 describe("concurrency slots through real renders", () => {
   let h: Harness;
@@ -27,7 +29,7 @@ describe("concurrency slots through real renders", () => {
 
   it("parallel sync renders over the plan's slots: exactly that many render, the rest are 429 CONCURRENCY_EXCEEDED", async () => {
     const { apiKey } = await h.admin.createKey("starter");
-    const responses: ApiResponse[] = await Promise.all(Array.from({ length: 6 }, (_, i) => h.api.post("/v1/render", page(i), { key: apiKey })));
+    const responses: ApiResponse[] = await Promise.all(Array.from({ length: 6 }, (_, i) => h.api.post("/v1/render", slowPage(i), { key: apiKey })));
     const ok = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status === 429);
     assert.equal(ok.length, 2, responses.map((r) => `${r.status} ${r.text.slice(0, 120)}`).join("\n"));
