@@ -1,5 +1,5 @@
 import type { Logger } from "@pressroom/platform";
-import type { Authenticator } from "./auth";
+import type { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import type { TrustedProxies } from "./http/client-ip";
 import type { JobBus } from "./jobs/submit";

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import { Lifecycle, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
 import { createApp } from "./app";
-import { Authenticator } from "./auth";
+import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";

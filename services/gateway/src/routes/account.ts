@@ -1,19 +1,11 @@
 import { renderV1 } from "@pressroom/contracts";
 import { AppError, call, loadJob } from "@pressroom/platform";
 import type { Context } from "koa";
-import { admit, throwIfRateLimited } from "../admission";
-import type { Principal } from "../auth";
+import { keyed } from "../access/admission";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { clientIp } from "../http/client-ip";
-
-/** Authenticates and counts a keyed request that is not a render. */
-async function keyed(deps: GatewayDeps, ctx: Context): Promise<Principal> {
-  const principal = await deps.auth.authenticate(ctx);
-  throwIfRateLimited(await admit(ctx, deps.clients.metering, principal));
-  return principal;
-}
 
 export function onlyFields(body: Record<string, unknown>, allowed: string[]): void {
   const unknown = Object.keys(body).filter((field) => !allowed.includes(field));

@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import type { meteringV1 } from "@pressroom/contracts";
 import { AppError, PLAN_ORDER, PLANS, call, isPlanId, type PlanId } from "@pressroom/platform";
 import type { Context } from "koa";
-import { admit, throwIfRateLimited } from "../admission";
+import { admit, throwIfRateLimited } from "../access/admission";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { escapeHtml } from "../http/html";
-import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../idempotency";
+import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
 import { onlyFields } from "./account";
 
 /**
