@@ -11,7 +11,8 @@ import { openApiHandler } from "./routes/openapi";
 import { accountRoutes } from "./routes/account";
 import { billingRoutes } from "./routes/billing";
 import { outputHandler } from "./routes/outputs";
-import { jobHandler } from "./routes/render";
+import { jobHandler } from "./jobs/create";
+import { jobView } from "./jobs/view";
 
 export interface Route {
   method: "GET" | "POST";
@@ -41,7 +42,7 @@ export function routes(deps: GatewayDeps): Route[] {
     { method: "POST", path: "/v1/billing/checkout/:id", handler: billing.confirm },
     { method: "POST", path: "/v1/billing/stripe/webhook", handler: billing.stripeWebhook },
     { method: "POST", path: "/v1/signup", handler: account.signup },
-    { method: "GET", path: "/v1/jobs/:id", handler: account.job },
+    { method: "GET", path: "/v1/jobs/:id", handler: jobView(deps) },
     { method: "GET", path: "/v1/outputs/:id", handler: outputHandler(deps) },
     { method: "GET", path: "/v1/openapi.json", handler: openApiHandler() },
     {
