@@ -9,6 +9,7 @@ import { httpMetrics } from "./http/metrics";
 import { pageRoutes } from "./pages/pages";
 import { openApiHandler } from "./routes/openapi";
 import { accountRoutes } from "./routes/account";
+import { templateRoutes } from "./templates/routes";
 import { billingRoutes } from "./routes/billing";
 import { outputHandler } from "./routes/outputs";
 import { jobHandler } from "./jobs/create";
@@ -28,12 +29,13 @@ export interface Route {
  */
 export function routes(deps: GatewayDeps): Route[] {
   const account = accountRoutes(deps);
+  const templates = templateRoutes(deps);
   const billing = billingRoutes(deps);
   return [
     { method: "POST", path: "/v1/render", handler: jobHandler(deps, "render") },
     { method: "POST", path: "/v1/image", handler: jobHandler(deps, "image") },
-    { method: "GET", path: "/v1/templates", handler: account.listTemplates },
-    { method: "GET", path: "/v1/templates/:id/preview.png", handler: account.templatePreview },
+    { method: "GET", path: "/v1/templates", handler: templates.listTemplates },
+    { method: "GET", path: "/v1/templates/:id/preview.png", handler: templates.templatePreview },
     { method: "GET", path: "/v1/keys/usage", handler: account.usage },
     { method: "GET", path: "/v1/keys/webhook-secret", handler: account.webhookSecret },
     { method: "POST", path: "/v1/keys/webhook-secret/rotate", handler: account.rotateWebhookSecret },

@@ -7,7 +7,7 @@ import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
 import { loadGatewayConfig } from "./config";
 import { observeRenderQueue } from "./jobs/queue-metrics";
-import { TemplateDirectory } from "./templates";
+import { TemplateDirectory } from "./templates/directory";
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();

@@ -7,7 +7,7 @@ import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, th
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
-import { checkTemplateData, type TemplateInfo } from "../templates";
+import { checkTemplateData, type TemplateInfo } from "../templates/directory";
 import { JobWatch } from "./job-watch";
 import { jobMetrics } from "./metrics";
 import { submitJob, type JobBus } from "./submit";

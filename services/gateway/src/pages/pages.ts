@@ -8,7 +8,7 @@ import type { Context } from "koa";
 import type { Route } from "../app";
 import type { GatewayDeps } from "../deps";
 import { errors } from "../http/errors";
-import { templateEntry } from "../routes/account";
+import { templateEntry } from "../templates/routes";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
 /**
