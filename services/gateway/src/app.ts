@@ -8,7 +8,7 @@ import { allowedMethods, errorMiddleware } from "./http/errors";
 import { httpMetrics } from "./http/metrics";
 import { pageRoutes } from "./pages/pages";
 import { openApiHandler } from "./routes/openapi";
-import { accountRoutes } from "./routes/account";
+import { keyRoutes } from "./keys/routes";
 import { templateRoutes } from "./templates/routes";
 import { billingRoutes } from "./routes/billing";
 import { outputHandler } from "./routes/outputs";
@@ -28,7 +28,7 @@ export interface Route {
  * document to this list.
  */
 export function routes(deps: GatewayDeps): Route[] {
-  const account = accountRoutes(deps);
+  const keys = keyRoutes(deps);
   const templates = templateRoutes(deps);
   const billing = billingRoutes(deps);
   return [
@@ -36,14 +36,14 @@ export function routes(deps: GatewayDeps): Route[] {
     { method: "POST", path: "/v1/image", handler: jobHandler(deps, "image") },
     { method: "GET", path: "/v1/templates", handler: templates.listTemplates },
     { method: "GET", path: "/v1/templates/:id/preview.png", handler: templates.templatePreview },
-    { method: "GET", path: "/v1/keys/usage", handler: account.usage },
-    { method: "GET", path: "/v1/keys/webhook-secret", handler: account.webhookSecret },
-    { method: "POST", path: "/v1/keys/webhook-secret/rotate", handler: account.rotateWebhookSecret },
+    { method: "GET", path: "/v1/keys/usage", handler: keys.usage },
+    { method: "GET", path: "/v1/keys/webhook-secret", handler: keys.webhookSecret },
+    { method: "POST", path: "/v1/keys/webhook-secret/rotate", handler: keys.rotateWebhookSecret },
     { method: "POST", path: "/v1/billing/checkout", handler: billing.checkout },
     { method: "GET", path: "/v1/billing/checkout/:id", handler: billing.checkoutPage },
     { method: "POST", path: "/v1/billing/checkout/:id", handler: billing.confirm },
     { method: "POST", path: "/v1/billing/stripe/webhook", handler: billing.stripeWebhook },
-    { method: "POST", path: "/v1/signup", handler: account.signup },
+    { method: "POST", path: "/v1/signup", handler: keys.signup },
     { method: "GET", path: "/v1/jobs/:id", handler: jobView(deps) },
     { method: "GET", path: "/v1/outputs/:id", handler: outputHandler(deps) },
     { method: "GET", path: "/v1/openapi.json", handler: openApiHandler() },

@@ -4,11 +4,10 @@ import { AppError, PLAN_ORDER, PLANS, call, isPlanId, type PlanId } from "@press
 import type { Context } from "koa";
 import { admit, throwIfRateLimited } from "../access/admission";
 import type { GatewayDeps } from "../deps";
-import { readJsonObject } from "../http/body";
+import { onlyFields, readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { escapeHtml } from "../http/html";
 import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
-import { onlyFields } from "./account";
 
 /**
  * Billing on the public API:

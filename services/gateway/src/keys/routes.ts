@@ -2,16 +2,11 @@ import { call } from "@pressroom/platform";
 import type { Context } from "koa";
 import { keyed } from "../access/admission";
 import type { GatewayDeps } from "../deps";
-import { readJsonObject } from "../http/body";
-import { errors } from "../http/errors";
+import { onlyFields, readJsonObject } from "../http/body";
 import { clientIp } from "../http/client-ip";
+import { errors } from "../http/errors";
 
-export function onlyFields(body: Record<string, unknown>, allowed: string[]): void {
-  const unknown = Object.keys(body).filter((field) => !allowed.includes(field));
-  if (unknown.length) throw errors.payload(`unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, `Send only ${allowed.join(", ")}.`);
-}
-
-export function accountRoutes(deps: GatewayDeps) {
+export function keyRoutes(deps: GatewayDeps) {
   const { identity, metering } = deps.clients;
   return {
     /** GET /v1/keys/usage */
