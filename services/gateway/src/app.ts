@@ -10,7 +10,7 @@ import { pageRoutes } from "./pages/pages";
 import { openApiHandler } from "./routes/openapi";
 import { keyRoutes } from "./keys/routes";
 import { templateRoutes } from "./templates/routes";
-import { billingRoutes } from "./routes/billing";
+import { billingRoutes } from "./billing/routes";
 import { outputHandler } from "./routes/outputs";
 import { jobHandler } from "./jobs/create";
 import { jobView } from "./jobs/view";

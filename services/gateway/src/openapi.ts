@@ -3,10 +3,10 @@
  * and served at GET /v1/openapi.json. The gateway's unit test holds it to the
  * route table (app.ts) and the e2e suite validates every real response it
  * sees against it, so it cannot drift from the code. The billing routes'
- * paths are kept beside their handlers (routes/billing.ts) and merged in here.
+ * paths are kept beside their handlers (billing/openapi.ts) and merged in here.
  */
 
-import { billingOpenApiPaths } from "./routes/billing";
+import { billingOpenApiPaths } from "./billing/openapi";
 
 const ERROR_CODES = [
   "AUTH_INVALID",
