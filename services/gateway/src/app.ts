@@ -11,7 +11,7 @@ import { openApiHandler } from "./routes/openapi";
 import { keyRoutes } from "./keys/routes";
 import { templateRoutes } from "./templates/routes";
 import { billingRoutes } from "./billing/routes";
-import { outputHandler } from "./routes/outputs";
+import { outputHandler } from "./outputs/routes";
 import { jobHandler } from "./jobs/create";
 import { jobView } from "./jobs/view";
 
