@@ -2,12 +2,11 @@ import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import { trace } from "@opentelemetry/api";
 import Koa, { type Middleware } from "koa";
-import { errorBody, notReady } from "@pressroom/platform";
 import type { GatewayDeps } from "./deps";
 import { allowedMethods, errorMiddleware } from "./http/errors";
 import { httpMetrics } from "./http/metrics";
 import { pageRoutes } from "./pages/pages";
-import { openApiHandler } from "./routes/openapi";
+import { metaRoutes } from "./meta/routes";
 import { keyRoutes } from "./keys/routes";
 import { templateRoutes } from "./templates/routes";
 import { billingRoutes } from "./billing/routes";
@@ -30,6 +29,7 @@ export interface Route {
 export function routes(deps: GatewayDeps): Route[] {
   const keys = keyRoutes(deps);
   const templates = templateRoutes(deps);
+  const meta = metaRoutes(deps);
   const billing = billingRoutes(deps);
   return [
     { method: "POST", path: "/v1/render", handler: jobHandler(deps, "render") },
@@ -46,26 +46,9 @@ export function routes(deps: GatewayDeps): Route[] {
     { method: "POST", path: "/v1/signup", handler: keys.signup },
     { method: "GET", path: "/v1/jobs/:id", handler: jobView(deps) },
     { method: "GET", path: "/v1/outputs/:id", handler: outputHandler(deps) },
-    { method: "GET", path: "/v1/openapi.json", handler: openApiHandler() },
-    {
-      method: "GET",
-      path: "/livez",
-      handler: (ctx) => {
-        ctx.set("Cache-Control", "no-store");
-        ctx.body = { status: "ok" };
-      },
-    },
-    {
-      method: "GET",
-      path: "/readyz",
-      handler: async (ctx) => {
-        const ready = await deps.isReady();
-        ctx.set("Cache-Control", "no-store");
-        // Set, not thrown: the error middleware answers UNAVAILABLE on API routes as INTERNAL_ERROR.
-        ctx.status = ready ? 200 : 503;
-        ctx.body = ready ? { status: "ready" } : errorBody(notReady());
-      },
-    },
+    { method: "GET", path: "/v1/openapi.json", handler: meta.openApi },
+    { method: "GET", path: "/livez", handler: meta.livez },
+    { method: "GET", path: "/readyz", handler: meta.readyz },
   ];
 }
 

@@ -1,21 +1,20 @@
-/*
- * The OpenAPI paths of the checkout page, its Confirm form and Stripe's
- * webhook (the JSON checkout itself is in openapi.ts already). Merged into
- * the document's paths by openapi.ts.
+import {
+  IDEMPOTENCY_DESCRIPTION,
+  REPLAYABLE_HEADERS,
+  errorResponse,
+  header,
+  internal,
+  jsonResponse,
+  rateLimited,
+  ref,
+  unauthorized,
+} from "../openapi/shared";
+
+/**
+ * The OpenAPI fragment of billing/: the JSON checkout, the checkout page, its
+ * Confirm form and Stripe's webhook, and their schemas.
  */
 
-const errorOf = (description: string, codes: string[]) => ({
-  description,
-  headers: { "Request-Id": { $ref: "#/components/headers/Request-Id" } },
-  content: {
-    "application/json": {
-      schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { type: "object", properties: { code: { enum: codes } } }] },
-    },
-  },
-});
-const internalError = errorOf("A server-side failure (including a dependency that is briefly unavailable); safe to retry with backoff.", [
-  "INTERNAL_ERROR",
-]);
 const sessionParameter = {
   name: "id",
   in: "path",
@@ -24,8 +23,8 @@ const sessionParameter = {
   schema: { type: "string", pattern: "^chk_[0-9a-z]{26}$" },
 };
 const pageHeaders = {
-  "Request-Id": { $ref: "#/components/headers/Request-Id" },
-  "Cache-Control": { $ref: "#/components/headers/Cache-Control" },
+  "Request-Id": header("Request-Id"),
+  "Cache-Control": header("Cache-Control"),
   "Referrer-Policy": {
     description: "same-origin: the page's URL is never sent to another site.",
     required: true,
@@ -39,6 +38,30 @@ const pageHeaders = {
 };
 
 export const billingOpenApiPaths = {
+  "/v1/billing/checkout": {
+    post: {
+      operationId: "createCheckout",
+      summary: "Start an upgrade of the calling key's plan",
+      description:
+        "Answers a checkout URL; opening it and paying upgrades the key's plan." + IDEMPOTENCY_DESCRIPTION.replace(" (sync) or gets the same 202 (async)", ""),
+      tags: ["Account"],
+      security: [{ bearerAuth: [] }],
+      parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }],
+      requestBody: { required: true, content: { "application/json": { schema: ref("CheckoutRequest") } } },
+      responses: {
+        "201": jsonResponse("A checkout session.", ref("CheckoutSession"), REPLAYABLE_HEADERS),
+        "401": unauthorized,
+        "422": errorResponse(
+          "The body failed validation (PAYLOAD_INVALID), the plan is not an upgrade of the key's plan (PLAN_INVALID), " +
+            "or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
+          ["PAYLOAD_INVALID", "PLAN_INVALID", "IDEMPOTENCY_KEY_REUSED"],
+          REPLAYABLE_HEADERS,
+        ),
+        "429": rateLimited,
+        "500": internal,
+      },
+    },
+  },
   "/v1/billing/checkout/{id}": {
     get: {
       operationId: "getCheckoutPage",
@@ -52,9 +75,9 @@ export const billingOpenApiPaths = {
       parameters: [sessionParameter],
       responses: {
         "200": { description: "The page.", headers: pageHeaders, content: { "text/html": { schema: { type: "string" } } } },
-        "404": errorOf("No such checkout session.", ["NOT_FOUND"]),
-        "410": errorOf("The session expired before it was confirmed or paid; start a new checkout.", ["URL_EXPIRED"]),
-        "500": internalError,
+        "404": errorResponse("No such checkout session.", ["NOT_FOUND"]),
+        "410": errorResponse("The session expired before it was confirmed or paid; start a new checkout.", ["URL_EXPIRED"]),
+        "500": internal,
       },
     },
     post: {
@@ -83,7 +106,7 @@ export const billingOpenApiPaths = {
         "303": {
           description: "Confirmed: see the page again.",
           headers: {
-            "Request-Id": { $ref: "#/components/headers/Request-Id" },
+            "Request-Id": header("Request-Id"),
             Location: {
               description: "The checkout page.",
               required: true,
@@ -92,14 +115,14 @@ export const billingOpenApiPaths = {
           },
           content: { "text/html": { schema: { type: "string" } }, "text/plain": { schema: { type: "string" } } },
         },
-        "404": errorOf("No such checkout session.", ["NOT_FOUND"]),
-        "410": errorOf("The session expired before it was confirmed.", ["URL_EXPIRED"]),
-        "422": errorOf(
+        "404": errorResponse("No such checkout session.", ["NOT_FOUND"]),
+        "410": errorResponse("The session expired before it was confirmed.", ["URL_EXPIRED"]),
+        "422": errorResponse(
           "PAYLOAD_INVALID: not the page's form (content type, missing or stale token, cross-site post), or a Stripe session. " +
             "PLAN_INVALID: the key is no longer below this plan.",
           ["PAYLOAD_INVALID", "PLAN_INVALID"],
         ),
-        "500": internalError,
+        "500": internal,
       },
     },
   },
@@ -118,7 +141,7 @@ export const billingOpenApiPaths = {
       responses: {
         "200": {
           description: "Received (applied, a duplicate, or ignored).",
-          headers: { "Request-Id": { $ref: "#/components/headers/Request-Id" } },
+          headers: { "Request-Id": header("Request-Id") },
           content: {
             "application/json": {
               schema: {
@@ -133,13 +156,29 @@ export const billingOpenApiPaths = {
             },
           },
         },
-        "404": errorOf("Stripe webhooks are not configured on this server.", ["NOT_FOUND"]),
-        "422": errorOf(
+        "404": errorResponse("Stripe webhooks are not configured on this server.", ["NOT_FOUND"]),
+        "422": errorResponse(
           "The body or Stripe-Signature does not verify (wrong secret, altered body, older than 300 s), or the body is too large.",
           ["PAYLOAD_INVALID"],
         ),
-        "500": internalError,
+        "500": internal,
       },
     },
+  },
+};
+
+export const billingOpenApiSchemas = {
+  PaidPlan: { enum: ["starter", "pro", "business"] },
+  CheckoutRequest: {
+    type: "object",
+    additionalProperties: false,
+    required: ["plan"],
+    properties: { plan: ref("PaidPlan") },
+  },
+  CheckoutSession: {
+    type: "object",
+    additionalProperties: false,
+    required: ["checkout_url", "session_id", "plan"],
+    properties: { checkout_url: { type: "string", format: "uri" }, session_id: { type: "string", minLength: 1 }, plan: ref("PaidPlan") },
   },
 };
