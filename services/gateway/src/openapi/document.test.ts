@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { ERROR_CODES } from "@pressroom/platform";
 import { Ajv2020 } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { routes } from "../app";
+import { routes } from "../routes";
 import type { GatewayDeps } from "../deps";
 import { openApiDocument } from "./document";
 

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of Pressroom's public HTTP API, maintained by hand
  * and served at GET /v1/openapi.json. The gateway's unit test holds it to the
- * route table (app.ts) and the e2e suite validates every real response it
+ * route table (routes.ts) and the e2e suite validates every real response it
  * sees against it, so it cannot drift from the code.
  *
  * Each feature keeps the paths of its routes, and the schemas only it uses,

@@ -1,18 +1,12 @@
-import { randomBytes } from "node:crypto";
-import Router from "@koa/router";
-import { trace } from "@opentelemetry/api";
-import Koa, { type Middleware } from "koa";
-import type { GatewayDeps } from "./deps";
-import { allowedMethods, errorMiddleware } from "./http/errors";
-import { httpMetrics } from "./http/metrics";
-import { pageRoutes } from "./pages/pages";
-import { metaRoutes } from "./meta/routes";
-import { keyRoutes } from "./keys/routes";
-import { templateRoutes } from "./templates/routes";
+import type { Middleware } from "koa";
 import { billingRoutes } from "./billing/routes";
-import { outputHandler } from "./outputs/routes";
+import type { GatewayDeps } from "./deps";
 import { jobHandler } from "./jobs/create";
 import { jobView } from "./jobs/view";
+import { keyRoutes } from "./keys/routes";
+import { metaRoutes } from "./meta/routes";
+import { outputHandler } from "./outputs/routes";
+import { templateRoutes } from "./templates/routes";
 
 export interface Route {
   method: "GET" | "POST";
@@ -22,15 +16,15 @@ export interface Route {
 }
 
 /**
- * Every route of the public API, in one table: the app registers these (and
- * the human pages of pages/pages.ts), and a unit test holds the OpenAPI
- * document to this list.
+ * Every route of the public API, in one table, with each handler from its
+ * feature: createServer (server.ts) registers these (and the human pages of
+ * pages/pages.ts), and a unit test holds the OpenAPI document to this list.
  */
 export function routes(deps: GatewayDeps): Route[] {
-  const keys = keyRoutes(deps);
   const templates = templateRoutes(deps);
-  const meta = metaRoutes(deps);
+  const keys = keyRoutes(deps);
   const billing = billingRoutes(deps);
+  const meta = metaRoutes(deps);
   return [
     { method: "POST", path: "/v1/render", handler: jobHandler(deps, "render") },
     { method: "POST", path: "/v1/image", handler: jobHandler(deps, "image") },
@@ -50,29 +44,4 @@ export function routes(deps: GatewayDeps): Route[] {
     { method: "GET", path: "/livez", handler: meta.livez },
     { method: "GET", path: "/readyz", handler: meta.readyz },
   ];
-}
-
-/** Builds the public HTTP API. Nothing listens here; main.ts and tests do. */
-export function createApp(deps: GatewayDeps): Koa {
-  const app = new Koa();
-  app.proxy = false;
-  app.silent = true;
-
-  app.use(httpMetrics());
-  app.use(errorMiddleware(deps.logger));
-  app.use(async (ctx, next) => {
-    // The trace id; requests that are not traced (health probes) get an id of the same form.
-    ctx.set("Request-Id", trace.getActiveSpan()?.spanContext().traceId ?? randomBytes(16).toString("hex"));
-    ctx.set("X-Content-Type-Options", "nosniff");
-    await next();
-  });
-
-  const router = new Router();
-  for (const route of [...routes(deps), ...pageRoutes(deps)]) {
-    if (route.method === "GET") router.get(route.path, route.handler);
-    else router.post(route.path, route.handler);
-  }
-  app.use(allowedMethods());
-  app.use(router.routes());
-  return app;
 }
