@@ -5,7 +5,7 @@ import { DEMO_API_KEY, call, streams } from "@pressroom/platform";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import puppeteer, { type Browser } from "puppeteer-core";
-import { billingOpenApiPaths } from "../../services/gateway/src/routes/billing";
+import { billingOpenApiPaths } from "../../services/gateway/src/billing/openapi";
 import { errorShape, type ApiResponse } from "./support/api";
 import { OpenApiChecker } from "./support/openapi";
 import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";

@@ -7,7 +7,7 @@ import { streams } from "@pressroom/platform";
 import { distinctFreePorts, serviceEnv, startService } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import Stripe from "stripe";
-import { billingOpenApiPaths } from "../../services/gateway/src/routes/billing";
+import { billingOpenApiPaths } from "../../services/gateway/src/billing/openapi";
 import { errorShape, type ApiResponse } from "./support/api";
 import { OpenApiChecker } from "./support/openapi";
 import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";

@@ -1,9 +1,9 @@
 import type { Logger } from "@pressroom/platform";
-import type { Authenticator } from "./auth";
+import type { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import type { TrustedProxies } from "./http/client-ip";
 import type { JobBus } from "./jobs/submit";
-import type { TemplateDirectory } from "./templates";
+import type { TemplateDirectory } from "./templates/directory";
 
 /** Everything the HTTP app needs; main.ts builds it, tests build their own. */
 export interface GatewayDeps {

@@ -1,13 +1,14 @@
-import { createServer } from "node:http";
+import { createServer as createHttpServer } from "node:http";
 import { Lifecycle, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
-import { createApp } from "./app";
-import { Authenticator } from "./auth";
+import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
+import { loadGatewayConfig } from "./config";
+import type { GatewayDeps } from "./deps";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
-import { loadGatewayConfig } from "./config";
 import { observeRenderQueue } from "./jobs/queue-metrics";
-import { TemplateDirectory } from "./templates";
+import { createServer } from "./server";
+import { TemplateDirectory } from "./templates/directory";
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());
-  const app = createApp({
+  const deps: GatewayDeps = {
     logger,
     clients,
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
@@ -33,9 +34,9 @@ async function main(): Promise<void> {
     maxBodyBytes: config.MAX_BODY_BYTES,
     trustedProxies: new TrustedProxies(config.TRUSTED_PROXIES),
     isReady: () => lifecycle.isReady(),
-  });
+  };
 
-  const server = createServer(app.callback());
+  const server = createHttpServer(createServer(deps).callback());
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = config.SYNC_WAIT_MS + 30_000;

@@ -21,6 +21,12 @@ export function jsonDepthOver(text: string, limit: number): boolean {
   return false;
 }
 
+/** Refuses a body with fields other than `allowed`, naming them. */
+export function onlyFields(body: Record<string, unknown>, allowed: string[]): void {
+  const unknown = Object.keys(body).filter((field) => !allowed.includes(field));
+  if (unknown.length) throw errors.payload(`unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, `Send only ${allowed.join(", ")}.`);
+}
+
 /**
  * Reads a JSON object body with a size limit. A wrong content type, an
  * oversized or malformed body, or a non-object are all 422 PAYLOAD_INVALID.
@@ -28,12 +34,18 @@ export function jsonDepthOver(text: string, limit: number): boolean {
 export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Record<string, unknown>> {
   const type = ctx.request.type;
   if (type !== "application/json") {
-    throw errors.payload(`request body must be JSON (Content-Type: application/json), got "${type || "none"}"`, "Send Content-Type: application/json with a JSON object body.");
+    throw errors.payload(
+      `request body must be JSON (Content-Type: application/json), got "${type || "none"}"`,
+      "Send Content-Type: application/json with a JSON object body.",
+    );
   }
   const tooLarge = () => {
     // Answer at once and close the connection rather than read the rest.
     ctx.set("Connection", "close");
-    return errors.payload(`request body is larger than ${maxBytes} bytes`, `Send at most ${maxBytes} bytes (html at most 524,288 bytes, data at most 262,144 bytes as JSON).`);
+    return errors.payload(
+      `request body is larger than ${maxBytes} bytes`,
+      `Send at most ${maxBytes} bytes (html at most 524,288 bytes, data at most 262,144 bytes as JSON).`,
+    );
   };
   const declared = Number(ctx.get("content-length") || "0");
   if (declared > maxBytes) throw tooLarge();
@@ -46,7 +58,10 @@ export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Re
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (jsonDepthOver(text, MAX_JSON_DEPTH)) {
-    throw errors.payload(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, `Flatten the data: at most ${MAX_JSON_DEPTH} levels of nesting.`);
+    throw errors.payload(
+      `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+      `Flatten the data: at most ${MAX_JSON_DEPTH} levels of nesting.`,
+    );
   }
   let parsed: unknown;
   try {

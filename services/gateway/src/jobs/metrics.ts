@@ -1,7 +1,10 @@
 import { meter } from "@pressroom/platform";
-import type { JobKind } from "../validation";
+import type { JobKind } from "./validation";
 
-const accepted = meter().createCounter("pressroom.jobs.accepted", { unit: "{job}", description: "Jobs accepted, by kind (render, image) and mode (sync, async)." });
+const accepted = meter().createCounter("pressroom.jobs.accepted", {
+  unit: "{job}",
+  description: "Jobs accepted, by kind (render, image) and mode (sync, async).",
+});
 const syncFallbacks = meter().createCounter("pressroom.jobs.sync_fallbacks", {
   unit: "{job}",
   description: "Sync requests whose job had not ended within SYNC_WAIT_MS and were answered 202.",

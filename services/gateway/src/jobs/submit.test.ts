@@ -7,21 +7,36 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { announceOutcome, appendJobEvent, jobEvent, loadJob, newId, type JobEvent } from "@pressroom/platform";
 import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { JobWatch, submitJob, type JobBus } from "./submit";
+import { JobWatch } from "./job-watch";
+import { submitJob, type JobBus } from "./submit";
 
 const accepted = (jobId: string) =>
   jobEvent("job.accepted", {
     jobId,
     keyId: "key_watch",
     source: "gateway",
-    accepted: jobEventsV1.JobAccepted.fromPartial({ kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, dataJson: "{}", plan: "free" }),
+    accepted: jobEventsV1.JobAccepted.fromPartial({
+      kind: jobEventsV1.JobKind.JOB_KIND_RENDER,
+      templateId: "invoice",
+      templateVersion: 1,
+      dataJson: "{}",
+      plan: "free",
+    }),
   });
 const succeeded = (jobId: string): JobEvent =>
   jobEvent("job.succeeded", {
     jobId,
     keyId: "key_watch",
     source: "render",
-    succeeded: { outputId: "out_watch", url: "https://x.test/o", expiresAt: "2026-11-22T00:00:00.000Z", contentType: "application/pdf", sizeBytes: "42", pages: 1, renderMs: 3 },
+    succeeded: {
+      outputId: "out_watch",
+      url: "https://x.test/o",
+      expiresAt: "2026-11-22T00:00:00.000Z",
+      contentType: "application/pdf",
+      sizeBytes: "42",
+      pages: 1,
+      renderMs: 3,
+    },
   });
 
 describe("JobWatch: the sync wait", () => {
@@ -79,7 +94,8 @@ describe("JobWatch: the sync wait", () => {
     const jobId = newId("job");
     const watch = new JobWatch(bus, jobId);
     await nc.flush();
-    announceOutcome(nc, jobEvent("job.failed", { jobId, keyId: "key_watch", source: "render", failed: { code: "RENDER_FAILED", message: "template error", refund: false } }));
+    const failed = { code: "RENDER_FAILED", message: "template error", refund: false };
+    announceOutcome(nc, jobEvent("job.failed", { jobId, keyId: "key_watch", source: "render", failed }));
     await nc.flush();
     await new Promise((resolve) => setTimeout(resolve, 50));
     const outcome = await watch.wait(1);

@@ -5,10 +5,10 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { AppError, call } from "@pressroom/platform";
 import type { Context } from "koa";
-import type { Route } from "../app";
+import type { Route } from "../routes";
 import type { GatewayDeps } from "../deps";
 import { errors } from "../http/errors";
-import { templateEntry } from "../routes/account";
+import { templateEntry } from "../templates/routes";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
 /**

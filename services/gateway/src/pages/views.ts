@@ -1,6 +1,6 @@
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { escapeHtml } from "../http/html";
-import type { templateEntry } from "../routes/account";
+import type { templateEntry } from "../templates/routes";
 import { snippets } from "./snippets";
 
 /** A catalog entry as GET /v1/templates answers it. */
@@ -87,7 +87,8 @@ ${facts(t)}
     "templates",
     `<main id="content" class="page">
 <h1>Templates</h1>
-<p class="lead">Every template in the catalog, as it renders with its sample data. Open one to see its data schema, edit the data and render it with the public demo key, or copy the call for curl, JavaScript or Python.</p>
+<p class="lead">Every template in the catalog, as it renders with its sample data. ` +
+      `Open one to see its data schema, edit the data and render it with the public demo key, or copy the call for curl, JavaScript or Python.</p>
 <ul class="cards">
 ${cards}
 </ul>
@@ -146,7 +147,9 @@ function schemaRows(schema: Schema, prefix = ""): string[] {
     const field = schema.properties![name]!;
     const path = `${prefix}${name}`;
     const required = (schema.required ?? []).includes(name);
-    const row = `<tr><th scope="row"><code>${escapeHtml(path)}</code></th><td>${escapeHtml(typeLabel(field))}</td><td>${required ? "yes" : "no"}</td><td>${rules(field).join("; ")}</td><td>${escapeHtml(field.description ?? "")}</td></tr>`;
+    const row =
+      `<tr><th scope="row"><code>${escapeHtml(path)}</code></th><td>${escapeHtml(typeLabel(field))}</td><td>${required ? "yes" : "no"}</td>` +
+      `<td>${rules(field).join("; ")}</td><td>${escapeHtml(field.description ?? "")}</td></tr>`;
     const nested = field.properties ? schemaRows(field, `${path}.`) : field.items?.properties ? schemaRows(field.items, `${path}[].`) : [];
     return [row, ...nested];
   });
@@ -181,7 +184,8 @@ ${facts(template)}
 <h2 id="schema-title">Data schema</h2>
 <p class="help">The <code>data</code> object this template takes (JSON Schema in <code>data_schema</code> of <code>GET /v1/templates</code>).</p>
 <div class="schema-table"><table>
-<thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Rules</th><th scope="col">Description</th></tr></thead>
+<thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th>` +
+      `<th scope="col">Rules</th><th scope="col">Description</th></tr></thead>
 <tbody>
 ${schemaRows(schema).join("\n")}
 </tbody>
@@ -192,7 +196,8 @@ ${schemaRows(schema).join("\n")}
 <h2 id="try-title">Try it</h2>
 <form id="try-it" data-template="${escapeHtml(template.id)}" data-endpoint="${endpoint}" data-key="${escapeHtml(DEMO_API_KEY)}" novalidate>
 <label for="try-data">Data (JSON), starting from the sample data</label>
-<p class="help" id="try-help">Edit any value and render it with the public demo key (3 requests a minute, 1 render at a time). The data is checked against the schema before it is sent.</p>
+<p class="help" id="try-help">Edit any value and render it with the public demo key (3 requests a minute, 1 render at a time). ` +
+      `The data is checked against the schema before it is sent.</p>
 <textarea id="try-data" name="data" spellcheck="false" aria-describedby="try-help try-problems">${escapeHtml(sample)}</textarea>
 <div class="problems" id="try-problems" role="alert" hidden></div>
 <div class="actions">
@@ -226,9 +231,11 @@ export function docsPage(): string {
     "docs",
     `<main id="content">
 <h1 class="visually-hidden">API reference</h1>
-<div id="api-reference"><noscript><p>The interactive reference needs JavaScript. The same content is in the <a href="/v1/openapi.json">OpenAPI document</a>.</p></noscript></div>
+<div id="api-reference"><noscript><p>The interactive reference needs JavaScript. ` +
+      `The same content is in the <a href="/v1/openapi.json">OpenAPI document</a>.</p></noscript></div>
 </main>`,
-    '<link rel="stylesheet" href="/assets/swagger-ui/swagger-ui.css">\n<script src="/assets/swagger-ui/swagger-ui-bundle.js"></script>\n<script type="module" src="/assets/docs.mjs"></script>\n',
+    '<link rel="stylesheet" href="/assets/swagger-ui/swagger-ui.css">\n' +
+      '<script src="/assets/swagger-ui/swagger-ui-bundle.js"></script>\n<script type="module" src="/assets/docs.mjs"></script>\n',
   );
 }
 

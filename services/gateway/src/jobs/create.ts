@@ -1,16 +1,17 @@
 import type { meteringV1 } from "@pressroom/contracts";
 import { AppError, isTerminal, loadJob, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
-import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../admission";
-import type { Principal } from "../auth";
+import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
+import type { Principal } from "../access/auth";
+import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
-import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../idempotency";
-import { jobMetrics } from "../jobs/metrics";
-import { JobWatch, submitJob, type JobBus } from "../jobs/submit";
-import { checkTemplateData, type TemplateInfo } from "../templates";
-import { validateJobRequest, type JobKind, type JobRequest } from "../validation";
+import { checkTemplateData, type TemplateInfo } from "../templates/directory";
+import { JobWatch } from "./job-watch";
+import { jobMetrics } from "./metrics";
+import { submitJob, type JobBus } from "./submit";
+import { validateJobRequest, type JobKind, type JobRequest } from "./validation";
 
 /** The sync success body of DESIGN.md. */
 export function succeededBody(job: JobOutcome) {

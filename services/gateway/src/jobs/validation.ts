@@ -1,5 +1,5 @@
 import { AppError } from "@pressroom/platform";
-import { errors } from "./http/errors";
+import { errors } from "../http/errors";
 
 export const TEMPLATE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const MAX_HTML_BYTES = 524_288;
@@ -52,7 +52,9 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
     return errors.payload(`unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, `Send only ${FIELDS[kind].join(", ")}.`);
   }
   const { template_id: templateId, html, data, webhook_url: webhookUrl } = body;
-  if (kind === "image" && templateId === undefined) return errors.payload("template_id: required", "Image requests name a png template; see GET /v1/templates.");
+  if (kind === "image" && templateId === undefined) {
+    return errors.payload("template_id: required", "Image requests name a png template; see GET /v1/templates.");
+  }
   if (kind === "render" && (templateId === undefined) === (html === undefined)) {
     return errors.payload("exactly one of template_id or html is required", "Send either template_id or html, not both.");
   }
@@ -64,7 +66,10 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   if (html !== undefined) {
     if (typeof html !== "string") return errors.payload("html: must be a string");
     const bytes = Buffer.byteLength(html, "utf8");
-    if (bytes > MAX_HTML_BYTES) return errors.payload(`html: ${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (512 KB)`, "Send a smaller document, or store it as a template.");
+    if (bytes > MAX_HTML_BYTES) {
+      const limit = `html: ${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (512 KB)`;
+      return errors.payload(limit, "Send a smaller document, or store it as a template.");
+    }
     if (html.trim() === "") return errors.payload("html: must not be empty");
   }
   if (data === undefined) return errors.payload("data: required", 'Send a data object, e.g. "data": {} when the template needs none.');

@@ -3,12 +3,13 @@ import { describe, it } from "node:test";
 import { ERROR_CODES } from "@pressroom/platform";
 import { Ajv2020 } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { routes } from "./app";
-import type { GatewayDeps } from "./deps";
-import { openApiDocument } from "./openapi";
+import { routes } from "../routes";
+import type { GatewayDeps } from "../deps";
+import { openApiDocument } from "./document";
 
 type Json = Record<string, unknown>;
-const doc = JSON.parse(JSON.stringify(openApiDocument)) as Json & { paths: Record<string, Record<string, Json>>; components: Json & { schemas: Record<string, Json>; headers: Record<string, Json> } };
+type Doc = Json & { paths: Record<string, Record<string, Json>>; components: Json & { schemas: Record<string, Json>; headers: Record<string, Json> } };
+const doc = JSON.parse(JSON.stringify(openApiDocument)) as Doc;
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
 
 function operations(): { method: string; path: string; op: Json }[] {
@@ -103,7 +104,9 @@ describe("the OpenAPI document", () => {
       assert.ok((responses["429"]!.headers as Json)["Retry-After"], `${method} ${path} 429 Retry-After`);
       for (const [status, response] of Object.entries(responses)) {
         if (status === "401" || status === "500") continue;
-        for (const name of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) assert.ok((response.headers as Json)[name], `${method} ${path} ${status} ${name}`);
+        for (const name of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) {
+          assert.ok((response.headers as Json)[name], `${method} ${path} ${status} ${name}`);
+        }
       }
     }
     for (const path of ["/v1/render", "/v1/image"]) assert.ok(((doc.paths[path]!.post!.responses as Record<string, Json>)["202"]!.headers as Json).Location);

@@ -2,7 +2,7 @@ import { renderV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { errors } from "./http/errors";
+import { errors } from "../http/errors";
 
 export interface TemplateInfo {
   template: renderV1.Template;
@@ -103,6 +103,11 @@ export function checkTemplateData(info: TemplateInfo, data: unknown): AppError |
   const missing = first.keyword === "required" ? `/${String((first.params as { missingProperty?: string }).missingProperty)}` : "";
   const extra = first.keyword === "additionalProperties" ? `/${String((first.params as { additionalProperty?: string }).additionalProperty)}` : "";
   const path = `data${first.instancePath}${missing}${extra}`.replace(/\//g, ".").replace(/^data\./, "data.");
-  const message = first.keyword === "required" ? "is required" : first.keyword === "additionalProperties" ? "is not allowed by the template" : (first.message ?? "is invalid");
+  const message =
+    first.keyword === "required"
+      ? "is required"
+      : first.keyword === "additionalProperties"
+        ? "is not allowed by the template"
+        : (first.message ?? "is invalid");
   return errors.payload(`${path}: ${message}`, `See the data_schema of template "${info.template.id}" in GET /v1/templates.`);
 }

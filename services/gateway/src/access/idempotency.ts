@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, call, errorBody } from "@pressroom/platform";
 import type { Context } from "koa";
+import type { GatewayDeps } from "../deps";
+import { errors, toAppError } from "../http/errors";
 import type { Principal } from "./auth";
-import type { GatewayDeps } from "./deps";
-import { errors, toAppError } from "./http/errors";
 
 /**
  * Idempotency-Key (as Stripe does it) for POST /v1/render, /v1/image and
@@ -36,7 +36,10 @@ export function idempotencyOf(ctx: Context, body: Record<string, unknown>): mete
   if (header === undefined) return undefined;
   const key = Array.isArray(header) ? header.join(", ") : header;
   if (!IDEMPOTENCY_KEY.test(key)) {
-    return errors.payload("Idempotency-Key: must be 1 to 255 visible ASCII characters", "Send a unique value per operation, e.g. a UUID, and the same value when retrying it.");
+    return errors.payload(
+      "Idempotency-Key: must be 1 to 255 visible ASCII characters",
+      "Send a unique value per operation, e.g. a UUID, and the same value when retrying it.",
+    );
   }
   const requestDigest = createHash("sha256").update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body)}`).digest("hex");
   return { key, requestDigest };
@@ -77,11 +80,20 @@ export function markReplayed(ctx: Context): void {
  * whether its answer is final: a sync job still running after the wait is
  * answered 202 but not recorded, so its replays follow the job.
  */
-export async function recordResponse(deps: GatewayDeps, ctx: Context, principal: Principal, key: string, respond: () => Promise<{ final: boolean }>): Promise<void> {
+export async function recordResponse(
+  deps: GatewayDeps,
+  ctx: Context,
+  principal: Principal,
+  key: string,
+  respond: () => Promise<{ final: boolean }>,
+): Promise<void> {
+  const { metering } = deps.clients;
   const complete = (status: number, body: unknown) =>
-    call(deps.clients.metering, deps.clients.metering.completeIdempotentRequest, { keyId: principal.keyId, idempotencyKey: key, status, bodyJson: JSON.stringify(body) }).catch((err: unknown) => {
-      deps.logger.warn({ err }, "could not record the response of an Idempotency-Key; its replays follow the job");
-    });
+    call(metering, metering.completeIdempotentRequest, { keyId: principal.keyId, idempotencyKey: key, status, bodyJson: JSON.stringify(body) }).catch(
+      (err: unknown) => {
+        deps.logger.warn({ err }, "could not record the response of an Idempotency-Key; its replays follow the job");
+      },
+    );
   let final: boolean;
   try {
     ({ final } = await respond());
@@ -94,7 +106,12 @@ export async function recordResponse(deps: GatewayDeps, ctx: Context, principal:
 }
 
 /** A checkout replay while the first request runs: waits for its recorded response. */
-export async function awaitRecorded(deps: GatewayDeps, principal: Principal, key: string, record: meteringV1.IdempotentRecord): Promise<meteringV1.IdempotentRecord> {
+export async function awaitRecorded(
+  deps: GatewayDeps,
+  principal: Principal,
+  key: string,
+  record: meteringV1.IdempotentRecord,
+): Promise<meteringV1.IdempotentRecord> {
   const deadline = Date.now() + CHECKOUT_REPLAY_WAIT_MS;
   let current: meteringV1.IdempotentRecord | undefined = record;
   while (current && current.status === 0 && Date.now() < deadline) {

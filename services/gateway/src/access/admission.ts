@@ -1,6 +1,7 @@
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, call, type Logger } from "@pressroom/platform";
 import type { Context } from "koa";
+import type { GatewayDeps } from "../deps";
 import type { Principal } from "./auth";
 
 const { Decision } = meteringV1;
@@ -26,12 +27,22 @@ export async function admit(
   return response;
 }
 
+/** Authenticates and counts a keyed request that is not a render. */
+export async function keyed(deps: GatewayDeps, ctx: Context): Promise<Principal> {
+  const principal = await deps.auth.authenticate(ctx);
+  throwIfRateLimited(await admit(ctx, deps.clients.metering, principal));
+  return principal;
+}
+
 /** The rate-limit part of a decision: thrown before anything else is checked. */
 export function throwIfRateLimited(response: meteringV1.AdmitResponse): void {
   if (response.decision === Decision.DECISION_RATE_LIMITED) {
-    throw new AppError("RATE_LIMITED", "per-minute request limit exceeded", `Wait ${response.retryAfterSeconds} s (Retry-After) before the next request, or upgrade with POST /v1/billing/checkout.`, {
-      retryAfterSeconds: response.retryAfterSeconds,
-    });
+    throw new AppError(
+      "RATE_LIMITED",
+      "per-minute request limit exceeded",
+      `Wait ${response.retryAfterSeconds} s (Retry-After) before the next request, or upgrade with POST /v1/billing/checkout.`,
+      { retryAfterSeconds: response.retryAfterSeconds },
+    );
   }
 }
 
@@ -39,14 +50,20 @@ export function throwIfRateLimited(response: meteringV1.AdmitResponse): void {
 export function throwIfNotAdmitted(response: meteringV1.AdmitResponse): void {
   throwIfRateLimited(response);
   if (response.decision === Decision.DECISION_QUOTA_EXCEEDED) {
-    throw new AppError("QUOTA_EXCEEDED", "monthly render quota exhausted", "Upgrade your plan with POST /v1/billing/checkout, or wait for the next period (GET /v1/keys/usage).", {
-      retryAfterSeconds: response.retryAfterSeconds,
-    });
+    throw new AppError(
+      "QUOTA_EXCEEDED",
+      "monthly render quota exhausted",
+      "Upgrade your plan with POST /v1/billing/checkout, or wait for the next period (GET /v1/keys/usage).",
+      { retryAfterSeconds: response.retryAfterSeconds },
+    );
   }
   if (response.decision === Decision.DECISION_CONCURRENCY_EXCEEDED) {
-    throw new AppError("CONCURRENCY_EXCEEDED", "too many renders in flight for your plan", `Retry after ${response.retryAfterSeconds} s, when a render in flight has finished.`, {
-      retryAfterSeconds: response.retryAfterSeconds,
-    });
+    throw new AppError(
+      "CONCURRENCY_EXCEEDED",
+      "too many renders in flight for your plan",
+      `Retry after ${response.retryAfterSeconds} s, when a render in flight has finished.`,
+      { retryAfterSeconds: response.retryAfterSeconds },
+    );
   }
   if (response.decision !== Decision.DECISION_ALLOWED) throw new AppError("INTERNAL_ERROR", "admission failed", "Retry with exponential backoff.");
 }

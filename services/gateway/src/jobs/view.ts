@@ -1,0 +1,42 @@
+import { AppError, loadJob } from "@pressroom/platform";
+import type { Context } from "koa";
+import { keyed } from "../access/admission";
+import type { GatewayDeps } from "../deps";
+
+const JOB_ID = /^job_[0-9a-z]{26}$/;
+
+/** GET /v1/jobs/<id>: the caller's own jobs only. */
+export function jobView(deps: GatewayDeps) {
+  return async (ctx: Context): Promise<void> => {
+    const principal = await keyed(deps, ctx);
+    const id = ctx.params.id as string;
+    const job = JOB_ID.test(id) ? await loadJob(deps.bus.jsm, id) : undefined;
+    if (!job || job.keyId !== principal.keyId) {
+      throw new AppError("NOT_FOUND", `job "${id}" not found`, "Use the id returned by POST /v1/render or /v1/image with the same key.");
+    }
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = {
+      id: job.id,
+      status: job.status,
+      kind: job.kind,
+      template_id: job.templateId || null,
+      created_at: job.createdAt,
+      started_at: job.startedAt ?? null,
+      finished_at: job.finishedAt ?? null,
+      url: job.result?.url ?? null,
+      expires_at: job.result?.expiresAt ?? null,
+      content_type: job.result?.contentType ?? null,
+      size_bytes: job.result ? Number(job.result.sizeBytes) : null,
+      error: job.error ? { code: job.error.code, message: job.error.message } : null,
+      webhook: job.webhookUrl
+        ? {
+            state: job.webhook.state,
+            attempts: job.webhook.attempts,
+            last_status: job.webhook.lastStatus ?? null,
+            next_attempt_at: job.webhook.nextAttemptAt ?? null,
+          }
+        : null,
+      events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
+    };
+  };
+}

@@ -1,0 +1,37 @@
+import { randomBytes } from "node:crypto";
+import Router from "@koa/router";
+import { trace } from "@opentelemetry/api";
+import Koa from "koa";
+import type { GatewayDeps } from "./deps";
+import { allowedMethods, errorMiddleware } from "./http/errors";
+import { httpMetrics } from "./http/metrics";
+import { pageRoutes } from "./pages/pages";
+import { routes } from "./routes";
+
+/**
+ * Builds the public HTTP API. Nothing listens here: main.ts serves it on a
+ * port, and a test can build one without any.
+ */
+export function createServer(deps: GatewayDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+
+  app.use(httpMetrics());
+  app.use(errorMiddleware(deps.logger));
+  app.use(async (ctx, next) => {
+    // The trace id; requests that are not traced (health probes) get an id of the same form.
+    ctx.set("Request-Id", trace.getActiveSpan()?.spanContext().traceId ?? randomBytes(16).toString("hex"));
+    ctx.set("X-Content-Type-Options", "nosniff");
+    await next();
+  });
+
+  const router = new Router();
+  for (const route of [...routes(deps), ...pageRoutes(deps)]) {
+    if (route.method === "GET") router.get(route.path, route.handler);
+    else router.post(route.path, route.handler);
+  }
+  app.use(allowedMethods());
+  app.use(router.routes());
+  return app;
+}
