@@ -1,5 +1,5 @@
 import type { meteringV1 } from "@pressroom/contracts";
-import { AppError, PLAN_ORDER, PLANS, call, isPlanId } from "@pressroom/platform";
+import { AppError, PAID_PLANS, call, isPlanId } from "@pressroom/platform";
 import type { Context } from "koa";
 import { admit, throwIfRateLimited } from "../access/admission";
 import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
@@ -26,7 +26,6 @@ import { checkoutPage, sendPage } from "./checkout-page";
  */
 
 /** The plans a checkout can buy. */
-const PAID_PLANS: readonly string[] = PLAN_ORDER.filter((id) => PLANS[id].priceUsd > 0);
 const SESSION_ID = /^chk_[0-9a-z]{26}$/;
 const FORM_MAX_BYTES = 4 * 1024;
 const WEBHOOK_MAX_BYTES = 1024 * 1024;

@@ -1,10 +1,8 @@
-import { AppError } from "@pressroom/platform";
+import { AppError, TEMPLATE_ID_PATTERN, webhookUrlProblem } from "@pressroom/platform";
 import { errors } from "../http/errors";
 
-export const TEMPLATE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export const MAX_HTML_BYTES = 524_288;
 export const MAX_DATA_BYTES = 262_144;
-export const MAX_WEBHOOK_URL_LENGTH = 2_048;
 
 export type JobKind = "render" | "image";
 
@@ -21,25 +19,6 @@ const FIELDS: Record<JobKind, readonly string[]> = {
   render: ["template_id", "html", "data", "webhook_url"],
   image: ["template_id", "data", "webhook_url"],
 };
-
-/** Checks a webhook_url against the spec's rules; returns the problem, if any. */
-export function webhookUrlProblem(value: unknown): string | undefined {
-  if (typeof value !== "string") return "webhook_url: must be a string";
-  if ([...value].length > MAX_WEBHOOK_URL_LENGTH) return `webhook_url: must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
-  // The URL parser would silently drop tabs and newlines and trim spaces: refuse them instead.
-  if ([...value].some((ch) => ch.charCodeAt(0) <= 0x20 || ch.charCodeAt(0) === 0x7f)) return "webhook_url: must not contain spaces or control characters";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return "webhook_url: not a valid absolute URL";
-  }
-  if (url.protocol !== "https:") return "webhook_url: must use https";
-  if (url.port !== "" && url.port !== "443") return "webhook_url: must use the default port (443)";
-  if (url.username || url.password) return "webhook_url: must not contain credentials";
-  if (!url.hostname) return "webhook_url: must have a host";
-  return undefined;
-}
 
 /**
  * Validates the body of POST /v1/render or /v1/image. Returns the parsed
@@ -60,7 +39,7 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   }
   if (templateId !== undefined) {
     if (typeof templateId !== "string" || !TEMPLATE_ID_PATTERN.test(templateId)) {
-      return errors.payload("template_id: must match ^[a-z0-9][a-z0-9-]{0,63}$", "Use an id from GET /v1/templates.");
+      return errors.payload(`template_id: must match ${TEMPLATE_ID_PATTERN.source}`, "Use an id from GET /v1/templates.");
     }
   }
   if (html !== undefined) {

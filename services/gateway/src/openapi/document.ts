@@ -10,6 +10,7 @@
  * responses, the Error and TemplateId schemas) and merges the fragments.
  */
 
+import { TEMPLATE_ID_PATTERN } from "@pressroom/platform";
 import { billingOpenApiPaths, billingOpenApiSchemas } from "../billing/openapi";
 import { jobsOpenApiPaths, jobsOpenApiSchemas, jobsOpenApiWebhooks } from "../jobs/openapi";
 import { keysOpenApiPaths, keysOpenApiSchemas } from "../keys/openapi";
@@ -101,7 +102,7 @@ const SHARED_SCHEMAS = {
       hint: { type: "string", minLength: 1, description: "What to do about it." },
     },
   },
-  TemplateId: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,63}$", examples: ["invoice"] },
+  TemplateId: { type: "string", pattern: TEMPLATE_ID_PATTERN.source, examples: ["invoice"] },
 };
 
 export const openApiDocument = {

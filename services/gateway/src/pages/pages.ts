@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
-import { AppError, call } from "@pressroom/platform";
+import { AppError, TEMPLATE_ID_PATTERN, call } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { Route } from "../routes";
 import type { GatewayDeps } from "../deps";
@@ -117,7 +117,7 @@ export function pageRoutes(deps: GatewayDeps): Route[] {
       path: "/templates/:id",
       handler: async (ctx) => {
         const id = ctx.params.id as string;
-        const info = /^[a-z0-9][a-z0-9-]{0,63}$/.test(id)
+        const info = TEMPLATE_ID_PATTERN.test(id)
           ? await deps.templates.get(id).catch((err: unknown) => {
               if (err instanceof AppError && err.code === "TEMPLATE_NOT_FOUND") return undefined;
               throw err;

@@ -1,5 +1,5 @@
 import { renderV1 } from "@pressroom/contracts";
-import { AppError, call } from "@pressroom/platform";
+import { AppError, call, templateNotFound } from "@pressroom/platform";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { errors } from "../http/errors";
@@ -79,7 +79,7 @@ export class TemplateDirectory {
 
   private fetch(id: string): Promise<TemplateInfo> {
     return call(this.catalog, this.catalog.getTemplate, { id }).then(({ template }) => {
-      if (!template) throw new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
+      if (!template) throw templateNotFound(id);
       return { template, validate: this.validator(template) };
     });
   }

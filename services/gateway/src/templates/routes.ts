@@ -1,5 +1,5 @@
 import { renderV1 } from "@pressroom/contracts";
-import { AppError, call } from "@pressroom/platform";
+import { TEMPLATE_ID_PATTERN, call, templateNotFound } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { GatewayDeps } from "../deps";
 
@@ -42,8 +42,8 @@ export function templateRoutes(deps: GatewayDeps) {
     /** GET /v1/templates/<id>/preview.png: public, rendered once per template version. */
     async templatePreview(ctx: Context) {
       const id = ctx.params.id as string;
-      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(id)) {
-        throw new AppError("TEMPLATE_NOT_FOUND", `template "${id}" does not exist`, "List the available templates with GET /v1/templates.");
+      if (!TEMPLATE_ID_PATTERN.test(id)) {
+        throw templateNotFound(id);
       }
       const preview = await call(catalog, catalog.getPreview, { id }, 60_000);
       ctx.status = 200;
