@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { provisionNats } from "@pressroom/stack";
 import { connect } from "nats";
-import { errorShape, rawHttp, type ApiResponse } from "./support/api";
-import { OpenApiChecker } from "./support/openapi";
-import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+import { errorShape, rawHttp, type ApiResponse } from "./test-support/api";
+import { OpenApiChecker } from "./test-support/openapi";
+import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Errors, the check order and the request validation of the public API,

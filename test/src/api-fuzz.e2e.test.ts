@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Agent, request as httpRequest } from "node:http";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
-import { startHarness, type Harness } from "./support/harness";
+import { startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Property-based fuzz of the public HTTP API: 10,000 generated requests

@@ -7,8 +7,8 @@ import { after, before, describe, it } from "node:test";
 import { Pressroom, PressroomError } from "@pressroom/client";
 import { distinctFreePorts, serviceEnv, startService, stopChild, waitFor, waitReady, type ServiceProcess, type StackPorts } from "@pressroom/stack";
 import pg from "pg";
-import { Api, errorShape, type ApiResponse } from "./support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+import { Api, errorShape, type ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Idempotency-Key over HTTP with two gateway processes on one stack (real

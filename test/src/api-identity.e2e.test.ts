@@ -7,8 +7,8 @@ import { promisify } from "node:util";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { REPO_ROOT } from "@pressroom/stack";
 import pg from "pg";
-import { errorShape, type ApiResponse } from "./support/api";
-import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Identity over HTTP against the running services: signup and its per-IP

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Exchange } from "./support/api";
-import { OpenApiChecker } from "./support/openapi";
-import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+import type { Exchange } from "./test-support/api";
+import { OpenApiChecker } from "./test-support/openapi";
+import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * The OpenAPI 3.1 document served at GET /v1/openapi.json against the running
@@ -10,7 +10,7 @@ import { WITHOUT_RENDER, endOfSuiteChecks, startHarness, type Harness } from "./
  * documented path is 405 with the documented methods in Allow, and the
  * checker that every api-* suite ends with really catches drift.
  * (Each api-*.e2e suite checks all the real responses it saw against this
- * document; see support/harness.ts.)
+ * document; see test-support/harness.ts.)
  */
 
 const SAMPLE_PATH_VALUES: Record<string, string> = { id: "job_00000000000000000000000000" };

@@ -4,8 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import pg from "pg";
-import { errorShape, type ApiResponse } from "./support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Signed output URLs over HTTP against the running gateway and storage

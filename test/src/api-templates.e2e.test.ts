@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { errorShape, type ApiResponse } from "./support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { pdfInfo, pdfText, pngSize } from "./support/pdf";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { pdfInfo, pdfText, pngSize } from "./test-support/pdf";
 
 /**
  * The template catalog and rendering over HTTP against the whole running

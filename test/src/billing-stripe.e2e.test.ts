@@ -8,9 +8,9 @@ import { distinctFreePorts, serviceEnv, startService } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import Stripe from "stripe";
 import { billingOpenApiPaths } from "../../services/gateway/src/billing/openapi";
-import { errorShape, type ApiResponse } from "./support/api";
-import { OpenApiChecker } from "./support/openapi";
-import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { OpenApiChecker } from "./test-support/openapi";
+import { WITHOUT_RENDER, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * The Stripe provider's webhook, end to end without the network: events are

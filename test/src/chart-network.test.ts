@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { component, type K8sObject, NAMESPACE, render } from "./support/helm";
-import { type Endpoint, NetworkPolicies } from "./support/network-policy";
-import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./support/workloads";
+import { component, type K8sObject, NAMESPACE, render } from "./test-support/helm";
+import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
+import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./test-support/workloads";
 
 /**
  * The NetworkPolicies of the default install (bundled NATS and Postgres),

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import { chartTopology, consumers, DEMO_API_KEY, NATS_COMPONENTS, streams } from "@pressroom/platform";
-import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./support/helm";
-import { validateObject } from "./support/kube-schemas";
-import { documentedMetrics } from "./support/prometheus";
-import { metricsOfQuery } from "./support/promql";
+import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./test-support/helm";
+import { validateObject } from "./test-support/kube-schemas";
+import { documentedMetrics } from "./test-support/prometheus";
+import { metricsOfQuery } from "./test-support/promql";
 import {
   allContainers,
   deploymentOf,
@@ -24,7 +24,7 @@ import {
   UID,
   type Workload,
   workloads,
-} from "./support/workloads";
+} from "./test-support/workloads";
 
 /**
  * The Helm chart, proven without a cluster: a real helm (v4, from the kubectl

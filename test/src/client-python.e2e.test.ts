@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
 import { REPO_ROOT, freePort } from "@pressroom/stack";
-import { startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver } from "./support/webhook-receiver";
+import { startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver } from "./test-support/webhook-receiver";
 
 /**
  * The Python client (packages/client-python): its unittest suites run as

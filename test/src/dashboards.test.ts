@@ -3,8 +3,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { REPO_ROOT } from "@pressroom/stack";
-import { documentedMetrics } from "./support/prometheus";
-import { metricsOfQuery } from "./support/promql";
+import { documentedMetrics } from "./test-support/prometheus";
+import { metricsOfQuery } from "./test-support/promql";
 
 /**
  * docs/metrics.md lists what the services export (metrics.e2e.test.ts proves

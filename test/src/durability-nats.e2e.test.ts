@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { connect } from "nats";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 const JOBS = 8;
 

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { connect, type NatsConnection } from "nats";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 /** A document whose render takes about 3 s: a script that busy-waits. */
 const SLOW_HTML = "<h1>Slow {{n}}</h1><script>const end = Date.now() + 3000; while (Date.now() < end) {}</script>";

@@ -7,8 +7,8 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { consumers, loadJob, streams, type JobState } from "@pressroom/platform";
 import { descendantsOf, startPrivatePostgres, type PrivatePostgres, type ServiceName } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 /** What the load generator sent, and how it was answered (status 0: no answer, the connection broke). */
 interface Sent {

@@ -4,8 +4,8 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { startTestStack, type TestStack } from "@pressroom/stack";
 import { connect, type NatsConnection, StorageType } from "nats";
-import { OtlpReceiver } from "./support/otlp-receiver";
-import { pdfText } from "./support/pdf";
+import { OtlpReceiver } from "./test-support/otlp-receiver";
+import { pdfText } from "./test-support/pdf";
 
 const SPAN_KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 

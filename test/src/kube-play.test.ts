@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { K8sObject } from "./support/helm";
-import { playablePodSpec, type PodSpec } from "./support/kube-play";
+import type { K8sObject } from "./test-support/helm";
+import { playablePodSpec, type PodSpec } from "./test-support/kube-play";
 
 const labels = (component: string) => ({ "app.kubernetes.io/name": "pressroom", "app.kubernetes.io/component": component });
 const service = (component: string, ports: { port: number; targetPort?: number | string }[]): K8sObject => ({

@@ -6,8 +6,8 @@ import { accountEventsV1 } from "@pressroom/contracts";
 import { streams } from "@pressroom/platform";
 import { REPO_ROOT } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { errorShape } from "./support/api";
-import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";
+import { errorShape } from "./test-support/api";
+import { WITHOUT_RENDER, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Operators see and correct a key's standing with the CLI

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { distinctFreePorts, serviceEnv, startService, stopChild, waitReady, type ServiceName, type ServiceProcess, type StackPorts } from "@pressroom/stack";
-import { Api, errorShape, type ApiResponse } from "./support/api";
-import { OpenApiChecker } from "./support/openapi";
-import { WITHOUT_RENDER, startHarness, type Harness } from "./support/harness";
+import { Api, errorShape, type ApiResponse } from "./test-support/api";
+import { OpenApiChecker } from "./test-support/openapi";
+import { WITHOUT_RENDER, startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Limits over HTTP with two gateway processes and two metering processes:

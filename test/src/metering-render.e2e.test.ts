@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "@pressroom/stack";
-import { errorShape, type ApiResponse } from "./support/api";
-import { startHarness, type Harness } from "./support/harness";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { startHarness, type Harness } from "./test-support/harness";
 
 /**
  * Slots and quota through the real pipeline (needs the render pool and

@@ -4,9 +4,9 @@ import { after, before, describe, it } from "node:test";
 import { consumers, planOf, streams } from "@pressroom/platform";
 import { SERVICE_NAMES, type ServiceName } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { documentedMetrics, scrape, seriesOf, total, type Sample } from "./support/prometheus";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { documentedMetrics, scrape, seriesOf, total, type Sample } from "./test-support/prometheus";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 const HELLO = { html: "<h1>Hello {{name}}</h1>", data: { name: "Ada" } };
 /** Ten pages, over the suite's RENDER_MAX_PAGES of 5: fails as page_cap. */

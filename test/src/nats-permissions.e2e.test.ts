@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { consumers, JOB_WRITERS, streams, subjects, type NatsComponent } from "@pressroom/platform";
 import { AckPolicy, connect, type NatsConnection } from "nats";
-import { startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver } from "./support/webhook-receiver";
+import { startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver } from "./test-support/webhook-receiver";
 
 /**
  * Every component connects to NATS as its own user, allowed only what

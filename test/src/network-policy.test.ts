@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseManifests } from "./support/helm";
-import { type Endpoint, inCidr, matchesSelector, NetworkPolicies } from "./support/network-policy";
+import { parseManifests } from "./test-support/helm";
+import { type Endpoint, inCidr, matchesSelector, NetworkPolicies } from "./test-support/network-policy";
 
 /** The evaluator the chart's NetworkPolicy tests stand on, against hand-written policies. */
 

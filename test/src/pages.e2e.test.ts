@@ -3,8 +3,8 @@ import { after, before, describe, it } from "node:test";
 import { DEMO_API_KEY, call } from "@pressroom/platform";
 import { waitFor } from "@pressroom/stack";
 import puppeteer, { type Browser, type HTTPResponse, type Page } from "puppeteer-core";
-import { pdfText, pngSize } from "./support/pdf";
-import { startHarness, type Harness } from "./support/harness";
+import { pdfText, pngSize } from "./test-support/pdf";
+import { startHarness, type Harness } from "./test-support/harness";
 
 /**
  * The pages a developer reads before integrating, used as a person would in

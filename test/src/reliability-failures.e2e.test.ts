@@ -3,9 +3,9 @@ import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { consumers, jobEvent, loadJob, newId, publishEvent, streams, subjects } from "@pressroom/platform";
 import { connect, type NatsConnection } from "nats";
-import { errorShape } from "./support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { errorShape } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 const DEMO_KEY = "pr_demo_public_try_pressroom_2026";
 /** The template bomb of issue 13: 3,000³ iterations of Handlebars. */

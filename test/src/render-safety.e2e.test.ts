@@ -8,9 +8,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { errorShape } from "./support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { pdfText } from "./support/pdf";
+import { errorShape } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { pdfText } from "./test-support/pdf";
 
 async function listen<T extends http.Server | https.Server>(server: T): Promise<{ server: T; port: number; close(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

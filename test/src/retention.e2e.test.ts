@@ -5,9 +5,9 @@ import { readJobEvents, streams } from "@pressroom/platform";
 import { waitFor } from "@pressroom/stack";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import pg from "pg";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { pdfText } from "./support/pdf";
-import { WebhookReceiver, type ReceivedCallback } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { pdfText } from "./test-support/pdf";
+import { WebhookReceiver, type ReceivedCallback } from "./test-support/webhook-receiver";
 
 /**
  * What Pressroom keeps: the JOBS stream (90 days) holds a digest and the size

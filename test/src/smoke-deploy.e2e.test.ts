@@ -21,11 +21,11 @@ import { consumers, streams } from "@pressroom/platform";
 import { distinctFreePorts, isolatedDatabase, REPO_ROOT, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect } from "nats";
 import pg from "pg";
-import { Api } from "./support/api";
-import { NAMESPACE, render, type K8sObject } from "./support/helm";
-import { COMPONENT_LABEL, KubePlay, podman, type ComponentPorts, type PlayedPod } from "./support/kube-play";
-import { pdfInfo, pngSize } from "./support/pdf";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { Api } from "./test-support/api";
+import { NAMESPACE, render, type K8sObject } from "./test-support/helm";
+import { COMPONENT_LABEL, KubePlay, podman, type ComponentPorts, type PlayedPod } from "./test-support/kube-play";
+import { pdfInfo, pngSize } from "./test-support/pdf";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 const run = promisify(execFile);
 const SERVICES = ["identity", "metering", "render", "storage", "webhook", "gateway"] as const;

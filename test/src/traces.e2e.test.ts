@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { startHarness, type Harness } from "./support/harness";
-import { OtlpReceiver, type ReceivedSpan } from "./support/otlp-receiver";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { startHarness, type Harness } from "./test-support/harness";
+import { OtlpReceiver, type ReceivedSpan } from "./test-support/otlp-receiver";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 const KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 

@@ -9,8 +9,8 @@ import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually, type ReceivedCallback } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually, type ReceivedCallback } from "./test-support/webhook-receiver";
 
 const BODY_FIELDS = ["id", "type", "created_at", "job_id", "status", "url", "expires_at", "error"];
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { endOfSuiteChecks, startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver } from "./support/webhook-receiver";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver } from "./test-support/webhook-receiver";
 
 /**
  * One customer's slow endpoint must not delay another customer's callbacks.

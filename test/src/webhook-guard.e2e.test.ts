@@ -3,8 +3,8 @@ import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { appendJobEvent, jobEvent, loadJob, newId, readJobEvents } from "@pressroom/platform";
 import { connect, type NatsConnection } from "nats";
-import { startHarness, type Harness } from "./support/harness";
-import { eventually } from "./support/webhook-receiver";
+import { startHarness, type Harness } from "./test-support/harness";
+import { eventually } from "./test-support/webhook-receiver";
 
 /**
  * The webhook service in its default configuration (no development

@@ -3,8 +3,8 @@ import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { appendJobEvent, jobEvent, loadJob, newId, publishEvent, subjects, type JobEvent } from "@pressroom/platform";
 import { connect, type NatsConnection } from "nats";
-import { startHarness, type Harness } from "./support/harness";
-import { WebhookReceiver, eventually } from "./support/webhook-receiver";
+import { startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 /**
  * Histories a crash can leave behind, written straight to JetStream: the
