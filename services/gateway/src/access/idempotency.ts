@@ -94,15 +94,19 @@ export async function recordResponse(
         deps.logger.warn({ err }, "could not record the response of an Idempotency-Key; its replays follow the job");
       },
     );
+  // A document answered in place of the JSON (Accept) is recorded as the JSON it stands for.
+  const recorded = () => (ctx.state as { recordedBody?: unknown }).recordedBody;
   let final: boolean;
   try {
     ({ final } = await respond());
   } catch (err) {
     const appError = toAppError(err, deps.logger, ctx);
-    await complete(appError.httpStatus, errorBody(appError));
+    // The job succeeded even if its document could not be sent: a replay answers that.
+    if (recorded() !== undefined) await complete(200, recorded());
+    else await complete(appError.httpStatus, errorBody(appError));
     throw appError;
   }
-  if (final) await complete(ctx.status, ctx.body);
+  if (final) await complete(ctx.status, recorded() ?? ctx.body);
 }
 
 /** A checkout replay while the first request runs: waits for its recorded response. */

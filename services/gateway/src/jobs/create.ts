@@ -7,6 +7,7 @@ import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, th
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
+import { sendOutput, signedOutputOf } from "../outputs/routes";
 import { checkTemplateData, type TemplateInfo } from "../templates/directory";
 import { JobWatch } from "./job-watch";
 import { jobMetrics } from "./metrics";
@@ -88,18 +89,47 @@ function answerQueued(ctx: Context, jobId: string): void {
   ctx.body = { id: jobId, status: "queued" };
 }
 
-function answerOutcome(ctx: Context, job: JobOutcome): void {
+/** Whether a sync request's Accept header prefers the job's document to JSON (JSON stays the default, for a wildcard too). */
+function documentWanted(ctx: Context, kind: JobKind): boolean {
+  const type = kind === "image" ? "image/png" : "application/pdf";
+  return ctx.accepts("application/json", type) === type;
+}
+
+/**
+ * The answer of a succeeded sync job: its JSON, or, when the request's
+ * Accept header asks for the document, the document itself with what the
+ * JSON would have said in headers. The JSON is what an Idempotency-Key
+ * records either way (ctx.state.recordedBody).
+ */
+async function answerSucceeded(deps: GatewayDeps, ctx: Context, kind: JobKind, body: ReturnType<typeof succeededBody>): Promise<void> {
+  const signed = documentWanted(ctx, kind) ? signedOutputOf(body.url) : undefined;
+  if (!signed) {
+    ctx.status = 200;
+    ctx.body = body;
+    return;
+  }
+  ctx.state.recordedBody = body;
+  await sendOutput(deps, ctx, signed);
+  ctx.set("Pressroom-Job-Id", body.id);
+  ctx.set("Content-Location", body.url);
+  ctx.set("Pressroom-Expires-At", body.expires_at);
+}
+
+async function answerOutcome(deps: GatewayDeps, ctx: Context, kind: JobKind, job: JobOutcome): Promise<void> {
   if (job.status === "failed") throw failedError(job);
-  ctx.status = 200;
-  ctx.body = succeededBody(job);
+  await answerSucceeded(deps, ctx, kind, succeededBody(job));
 }
 
 /** A replay: the recorded response, or while the first request runs, the job's own answer. */
-async function replayJob(deps: GatewayDeps, ctx: Context, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
+async function replayJob(deps: GatewayDeps, ctx: Context, kind: JobKind, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
+  if (record.status === 200 && !request.webhookUrl && documentWanted(ctx, kind)) {
+    markReplayed(ctx);
+    return answerSucceeded(deps, ctx, kind, JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>);
+  }
   if (record.status !== 0) return sendRecorded(ctx, record);
   markReplayed(ctx);
   const job = request.webhookUrl ? undefined : await outcomeOf(deps.bus, record.jobId, deps.syncWaitMs);
-  if (job) answerOutcome(ctx, job);
+  if (job) await answerOutcome(deps, ctx, kind, job);
   else answerQueued(ctx, record.jobId);
 }
 
@@ -132,7 +162,7 @@ async function runJob(
     answerQueued(ctx, jobId);
     return { final: false };
   }
-  answerOutcome(ctx, job);
+  await answerOutcome(deps, ctx, kind, job);
   return { final: true };
 }
 
@@ -149,7 +179,7 @@ export function jobHandler(deps: GatewayDeps, kind: JobKind) {
     if (!request) throw errors.internal();
     throwIfKeyReused(decision);
     const replay = replayOf(decision);
-    if (replay) return replayJob(deps, ctx, request, replay);
+    if (replay) return replayJob(deps, ctx, kind, request, replay);
     throwIfNotAdmitted(decision);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);

@@ -33,6 +33,28 @@ const JOB_REQUEST_ERRORS = {
   "500": internal,
 };
 
+/** The sync 200: the JSON by default, or the document when Accept asks for it. */
+function documentOrJson(documentType: string) {
+  const json = jsonResponse(
+    "Rendered (sync). The url is a signed, expiring download link: treat it like the document itself. " +
+      `With Accept: ${documentType}, the document itself, and the headers marked "with the document".`,
+    ref("RenderSucceeded"),
+    REPLAYABLE_HEADERS,
+  );
+  const withDocument = (description: string, schema: unknown) => ({ description: `With the document: ${description}`, schema });
+  return {
+    ...json,
+    headers: {
+      ...json.headers,
+      "Pressroom-Job-Id": withDocument("the job's id.", { type: "string" }),
+      "Content-Location": withDocument("the signed, expiring download URL of the same document.", { type: "string", format: "uri" }),
+      "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", { type: "string", format: "date-time" }),
+      "Content-Disposition": withDocument("inline, with the document's file name.", { type: "string" }),
+    },
+    content: { ...json.content, [documentType]: { schema: { type: "string", format: "binary" } } },
+  };
+}
+
 function jobOperation(kind: "render" | "image") {
   const isImage = kind === "image";
   const what = isImage
@@ -45,6 +67,9 @@ function jobOperation(kind: "render" | "image") {
       `${what} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
       "a job still running then is answered 202 like an async one. " +
+      `A sync request whose Accept header asks for ${isImage ? "image/png" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
+      "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
+      "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
       "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
       "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), " +
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
@@ -57,11 +82,7 @@ function jobOperation(kind: "render" | "image") {
       content: { "application/json": { schema: ref(isImage ? "ImageRequest" : "RenderRequest") } },
     },
     responses: {
-      "200": jsonResponse(
-        "Rendered (sync). The url is a signed, expiring download link: treat it like the document itself.",
-        ref("RenderSucceeded"),
-        REPLAYABLE_HEADERS,
-      ),
+      "200": documentOrJson(isImage ? "image/png" : "application/pdf"),
       "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", ref("JobAccepted"), {
         ...REPLAYABLE_HEADERS,
         Location: header("Location"),
