@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Pressroom } from "@pressroom/client";
 import { pdfText } from "../../services/render/src/test-support/engine";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
@@ -101,6 +102,16 @@ describe("sync renders answered with the document (Accept)", () => {
     const asJson = await post("/v1/render", invoice, undefined, key);
     assert.equal(asJson.json.id, first.headers["pressroom-job-id"]);
     assert.equal(asJson.json.url, first.headers["content-location"]);
+  });
+
+  it("the Node client gets the document in one request", async () => {
+    const client = new Pressroom({ apiKey, baseUrl: h.stack.baseUrl });
+    const document = await client.renderDocument(invoice);
+    assert.ok(document.status === "succeeded", JSON.stringify(document));
+    assert.match(pdfText(Buffer.from(document.bytes)), /Invoice A-17/);
+    assert.equal(document.content_type, "application/pdf");
+    assert.equal((await client.job(document.id)).status, "succeeded");
+    assert.deepEqual(Buffer.from(await client.download(document.url)), Buffer.from(document.bytes));
   });
 
   endOfSuiteChecks(() => h);

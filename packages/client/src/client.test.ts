@@ -107,6 +107,53 @@ describe("Pressroom over HTTP", () => {
     assert.equal(server.requests.length, sent, "nothing sent with a malformed key");
   });
 
+  it("renderDocument asks for the PDF itself and returns its bytes with the job's id, URL and expiry", async () => {
+    const pdf = Buffer.from("%PDF-1.7\n...%%EOF\n");
+    server.handler = (_req, res) => {
+      res.writeHead(200, {
+        "Content-Type": "application/pdf",
+        "Content-Length": String(pdf.length),
+        "Pressroom-Job-Id": "job_01",
+        "Content-Location": succeeded.url,
+        "Pressroom-Expires-At": succeeded.expires_at,
+      });
+      res.end(pdf);
+    };
+    const document = await client.renderDocument({ template_id: "invoice", data: {} }, { idempotencyKey: "doc-1" });
+    assert.equal(server.last.headers.accept, "application/pdf");
+    assert.equal(server.last.headers["idempotency-key"], "doc-1");
+    assert.equal(server.last.url, "/v1/render");
+    assert.ok(document.status === "succeeded");
+    assert.deepEqual(Buffer.from(document.bytes), pdf);
+    assert.deepEqual(
+      { id: document.id, url: document.url, expires_at: document.expires_at, content_type: document.content_type, size_bytes: document.size_bytes },
+      { id: "job_01", url: succeeded.url, expires_at: succeeded.expires_at, content_type: "application/pdf", size_bytes: pdf.length },
+    );
+  });
+
+  it("imageDocument asks for image/png; a job still running comes back queued, an error rejects", async () => {
+    server.handler = (_req, res) => json(res, 202, { id: "job_04", status: "queued" }, { Location: "/v1/jobs/job_04" });
+    assert.deepEqual(await client.imageDocument({ template_id: "og-image", data: {} }), { id: "job_04", status: "queued" });
+    assert.equal(server.last.headers.accept, "image/png");
+    assert.equal(server.last.url, "/v1/image");
+    server.handler = (_req, res) => json(res, 404, { error: "template \"x\" does not exist", code: "TEMPLATE_NOT_FOUND", hint: "List them." });
+    await assert.rejects(client.imageDocument({ template_id: "x", data: {} }), (err: unknown) => err instanceof PressroomError && err.code === "TEMPLATE_NOT_FOUND");
+  });
+
+  it("renderDocument downloads the document when the service answers JSON anyway", async () => {
+    const pdf = Buffer.from("%PDF-1.7 fallback");
+    server.handler = (req, res) => {
+      if (req.method === "POST") return json(res, 200, { ...succeeded, url: `${server.baseUrl}/v1/outputs/out_1?exp=1&sig=ab` });
+      res.writeHead(200, { "Content-Type": "application/pdf" });
+      res.end(pdf);
+    };
+    const document = await client.renderDocument({ html: "<p>x</p>", data: {} });
+    assert.ok(document.status === "succeeded");
+    assert.deepEqual(Buffer.from(document.bytes), pdf);
+    assert.equal(server.last.method, "GET");
+    assert.equal(server.last.headers.authorization, undefined, "the signed URL is fetched without the key");
+  });
+
   it("image posts to /v1/image", async () => {
     server.handler = (_req, res) => json(res, 200, { ...succeeded, content_type: "image/png" });
     const result = await client.image({ template_id: "social-card", data: { title: "Launch" } });

@@ -1,4 +1,4 @@
-import { makeTransport, requestBytes, requestJson, type FetchLike, type Transport } from "./http";
+import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Transport } from "./http";
 import type {
   CheckoutRequest,
   CheckoutResponse,
@@ -6,6 +6,7 @@ import type {
   ImageResponse,
   JobQueued,
   JobView,
+  RenderedDocument,
   RenderRequest,
   RenderResponse,
   SignupResponse,
@@ -96,6 +97,44 @@ export class Pressroom {
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
     return this.#call<ImageResponse>("POST", "/v1/image", request, options);
+  }
+
+  /**
+   * POST /v1/render, answered with the PDF itself in one round trip (Accept:
+   * application/pdf): the bytes with the job's id, signed URL and expiry; or
+   * `queued` when the service's wait ran out (poll `job(id)`, then
+   * `download(url)`). For a webhook job, use `render`.
+   */
+  renderDocument(request: Omit<RenderRequest, "webhook_url">, options?: RequestOptions): Promise<RenderedDocument | JobQueued> {
+    return this.#document("/v1/render", "application/pdf", request, options);
+  }
+
+  /** POST /v1/image, answered with the PNG itself in one round trip (Accept: image/png). Same answers as `renderDocument`. */
+  imageDocument(request: Omit<ImageRequest, "webhook_url">, options?: RequestOptions): Promise<RenderedDocument | JobQueued> {
+    return this.#document("/v1/image", "image/png", request, options);
+  }
+
+  async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {
+    const { idempotencyKey } = options;
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters");
+    }
+    const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey });
+    if ("json" in answer) {
+      const json = answer.json as RenderResponse;
+      // A service that answers JSON anyway: the document is one more request away.
+      return json.status === "succeeded" ? { ...json, bytes: await this.download(json.url) } : json;
+    }
+    const header = (name: string) => answer.headers.get(name) ?? "";
+    return {
+      id: header("pressroom-job-id"),
+      status: "succeeded",
+      url: header("content-location"),
+      expires_at: header("pressroom-expires-at"),
+      content_type: documentType,
+      size_bytes: answer.bytes.byteLength,
+      bytes: answer.bytes,
+    };
   }
 
   /** GET /v1/templates: the public catalog. */

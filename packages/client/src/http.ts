@@ -157,6 +157,46 @@ export async function requestJson<T>(
   });
 }
 
+/**
+ * A synchronous render asking for the document itself (Accept: `documentType`):
+ * the document's bytes with the headers that stand for the JSON, or the JSON
+ * answer when there is no document (a job still running: 202).
+ */
+export async function requestDocument(
+  transport: Transport,
+  path: string,
+  documentType: string,
+  options: { apiKey: string; body: unknown; idempotencyKey?: string },
+): Promise<{ bytes: Uint8Array; headers: Headers } | { json: unknown }> {
+  const url = `${transport.baseUrl}${path}`;
+  const headers: Record<string, string> = {
+    Accept: documentType,
+    "User-Agent": USER_AGENT,
+    Authorization: `Bearer ${options.apiKey}`,
+    "Content-Type": "application/json",
+  };
+  if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
+  return withDeadline(transport, url, async (signal) => {
+    const response = await transport.fetch(url, { method: "POST", headers, body: JSON.stringify(options.body), signal });
+    if (!response.ok) throw errorFromResponse(response, await response.text());
+    if (response.headers.get("content-type")?.split(";")[0]?.trim() === documentType) {
+      return { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
+    }
+    const text = await response.text();
+    try {
+      return { json: JSON.parse(text) as unknown };
+    } catch (err) {
+      throw new PressroomError({
+        code: "INTERNAL_ERROR",
+        status: response.status,
+        message: `HTTP ${response.status} answer is neither ${documentType} nor JSON`,
+        hint: "Check baseUrl (a proxy may have answered); retry with exponential backoff.",
+        cause: err,
+      });
+    }
+  });
+}
+
 /** GET of a signed output URL: no Authorization header (the URL is its own credential). */
 export async function requestBytes(transport: Transport, url: string): Promise<Uint8Array> {
   return withDeadline(transport, url, async (signal) => {

@@ -52,6 +52,12 @@ export interface JobQueued {
 }
 
 export type RenderResponse = RenderSucceeded | JobQueued;
+
+/** A finished synchronous render with its bytes, from one request (`renderDocument`, `imageDocument`). */
+export interface RenderedDocument extends RenderSucceeded {
+  /** The document itself (PDF or PNG); the same bytes `url` serves until it expires. */
+  bytes: Uint8Array;
+}
 export type ImageResponse = RenderResponse;
 
 /** An entry of the public template catalog (GET /v1/templates). */
