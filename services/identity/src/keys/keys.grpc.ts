@@ -3,7 +3,7 @@ import { AppError, DEMO_API_KEY, isPlanId, newId, publishEvent, subjects, unary,
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { IdentityDb } from "../db";
-import { signupBucket } from "./client-ip";
+import { signupBucket } from "./signup-bucket";
 import * as keys from "./keys.repository";
 import type { SecretBox } from "./secret-box";
 import { isWellFormedKey } from "./secrets";
