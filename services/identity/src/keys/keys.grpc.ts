@@ -76,11 +76,20 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       }
       try {
         const created = await keys.createKey(deps.db, deps.secretBox, { email, plan: "free" });
-        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "signup", planChanged: { fromPlan: "", toPlan: "free" } });
+        await emitAccountEvent(deps, {
+          type: "account.plan_changed",
+          keyId: created.key.keyId,
+          actor: "signup",
+          planChanged: { fromPlan: "", toPlan: "free" },
+        });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
         if (err instanceof keys.EmailExistsError) {
-          throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Use the key you were given at signup, or contact support to recover it.");
+          throw new AppError(
+            "AUTH_EMAIL_EXISTS",
+            "this e-mail address already has a key",
+            "Use the key you were given at signup, or contact support to recover it.",
+          );
         }
         throw err;
       }
@@ -90,10 +99,17 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       const plan = validPlan(req.plan || "free");
       try {
         const created = await keys.createKey(deps.db, deps.secretBox, { email: req.email.trim() || null, plan });
-        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "operator", planChanged: { fromPlan: "", toPlan: plan } });
+        await emitAccountEvent(deps, {
+          type: "account.plan_changed",
+          keyId: created.key.keyId,
+          actor: "operator",
+          planChanged: { fromPlan: "", toPlan: plan },
+        });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
-        if (err instanceof keys.EmailExistsError) throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Revoke the old key or use another address.");
+        if (err instanceof keys.EmailExistsError) {
+          throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Revoke the old key or use another address.");
+        }
         throw err;
       }
     }, logger),
@@ -137,7 +153,12 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, req.keyId);
       if (!rotated) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
       const previousExpiresAt = rotated.previous!.expiresAt.toISOString();
-      await emitAccountEvent(deps, { type: "account.webhook_secret_rotated", keyId: req.keyId, actor: "customer", webhookSecretRotated: { previousExpiresAt } });
+      await emitAccountEvent(deps, {
+        type: "account.webhook_secret_rotated",
+        keyId: req.keyId,
+        actor: "customer",
+        webhookSecretRotated: { previousExpiresAt },
+      });
       return { secret: rotated.secret, previousExpiresAt };
     }, logger),
   };
