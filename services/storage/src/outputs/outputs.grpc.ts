@@ -6,7 +6,7 @@ import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import type { ObjectWriter } from "./object-writer";
 import { storageMetrics } from "./metrics";
-import { claimExpired, deleteOutput, findOutput, insertOutput } from "./outputs.repository";
+import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
 import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
@@ -166,20 +166,4 @@ export function storageService(deps: StorageDeps): storageV1.StorageServiceServe
       );
     },
   };
-}
-
-/**
- * Deletes outputs past their expiry: claims a batch by marking the rows
- * deleted (downloads answer 410 from that moment), then deletes their
- * objects from the store and this replica's recent outputs. An object whose
- * delete fails is still removed by the bucket's own max age.
- */
-export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "logger" | "recentOutputs">, batch = 500): Promise<number> {
-  const claimed = await claimExpired(deps.db, new Date(), batch);
-  for (const outputId of claimed) {
-    deps.recentOutputs.delete(outputId);
-    await deps.store.delete(outputId).catch((err: unknown) => deps.logger.warn({ err, output_id: outputId }, "deleting an expired output failed"));
-  }
-  storageMetrics.swept(claimed.length);
-  return claimed.length;
 }
