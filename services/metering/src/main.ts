@@ -18,7 +18,7 @@ import {
 import { sweep } from "./admission/admission.repository";
 import { sweepIdempotencyKeys } from "./admission/idempotency.repository";
 import { BillingService } from "./billing/billing.service";
-import { identityDirectory } from "./billing/identity";
+import { identityDirectory } from "./billing/identity-client";
 import { LocalProvider } from "./billing/local.provider";
 import { StripeProvider, createStripeClient } from "./billing/stripe.provider";
 import { loadMeteringConfig } from "./config";

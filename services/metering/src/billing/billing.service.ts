@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import type Stripe from "stripe";
 import type { MeteringDb } from "../db";
 import * as sessions from "./checkout.repository";
-import type { KeyDirectory } from "./identity";
+import type { KeyDirectory } from "./identity-client";
 import { isUpgrade, upgradeProblem } from "./plans";
 import type { PaymentProvider } from "./provider";
 import type { StripeProvider } from "./stripe.provider";
