@@ -23,8 +23,8 @@ import { LocalProvider } from "./billing/local.provider";
 import { StripeProvider, createStripeClient } from "./billing/stripe.provider";
 import { loadMeteringConfig } from "./config";
 import type { MeteringDb } from "./db";
-import { renewQueuedLeases, settleFinishedJobs } from "./events/finished-jobs";
-import { JobEventsConsumer } from "./events/job-events.consumer";
+import { renewQueuedLeases, settleFinishedJobs } from "./admission/finished-jobs";
+import { JobEventsConsumer } from "./admission/job-events.consumer";
 import { meteringService } from "./metering.grpc";
 
 async function main(): Promise<void> {

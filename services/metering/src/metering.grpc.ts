@@ -12,7 +12,7 @@ export interface MeteringDeps {
   logger: Logger;
   leaseSeconds: number;
   billing: BillingService;
-  /** Frees the slots of the key's jobs that already finished (see events/finished-jobs.ts); returns how many it still holds. */
+  /** Frees the slots of the key's jobs that already finished (see admission/finished-jobs.ts); returns how many it still holds. */
   settleFinishedJobs?: (keyId: string) => Promise<number>;
   onUsageCorrected: (input: { keyId: string; from: number; to: number; actor: string; periodStart: Date }) => Promise<void>;
 }
