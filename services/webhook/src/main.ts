@@ -14,7 +14,7 @@ import {
   consumers,
   streams,
 } from "@pressroom/platform";
-import { AuditConsumer } from "./audit/audit.consumer";
+import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
 import { loadWebhookConfig } from "./config";
 import type { WebhookDb } from "./db";
 import { DeliveryConsumer, type SecretSource } from "./delivery/delivery.consumer";
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     perKeyConcurrency: config.WEBHOOK_PER_KEY_CONCURRENCY,
     policy: { baseMs: config.WEBHOOK_RETRY_BASE_MS, capMs: config.WEBHOOK_RETRY_CAP_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
   });
-  const audit = new AuditConsumer({ js, db, logger });
+  const audit = new AuditProjectionConsumer({ js, db, logger });
   await Promise.all([dispatch.start(), delivery.start(), audit.start()]);
 
   lifecycle.addReadinessCheck(() => pingDb(db));
