@@ -1,5 +1,5 @@
 import { meteringV1 } from "@pressroom/contracts";
-import type { Logger, startGrpcServer } from "@pressroom/platform";
+import type { GrpcService, Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager } from "nats";
 import { admissionHandlers } from "./admission/admission.grpc";
@@ -8,9 +8,6 @@ import { publishUsageCorrected } from "./admission/usage-corrected";
 import { billingHandlers } from "./billing/billing.grpc";
 import type { BillingService } from "./billing/billing.service";
 import type { MeteringDb } from "./db";
-
-/** gRPC services with their implementations, as startGrpcServer takes them. */
-export type GrpcServices = Parameters<typeof startGrpcServer>[0]["services"];
 
 export interface ServerDeps {
   db: Kysely<MeteringDb>;
@@ -27,7 +24,7 @@ export interface ServerDeps {
  * adds grpc.health.v1 and times every call), and a test can serve it on a
  * port of its own.
  */
-export function createServer(deps: ServerDeps): GrpcServices {
+export function createServer(deps: ServerDeps): GrpcService[] {
   const { db, js, jsm, logger } = deps;
   const implementation: meteringV1.MeteringServiceServer = {
     ...admissionHandlers({

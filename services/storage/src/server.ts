@@ -1,15 +1,12 @@
 import { storageV1 } from "@pressroom/contracts";
-import type { startGrpcServer } from "@pressroom/platform";
+import type { GrpcService } from "@pressroom/platform";
 import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
-
-/** gRPC services with their implementations, as startGrpcServer takes them. */
-export type GrpcServices = Parameters<typeof startGrpcServer>[0]["services"];
 
 /**
  * The storage gRPC service, built from its dependencies. Nothing listens
  * here: main.ts binds it (startGrpcServer, which adds grpc.health.v1 and
  * times every call), and a test can serve it on a port of its own.
  */
-export function createServer(deps: StorageDeps): GrpcServices {
+export function createServer(deps: StorageDeps): GrpcService[] {
   return [{ definition: storageV1.StorageServiceService, implementation: storageService(deps) }];
 }
