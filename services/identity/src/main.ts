@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  // NATS and Postgres close last (NATS first), once the work that uses them has ended: the same order in every service.
+  // The connections close last, once the work that uses them has ended, as in every service.
   lifecycle.on("closeDb", "nats", () => nc.drain());
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();

@@ -61,9 +61,9 @@ async function main(): Promise<void> {
   lifecycle.on("drainNats", "job events", () => jobEvents.stop());
   lifecycle.on("finishWork", "job events in flight", () => jobEvents.finish());
   lifecycle.on("finishWork", "sweep", () => sweep.stop());
-  lifecycle.on("finishWork", "identity client", () => identity.close());
-  // NATS and Postgres close last (NATS first), once the work that uses them has ended: the same order in every service.
+  // The connections close last, once the work that uses them has ended, as in every service.
   lifecycle.on("closeDb", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "identity client", () => identity.close());
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "metering ready");
