@@ -1,18 +1,13 @@
-import {
-  Lifecycle,
-  connectNats,
-  createDb,
-  createLogger,
-  pingDb,
-  awaitTopology,
-  startHealthServer,
-  streams,
-} from "@pressroom/platform";
+/**
+ * Identity: API keys, plans, signup and its throttle, revocation, webhook
+ * secrets. One gRPC service (server.ts); account events go to ACCOUNTS.
+ */
+import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer, streams } from "@pressroom/platform";
 import { loadIdentityConfig } from "./config";
 import type { IdentityDb } from "./db";
 import { sealPlaintextSecrets } from "./keys/keys.repository";
 import { SecretBox } from "./keys/secret-box";
-import { createIdentityServer } from "./server";
+import { createServer } from "./server";
 
 async function main(): Promise<void> {
   const config = loadIdentityConfig();
@@ -23,19 +18,20 @@ async function main(): Promise<void> {
 
   const db = createDb<IdentityDb>({ url: config.DATABASE_URL, schema: "identity", logger });
   const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "identity", logger });
-  const jsm = await nc.jetstreamManager();
-  await awaitTopology(jsm, { streams: [streams.ACCOUNTS] }, logger);
-
+  await awaitTopology(await nc.jetstreamManager(), { streams: [streams.ACCOUNTS] }, logger);
   const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
   const sealed = await sealPlaintextSecrets(db, secretBox);
   if (sealed > 0) logger.info({ sealed }, "sealed plaintext webhook secrets left by an earlier version");
-  const grpc = await createIdentityServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox }, config.GRPC_PORT);
+
+  const services = await createServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  lifecycle.on("drainNats", "nats", () => nc.drain());
+  // The connections close last, once the work that uses them has ended, as in every service.
+  lifecycle.on("closeDb", "nats", () => nc.drain());
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "identity ready");

@@ -1,10 +1,16 @@
-import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startHealthServer } from "@pressroom/platform";
+/**
+ * Storage: output bytes in the JetStream object store, their rows in
+ * Postgres, signed download URLs, and the expiry sweep. One gRPC service
+ * (server.ts) and the sweep (service.ts).
+ */
+import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer } from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { ObjectWriter } from "./outputs/object-writer";
-import { sweepExpired } from "./outputs/outputs.grpc";
+import { openOutputStore } from "./outputs/output-store";
 import { RecentOutputs } from "./outputs/recent-outputs";
-import { createStorageServer, openOutputStore } from "./server";
+import { createServer } from "./server";
+import { createService } from "./service";
 
 async function main(): Promise<void> {
   const config = loadStorageConfig();
@@ -30,22 +36,18 @@ async function main(): Promise<void> {
     ttlSeconds: config.OUTPUT_TTL_SECONDS,
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: config.OUTPUT_CACHE_MAX_ENTRY_BYTES }),
   };
-  const grpc = await createStorageServer(deps, config.GRPC_PORT);
-  const sweeper = setInterval(() => {
-    sweepExpired(deps).then(
-      (deleted) => {
-        if (deleted > 0) logger.info({ deleted }, "expired outputs deleted");
-      },
-      (err: unknown) => logger.warn({ err }, "output sweep failed"),
-    );
-  }, config.SWEEP_INTERVAL_MS);
+
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services: createServer(deps) });
+  const { expirySweep } = createService({ ...deps, sweepIntervalMs: config.SWEEP_INTERVAL_MS });
+  expirySweep.start();
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(10_000));
-  lifecycle.on("stopAccepting", "sweeper", () => clearInterval(sweeper));
-  lifecycle.on("drainNats", "nats", () => nc.drain());
+  lifecycle.on("finishWork", "expiry sweep", () => expirySweep.stop());
+  // The connections close last, once the work that uses them has ended, as in every service.
+  lifecycle.on("closeDb", "nats", () => nc.drain());
   lifecycle.on("closeDb", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "storage ready");

@@ -1,25 +1,27 @@
+/**
+ * The webhook service runs two things, both fed by the JOBS stream: callback
+ * delivery (delivery/: signed POSTs with retries) and the job audit
+ * projection (audit/: every job event as a row). service.ts builds both.
+ */
 import { readFileSync } from "node:fs";
 import { identityV1 } from "@pressroom/contracts";
 import {
-  AppError,
   Lifecycle,
-  call,
+  awaitTopology,
   connectNats,
+  consumers,
   createDb,
   createGrpcClient,
   createLogger,
   pingDb,
-  awaitTopology,
   startHealthServer,
-  consumers,
   streams,
 } from "@pressroom/platform";
-import { AuditConsumer } from "./audit/audit.consumer";
 import { loadWebhookConfig } from "./config";
 import type { WebhookDb } from "./db";
-import { DeliveryConsumer, type SecretSource } from "./delivery/delivery.consumer";
-import { DispatchConsumer } from "./delivery/dispatch.consumer";
 import { createPoster } from "./delivery/http";
+import { identitySecrets } from "./delivery/identity-client";
+import { createService } from "./service";
 
 async function main(): Promise<void> {
   const config = loadWebhookConfig();
@@ -50,21 +52,7 @@ async function main(): Promise<void> {
     },
     logger,
   );
-  const js = nc.jetstream();
-
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);
-  const secrets: SecretSource = {
-    async get(keyId) {
-      try {
-        const { secret, previousSecret } = await call(identity, identity.getWebhookSecret, { keyId });
-        if (!secret) return undefined;
-        return previousSecret ? [secret, previousSecret] : [secret];
-      } catch (err) {
-        if (err instanceof AppError && err.code === "NOT_FOUND") return undefined;
-        throw err;
-      }
-    },
-  };
   const poster = createPoster({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
@@ -72,30 +60,29 @@ async function main(): Promise<void> {
     ...(config.WEBHOOK_DEV_TARGET_PORT ? { devTargetPort: config.WEBHOOK_DEV_TARGET_PORT } : {}),
   });
 
-  const dispatch = new DispatchConsumer({ js, jsm, logger });
-  const delivery = new DeliveryConsumer({
-    js,
+  const { callbacks, auditProjection } = createService({
+    js: nc.jetstream(),
     jsm,
     db,
     logger,
     poster,
-    secrets,
+    secrets: identitySecrets(identity),
     concurrency: config.WEBHOOK_CONCURRENCY,
     perKeyConcurrency: config.WEBHOOK_PER_KEY_CONCURRENCY,
     policy: { baseMs: config.WEBHOOK_RETRY_BASE_MS, capMs: config.WEBHOOK_RETRY_CAP_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
   });
-  const audit = new AuditConsumer({ js, db, logger });
-  await Promise.all([dispatch.start(), delivery.start(), audit.start()]);
+  const running = [callbacks.dispatch, callbacks.delivery, auditProjection];
+  await Promise.all(running.map((consumer) => consumer.start()));
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   // No server accepts requests here: the consumers are the intake. Stop
   // pulling, let the attempts in flight finish and be recorded (they need
-  // NATS and Postgres), then close NATS and Postgres.
-  lifecycle.on("drainNats", "consumers", () => Promise.all([dispatch.stop(), delivery.stop(), audit.stop()]).then(() => undefined));
-  lifecycle.on("finishWork", "callbacks in flight", () => Promise.all([dispatch.finish(), delivery.finish(), audit.finish()]).then(() => undefined));
-  lifecycle.on("finishWork", "nats", () => nc.drain());
-  lifecycle.on("finishWork", "clients", () => {
+  // NATS, identity and Postgres), then close the connections.
+  lifecycle.on("drainNats", "consumers", () => Promise.all(running.map((consumer) => consumer.stop())).then(() => undefined));
+  lifecycle.on("finishWork", "callbacks and audit rows in flight", () => Promise.all(running.map((consumer) => consumer.finish())).then(() => undefined));
+  lifecycle.on("closeDb", "nats", () => nc.drain());
+  lifecycle.on("closeDb", "clients", () => {
     identity.close();
     poster.close();
   });

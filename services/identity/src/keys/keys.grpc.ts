@@ -1,9 +1,9 @@
-import { accountEventsV1, identityV1 } from "@pressroom/contracts";
-import { AppError, DEMO_API_KEY, isPlanId, newId, publishEvent, subjects, unary, type Logger } from "@pressroom/platform";
+import { identityV1 } from "@pressroom/contracts";
+import { AppError, DEMO_API_KEY, isPlanId, publishAccountEvent, unary, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { IdentityDb } from "../db";
-import { signupBucket } from "./client-ip";
+import { signupBucket } from "./signup-bucket";
 import * as keys from "./keys.repository";
 import type { SecretBox } from "./secret-box";
 import { isWellFormedKey } from "./secrets";
@@ -39,17 +39,6 @@ async function resolveKey(deps: IdentityDeps, ref: { apiKey: string; keyId: stri
   return row;
 }
 
-async function emitAccountEvent(deps: IdentityDeps, event: Omit<accountEventsV1.AccountEvent, "id" | "time" | "source">): Promise<void> {
-  const full = accountEventsV1.AccountEvent.fromPartial({ ...event, id: newId("evt"), time: new Date().toISOString(), source: "identity" });
-  await publishEvent(deps.js, {
-    subject: subjects.account(full.keyId),
-    spanSubject: "pressroom.account.{key_id}.v1",
-    msgId: full.id,
-    type: full.type,
-    data: accountEventsV1.AccountEvent.encode(full).finish(),
-  });
-}
-
 export function identityService(deps: IdentityDeps): identityV1.IdentityServiceServer {
   const { logger } = deps;
   return {
@@ -76,11 +65,20 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       }
       try {
         const created = await keys.createKey(deps.db, deps.secretBox, { email, plan: "free" });
-        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "signup", planChanged: { fromPlan: "", toPlan: "free" } });
+        await publishAccountEvent(deps.js, "identity", {
+          type: "account.plan_changed",
+          keyId: created.key.keyId,
+          actor: "signup",
+          planChanged: { fromPlan: "", toPlan: "free" },
+        });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
         if (err instanceof keys.EmailExistsError) {
-          throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Use the key you were given at signup, or contact support to recover it.");
+          throw new AppError(
+            "AUTH_EMAIL_EXISTS",
+            "this e-mail address already has a key",
+            "Use the key you were given at signup, or contact support to recover it.",
+          );
         }
         throw err;
       }
@@ -90,10 +88,17 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       const plan = validPlan(req.plan || "free");
       try {
         const created = await keys.createKey(deps.db, deps.secretBox, { email: req.email.trim() || null, plan });
-        await emitAccountEvent(deps, { type: "account.plan_changed", keyId: created.key.keyId, actor: "operator", planChanged: { fromPlan: "", toPlan: plan } });
+        await publishAccountEvent(deps.js, "identity", {
+          type: "account.plan_changed",
+          keyId: created.key.keyId,
+          actor: "operator",
+          planChanged: { fromPlan: "", toPlan: plan },
+        });
         return { apiKey: created.apiKey, key: toRecord(created.key) };
       } catch (err) {
-        if (err instanceof keys.EmailExistsError) throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Revoke the old key or use another address.");
+        if (err instanceof keys.EmailExistsError) {
+          throw new AppError("AUTH_EMAIL_EXISTS", "this e-mail address already has a key", "Revoke the old key or use another address.");
+        }
         throw err;
       }
     }, logger),
@@ -105,7 +110,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       }
       const revoked = await keys.revokeKey(deps.db, row.keyId);
       if (!revoked) throw new AppError("NOT_FOUND", "no such key", "Check the key or key id.");
-      await emitAccountEvent(deps, { type: "account.key_revoked", keyId: row.keyId, actor: "operator", keyRevoked: {} });
+      await publishAccountEvent(deps.js, "identity", { type: "account.key_revoked", keyId: row.keyId, actor: "operator", keyRevoked: {} });
       return { key: toRecord(revoked) };
     }, logger),
 
@@ -115,7 +120,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       const result = await keys.setPlan(deps.db, row.keyId, plan);
       if (!result) throw new AppError("NOT_FOUND", "no such key", "Check the key or key id.");
       if (result.previousPlan !== plan) {
-        await emitAccountEvent(deps, {
+        await publishAccountEvent(deps.js, "identity", {
           type: "account.plan_changed",
           keyId: row.keyId,
           actor: req.actor || "operator",
@@ -137,7 +142,12 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, req.keyId);
       if (!rotated) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
       const previousExpiresAt = rotated.previous!.expiresAt.toISOString();
-      await emitAccountEvent(deps, { type: "account.webhook_secret_rotated", keyId: req.keyId, actor: "customer", webhookSecretRotated: { previousExpiresAt } });
+      await publishAccountEvent(deps.js, "identity", {
+        type: "account.webhook_secret_rotated",
+        keyId: req.keyId,
+        actor: "customer",
+        webhookSecretRotated: { previousExpiresAt },
+      });
       return { secret: rotated.secret, previousExpiresAt };
     }, logger),
   };

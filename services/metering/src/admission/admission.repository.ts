@@ -20,13 +20,28 @@ type Db = Kysely<MeteringDb>;
  * admit() SQL function of migration 20261121T200000). `counted`: decide again
  * for a request already counted in the rate window.
  */
-export async function admitRequest(db: Db, input: { keyId: string; plan: string; renderJobId: string; leaseSeconds: number; counted?: boolean }): Promise<AdmitResult> {
+export interface AdmitInput {
+  keyId: string;
+  plan: string;
+  renderJobId: string;
+  leaseSeconds: number;
+  counted?: boolean;
+}
+
+export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResult> {
   const plan = planOf(input.plan);
   const { rows } = await sql<{ decision: Decision; rate_remaining: number; rate_reset: number; retry_after: number }>`
     select decision, rate_remaining, rate_reset, retry_after
-    from admit(${input.keyId}, ${plan.requestsPerMinute}, ${plan.rendersPerMonth}, ${plan.concurrentRenders}, ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false})`.execute(db);
+    from admit(${input.keyId}, ${plan.requestsPerMinute}, ${plan.rendersPerMonth}, ${plan.concurrentRenders},
+               ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false})`.execute(db);
   const row = rows[0]!;
-  return { decision: row.decision, rateLimit: plan.requestsPerMinute, rateRemaining: row.rate_remaining, rateReset: row.rate_reset, retryAfter: row.retry_after };
+  return {
+    decision: row.decision,
+    rateLimit: plan.requestsPerMinute,
+    rateRemaining: row.rate_remaining,
+    rateReset: row.rate_reset,
+    retryAfter: row.retry_after,
+  };
 }
 
 export type ReleaseOutcome = { released: boolean; refunded: boolean };
@@ -61,7 +76,12 @@ async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<Rele
 /** A job's terminal event: idempotent per event (recorded in the same transaction). */
 export async function releaseForEvent(db: Db, input: { eventId: string; jobId: string; refund: boolean }): Promise<"duplicate" | ReleaseOutcome> {
   return db.transaction().execute(async (trx) => {
-    const fresh = await trx.insertInto("processed_events").values({ event_id: input.eventId }).onConflict((oc) => oc.doNothing()).returning("event_id").executeTakeFirst();
+    const fresh = await trx
+      .insertInto("processed_events")
+      .values({ event_id: input.eventId })
+      .onConflict((oc) => oc.doNothing())
+      .returning("event_id")
+      .executeTakeFirst();
     if (!fresh) return "duplicate";
     return releaseJob(trx, input.jobId, input.refund);
   });
@@ -74,7 +94,12 @@ export async function releaseAdmission(db: Db, input: { jobId: string; refund: b
 
 /** The jobs holding a key's slots now. */
 export async function heldJobs(db: Db, keyId: string): Promise<string[]> {
-  const rows = await db.selectFrom("slots").select("job_id").where("key_id", "=", keyId).where("lease_expires_at", ">=", sql<Date>`clock_timestamp()`).execute();
+  const rows = await db
+    .selectFrom("slots")
+    .select("job_id")
+    .where("key_id", "=", keyId)
+    .where("lease_expires_at", ">=", sql<Date>`clock_timestamp()`)
+    .execute();
   return rows.map((row) => row.job_id);
 }
 
@@ -126,7 +151,8 @@ export async function readUsage(db: Db, keyId: string, planId: string): Promise<
       p.period::text as period,
       (select renders_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as used,
       (select count(*) from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as rate_count,
-      (select extract(epoch from (min(r.at) + interval '60 seconds' - p.now)) * 1000 from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as reset_ms,
+      (select extract(epoch from (min(r.at) + interval '60 seconds' - p.now)) * 1000
+         from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as reset_ms,
       (select count(*) from slots s where s.key_id = ${keyId} and s.lease_expires_at >= p.now) as in_flight
     from p`.execute(db);
   const row = rows[0]!;
@@ -174,7 +200,10 @@ export async function setRendersUsed(db: Db, keyId: string, used: number): Promi
 /**
  * Housekeeping any replica may run at any time (nothing here changes a
  * decision): rate events out of every window, expired leases, and the
- * idempotency records and charges older than the JOBS stream keeps events.
+ * processed-event records and charges older than the JOBS stream keeps
+ * events (keepDays): while a job event can still be delivered, its record
+ * must be there to make it a duplicate, and its job's charge to refund it
+ * once. Idempotency records are swept apart (sweepIdempotencyKeys, 24 h).
  */
 export async function sweep(db: Db, keepDays = 92): Promise<{ rateEvents: number; slots: number; processed: number; charges: number }> {
   const rate = await sql`delete from rate_events where at <= clock_timestamp() - interval '60 seconds'`.execute(db);

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import type Stripe from "stripe";
 import type { MeteringDb } from "../db";
 import * as sessions from "./checkout.repository";
-import type { KeyDirectory } from "./identity";
+import type { KeyDirectory } from "./identity-client";
 import { isUpgrade, upgradeProblem } from "./plans";
 import type { PaymentProvider } from "./provider";
 import type { StripeProvider } from "./stripe.provider";
@@ -24,7 +24,12 @@ const SESSION_ID = /^chk_[0-9a-z]{26}$/;
 /** The Stripe events that complete a checkout (the second one for delayed payment methods). */
 const COMPLETING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"]);
 
-const notFound = () => new AppError("NOT_FOUND", "checkout session not found", "Start a checkout with POST /v1/billing/checkout and open the checkout_url it answers.");
+const notFound = () =>
+  new AppError(
+    "NOT_FOUND",
+    "checkout session not found",
+    "Start a checkout with POST /v1/billing/checkout and open the checkout_url it answers.",
+  );
 const expired = () => new AppError("URL_EXPIRED", "this checkout session has expired", "Start a new checkout with POST /v1/billing/checkout.");
 
 function toSession(row: sessions.SessionRow): meteringV1.CheckoutSession {
@@ -66,7 +71,10 @@ export class BillingService {
       created = await deps.provider.createSession({ sessionId, keyId: request.keyId, plan, fromPlan: key.plan as PlanId, expiresAt });
     } catch (err) {
       const e = err as { type?: string; statusCode?: number; code?: string };
-      deps.logger.error({ provider: deps.provider.name, errType: e.type, statusCode: e.statusCode, errCode: e.code }, "the payment provider refused or did not answer");
+      deps.logger.error(
+        { provider: deps.provider.name, errType: e.type, statusCode: e.statusCode, errCode: e.code },
+        "the payment provider refused or did not answer",
+      );
       throw new AppError("UNAVAILABLE", "the payment provider is unavailable", "Retry with exponential backoff.");
     }
     await sessions.insertSession(deps.db, {
@@ -105,12 +113,20 @@ export class BillingService {
       const row = await sessions.findSession(trx, sessionId, { forUpdate: true });
       if (!row) throw notFound();
       if (row.provider !== "local") {
-        throw new AppError("PAYLOAD_INVALID", "this checkout is paid with Stripe, not confirmed here", "Open the checkout_url to pay; the plan changes when Stripe confirms the payment.");
+        throw new AppError(
+          "PAYLOAD_INVALID",
+          "this checkout is paid with Stripe, not confirmed here",
+          "Open the checkout_url to pay; the plan changes when Stripe confirms the payment.",
+        );
       }
       if (row.status === "completed") return { session: toSession(row) };
       if (isExpired(row)) throw expired();
       if (!sessions.tokenMatches(row, token)) {
-        throw new AppError("PAYLOAD_INVALID", "the confirmation is stale or did not come from the checkout page", "Reload the checkout page and press Confirm again.");
+        throw new AppError(
+          "PAYLOAD_INVALID",
+          "the confirmation is stale or did not come from the checkout page",
+          "Reload the checkout page and press Confirm again.",
+        );
       }
       const key = await deps.keys.getKey(row.key_id);
       if (key.revoked) throw new AppError("PLAN_INVALID", "this key has been revoked", "Upgrade an active key.");
@@ -132,14 +148,22 @@ export class BillingService {
     const { deps } = this;
     const stripe = deps.stripe;
     if (!stripe?.canVerifyWebhooks) {
-      throw new AppError("NOT_FOUND", "Stripe webhooks are not configured on this server", "Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET on the metering service.");
+      throw new AppError(
+        "NOT_FOUND",
+        "Stripe webhooks are not configured on this server",
+        "Set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET on the metering service.",
+      );
     }
     if (!signature) throw new AppError("PAYLOAD_INVALID", "Stripe-Signature header is missing", "Send the webhook exactly as Stripe signed it.");
     let event: Stripe.Event;
     try {
       event = stripe.verifyWebhook(payload, signature);
     } catch {
-      throw new AppError("PAYLOAD_INVALID", "Stripe-Signature does not verify (wrong secret, altered body, or older than 300 s)", "Send the webhook exactly as Stripe signed it, within 5 minutes.");
+      throw new AppError(
+        "PAYLOAD_INVALID",
+        "Stripe-Signature does not verify (wrong secret, altered body, or older than 300 s)",
+        "Send the webhook exactly as Stripe signed it, within 5 minutes.",
+      );
     }
     const answer = (outcome: string) => ({ eventId: event.id, eventType: event.type, outcome });
     if (!COMPLETING_EVENTS.has(event.type)) return answer("ignored");

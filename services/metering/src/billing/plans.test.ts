@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PAID_PLANS, isUpgrade, upgradeProblem } from "./plans";
+import { PAID_PLANS } from "@pressroom/platform";
+import { isUpgrade, upgradeProblem } from "./plans";
 
 describe("what a checkout may buy", () => {
   it("only paid plans above the key's plan", () => {

@@ -1,7 +1,4 @@
-import { AppError, PLAN_ORDER, PLANS, isPlanId, type PlanId } from "@pressroom/platform";
-
-/** The plans a checkout can buy: the priced ones. */
-export const PAID_PLANS: readonly PlanId[] = PLAN_ORDER.filter((id) => PLANS[id].priceUsd > 0);
+import { AppError, PAID_PLANS, PLAN_ORDER, isPlanId, type PlanId } from "@pressroom/platform";
 
 const rank = (plan: string): number => PLAN_ORDER.indexOf(plan as PlanId);
 
@@ -29,6 +26,9 @@ export function upgradeProblem(from: string, to: string): AppError | undefined {
   const higher = PAID_PLANS.filter((id) => rank(id) > rank(from));
   const choose = higher.length ? `Choose a higher plan: ${higher.join(", ")}.` : "Your key is already on the highest plan; contact support for more.";
   if (to === from) return new AppError("PLAN_INVALID", `plan: your key is already on the ${to} plan`, choose);
-  if (rank(to) < rank(from)) return new AppError("PLAN_INVALID", `plan: ${to} would be a downgrade from your ${from} plan; checkout only upgrades`, `${choose} To downgrade, contact support.`);
+  if (rank(to) < rank(from)) {
+    const downgrade = `plan: ${to} would be a downgrade from your ${from} plan; checkout only upgrades`;
+    return new AppError("PLAN_INVALID", downgrade, `${choose} To downgrade, contact support.`);
+  }
   return undefined;
 }

@@ -18,9 +18,10 @@ export interface ProviderSession {
 }
 
 /**
- * A payment provider. `local` (the default) is Pressroom's own checkout page,
- * whose confirm step upgrades at once; `stripe` is a Stripe Checkout Session,
- * completed by Stripe's verified checkout.session.completed webhook.
+ * A payment provider, chosen by BILLING_PROVIDER (no default). `local`, for
+ * development only, is Pressroom's own checkout page, whose confirm step
+ * upgrades at once; `stripe` is a Stripe Checkout Session, completed by
+ * Stripe's verified checkout.session.completed webhook.
  */
 export interface PaymentProvider {
   readonly name: "local" | "stripe";

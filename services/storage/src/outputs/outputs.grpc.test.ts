@@ -2,15 +2,17 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
-import { createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, type GrpcServerHandle } from "@pressroom/platform";
+import { createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, startGrpcServer, type GrpcServerHandle } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import { migrations } from "../migrations";
-import { createStorageServer, openOutputStore } from "../server";
+import { createServer } from "../server";
+import { sweepExpired } from "./expiry-sweep";
 import { ObjectWriter } from "./object-writer";
-import { sweepExpired, type StorageDeps } from "./outputs.grpc";
+import { openOutputStore } from "./output-store";
+import type { StorageDeps } from "./outputs.grpc";
 import { RecentOutputs } from "./recent-outputs";
 import { signedUrl } from "./signing";
 
@@ -18,7 +20,7 @@ const MiB = 1024 * 1024;
 
 /** A storage gRPC server on a free port, and a client of it. */
 async function serve(deps: StorageDeps): Promise<{ server: GrpcServerHandle; client: storageV1.StorageServiceClient; deps: StorageDeps }> {
-  const server = await createStorageServer(deps, 0);
+  const server = await startGrpcServer({ port: 0, services: createServer(deps) });
   return { server, client: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`), deps };
 }
 

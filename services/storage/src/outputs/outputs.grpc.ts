@@ -6,6 +6,7 @@ import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import type { ObjectWriter } from "./object-writer";
 import { storageMetrics } from "./metrics";
+import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
 import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
@@ -27,11 +28,16 @@ const CHUNK_SIZE = 128 * 1024;
 const expired = () => new AppError("URL_EXPIRED", "this download link has expired or the output was deleted", "Render the document again to get a new link.");
 const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
 
-async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1.PutOutputRequest, storageV1.PutOutputResponse>): Promise<storageV1.PutOutputResponse> {
+type PutCall = ServerReadableStream<storageV1.PutOutputRequest, storageV1.PutOutputResponse>;
+type GetCall = ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>;
+
+async function putOutput(deps: StorageDeps, call: PutCall): Promise<storageV1.PutOutputResponse> {
   const messages = call[Symbol.asyncIterator]() as AsyncIterator<storageV1.PutOutputRequest>;
   const first = await messages.next();
   const metadata = first.done ? undefined : first.value.metadata;
-  if (!metadata || !metadata.contentType) throw new AppError("PAYLOAD_INVALID", "the first message must carry the output metadata", "Send metadata, then chunks.");
+  if (!metadata || !metadata.contentType) {
+    throw new AppError("PAYLOAD_INVALID", "the first message must carry the output metadata", "Send metadata, then chunks.");
+  }
   const outputId = metadata.outputId || newId("out");
   const filename = metadata.filename || outputId;
   // The chunks, kept for the recent outputs while their total is small enough; undefined once it is not.
@@ -51,26 +57,23 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
       }
       await writer.flush();
       // The row claims the id before the object is named: an output that exists is never overwritten.
-      await deps.db
-        .insertInto("outputs")
-        .values({
-          output_id: outputId,
-          job_id: metadata.jobId,
-          key_id: metadata.keyId,
-          content_type: metadata.contentType,
-          filename,
-          size_bytes: writer.size,
-          expires_at: expiresAt,
-          deleted_at: null,
-        })
-        .execute();
+      await insertOutput(deps.db, {
+        output_id: outputId,
+        job_id: metadata.jobId,
+        key_id: metadata.keyId,
+        content_type: metadata.contentType,
+        filename,
+        size_bytes: writer.size,
+        expires_at: expiresAt,
+        deleted_at: null,
+      });
       rowInserted = true;
       await writer.commit();
       span.setAttribute("pressroom.output.size_bytes", writer.size);
     });
   } catch (err) {
     await writer.abort().catch((abortErr: unknown) => deps.logger.warn({ err: abortErr, outputId }, "removing a failed output's chunks failed"));
-    if (rowInserted) await deps.db.deleteFrom("outputs").where("output_id", "=", outputId).execute();
+    if (rowInserted) await deleteOutput(deps.db, outputId);
     throw err;
   }
   const size = writer.size;
@@ -86,12 +89,13 @@ async function putOutput(deps: StorageDeps, call: ServerReadableStream<storageV1
   };
 }
 
-async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>): Promise<void> {
+async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   const { outputId, exp, sig } = call.request;
   const check = checkSignature(deps.signingSecret, outputId, exp, sig, Math.floor(Date.now() / 1000));
   if (check === "invalid") throw invalid();
   if (check === "expired") throw expired();
-  // Outputs are deleted only by the sweep, after their expires_at (the instant kept with a recent output), so an unexpired recent output is still the stored one.
+  // Outputs are deleted only by the sweep, after their expires_at (the instant
+  // kept with a recent output), so an unexpired recent output is still the stored one.
   const recent = deps.recentOutputs.get(outputId);
   storageMetrics.lookup(recent !== undefined);
   if (recent) {
@@ -100,7 +104,7 @@ async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1
     await writeChunks(call, recent.bytes);
     return;
   }
-  const row = await deps.db.selectFrom("outputs").selectAll().where("output_id", "=", outputId).executeTakeFirst();
+  const row = await findOutput(deps.db, outputId);
   if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
   const object = await deps.store.get(outputId);
   if (!object) throw expired();
@@ -122,7 +126,7 @@ async function getOutput(deps: StorageDeps, call: ServerWritableStream<storageV1
  * Writes bytes to the download in CHUNK_SIZE messages, waiting for the stream
  * to drain when it asks to. Returns false when the downloader went away.
  */
-async function writeChunks(call: ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>, bytes: Uint8Array): Promise<boolean> {
+async function writeChunks(call: GetCall, bytes: Uint8Array): Promise<boolean> {
   for (let offset = 0; offset < bytes.length && !call.cancelled; offset += CHUNK_SIZE) {
     const chunk = Buffer.from(bytes.buffer, bytes.byteOffset + offset, Math.min(CHUNK_SIZE, bytes.length - offset));
     if (!call.write({ chunk })) {
@@ -162,29 +166,4 @@ export function storageService(deps: StorageDeps): storageV1.StorageServiceServe
       );
     },
   };
-}
-
-/**
- * Deletes outputs past their expiry: claims a batch by marking the rows
- * deleted in one statement (SKIP LOCKED, so replicas sweeping at the same
- * time take different rows, and downloads answer 410 from that moment), then
- * deletes their objects from the store and this replica's recent outputs. An
- * object whose delete fails is still removed by the bucket's own max age.
- */
-export async function sweepExpired(deps: Pick<StorageDeps, "db" | "store" | "logger" | "recentOutputs">, batch = 500): Promise<number> {
-  const now = new Date();
-  const claimed = await deps.db
-    .updateTable("outputs")
-    .set({ deleted_at: now })
-    .where("output_id", "in", (eb) =>
-      eb.selectFrom("outputs").select("output_id").where("deleted_at", "is", null).where("expires_at", "<", now).limit(batch).forUpdate().skipLocked(),
-    )
-    .returning("output_id")
-    .execute();
-  for (const { output_id } of claimed) {
-    deps.recentOutputs.delete(output_id);
-    await deps.store.delete(output_id).catch((err: unknown) => deps.logger.warn({ err, output_id }, "deleting an expired output failed"));
-  }
-  storageMetrics.swept(claimed.length);
-  return claimed.length;
 }

@@ -2,7 +2,7 @@ import { isAuthentic, storedJobEvent, streams, subjects, type Logger } from "@pr
 import type { Kysely } from "kysely";
 import { AckPolicy, DeliverPolicy, nanos, type JetStreamClient, type JetStreamManager } from "nats";
 import type { WebhookDb } from "../db";
-import { clearProjection, projectEvents, type StoredEvent } from "./audit.repository";
+import { clearProjection, projectEvents, type StoredEvent } from "./audit-projection.repository";
 
 const BATCH = 500;
 /** Give up when the stream stops answering for this long. */
@@ -52,7 +52,10 @@ export async function rebuildAuditProjection(deps: { db: Kysely<WebhookDb>; js: 
         try {
           const stored = storedJobEvent(msg);
           if (isAuthentic(stored)) batch.push({ streamSeq: stored.seq, event: stored.event });
-          else deps.logger?.warn({ seq: msg.seq, writer: stored.writer, type: stored.event.type }, "job event stored under a writer that may not write it; not projected");
+          else {
+            const logged = { seq: msg.seq, writer: stored.writer, type: stored.event.type };
+            deps.logger?.warn(logged, "job event stored under a writer that may not write it; not projected");
+          }
         } catch (err) {
           deps.logger?.error({ err, seq: msg.seq }, "undecodable job event; not projected");
         }

@@ -20,7 +20,7 @@ export function encodeDelivery(message: DeliveryMessage): Uint8Array {
   return Buffer.from(JSON.stringify(message), "utf8");
 }
 
-/** Undefined when the bytes are not a delivery message. */
+/** Throws when the bytes are not a delivery message (the consumer then terminates it). */
 export function decodeDelivery(data: Uint8Array): DeliveryMessage {
   return schema.parse(JSON.parse(Buffer.from(data).toString("utf8")));
 }

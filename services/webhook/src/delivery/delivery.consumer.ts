@@ -1,9 +1,10 @@
 import { EventConsumer, consumers, jobEvent, loadJob, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
 import { USER_AGENT, callbackBody, signatureHeaders } from "./callback";
 import { decodeDelivery, type DeliveryMessage } from "./delivery-message";
+import { tryLockDelivery } from "./delivery.repository";
 import type { Poster, PostResult } from "./http";
 import { appendAfter } from "./job-log";
 import { recordDeliveryEvents } from "./metrics";
@@ -114,8 +115,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
 
   private underLock(eventId: string, fn: () => Promise<Disposition>): Promise<Disposition> {
     return this.deps.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`webhook-delivery:${eventId}`}, 0)) as locked`.execute(trx);
-      if (!rows[0]?.locked) return { nakMs: BUSY_RETRY_MS };
+      if (!(await tryLockDelivery(trx, eventId))) return { nakMs: BUSY_RETRY_MS };
       return fn();
     });
   }
@@ -140,10 +140,11 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       // but the process died before recording its conclusion: record it now
       // instead of calling again.
       const status = job.webhook.lastStatus ?? 0;
+      const reason = status === 410 ? "the receiver answered 410 Gone" : "stopped after the last attempt";
       const conclusion =
         status >= 200 && status < 300
           ? this.event(job, { webhookDelivered: { attempt: job.webhook.attempts, status } })
-          : this.event(job, { webhookExhausted: { attempts: job.webhook.attempts, reason: status === 410 ? "the receiver answered 410 Gone" : "stopped after the last attempt" } });
+          : this.event(job, { webhookExhausted: { attempts: job.webhook.attempts, reason } });
       await this.record(job, job.lastSeqOf.webhook, [conclusion]);
       return { ack: true };
     }

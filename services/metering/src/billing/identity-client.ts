@@ -8,6 +8,7 @@ export interface KeyDirectory {
   setPlan(keyId: string, plan: string, actor: "billing:local" | "billing:stripe"): Promise<{ previousPlan: string }>;
 }
 
+/** The KeyDirectory billing uses: identity's GetKey and SetPlan, over its gRPC client. */
 export function identityDirectory(client: identityV1.IdentityServiceClient): KeyDirectory {
   return {
     async getKey(keyId) {

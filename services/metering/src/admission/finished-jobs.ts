@@ -1,7 +1,7 @@
 import { isAuthentic, readJobEvents, readLastJobEvent, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamManager } from "nats";
-import { expiringSlots, heldJobs, releaseForEvent, renewLease } from "../admission/admission.repository";
+import { expiringSlots, heldJobs, releaseForEvent, renewLease } from "./admission.repository";
 import type { MeteringDb } from "../db";
 
 /** The type of the job's latest event, with one direct get; undefined when it has none. */
@@ -36,7 +36,8 @@ export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: Je
           .map((stored) => stored.event)
           .find((event) => event.type === "job.succeeded" || event.type === "job.failed");
         if (!terminal) return false;
-        const outcome = await releaseForEvent(deps.db, { eventId: terminal.id, jobId, refund: terminal.type === "job.failed" && Boolean(terminal.failed?.refund) });
+        const refund = terminal.type === "job.failed" && Boolean(terminal.failed?.refund);
+        const outcome = await releaseForEvent(deps.db, { eventId: terminal.id, jobId, refund });
         // A duplicate means the consumer got there first: the slot is free either way.
         return outcome === "duplicate" || outcome.released;
       } catch (err) {

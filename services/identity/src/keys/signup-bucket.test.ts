@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { signupBucket } from "./client-ip";
+import { signupBucket } from "./signup-bucket";
 
 describe("signupBucket", () => {
   it("keeps IPv4 addresses, also IPv4-mapped ones", () => {

@@ -1,8 +1,18 @@
+/**
+ * The job audit projection: the webhook service's second part, beside
+ * callback delivery (../delivery). Every event of the JOBS stream becomes one
+ * row of webhook.audit_job_events: who did what to which job, and when, with
+ * nothing secret in it (summary.ts). It is not part of callbacks: it shares
+ * only the JOBS stream and the webhook schema with them. Its files: this
+ * consumer, its SQL (audit-projection.repository.ts), the payload summary
+ * (summary.ts), and the rebuild from the stream's start (rebuild.ts, run by
+ * dist/audit-rebuild.js).
+ */
 import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
-import { projectEvents, type StoredEvent } from "./audit.repository";
+import { projectEvents, type StoredEvent } from "./audit-projection.repository";
 
 /** Events projected in one transaction at most. */
 const MAX_BATCH = 256;
@@ -21,7 +31,7 @@ interface Pending {
  * and the rows are written in the same transaction, and each message is
  * acked only after it commits.
  */
-export class AuditConsumer extends EventConsumer<StoredJobEvent> {
+export class AuditProjectionConsumer extends EventConsumer<StoredJobEvent> {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
 

@@ -1,7 +1,7 @@
 import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
-import { releaseForEvent, renewLease } from "../admission/admission.repository";
+import { releaseForEvent, renewLease } from "./admission.repository";
 import type { MeteringDb } from "../db";
 
 /**

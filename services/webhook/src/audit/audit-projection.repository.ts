@@ -4,6 +4,7 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import type { WebhookDb } from "../db";
 import { summarize } from "./summary";
 
+/** The job audit projection's SQL (see audit-projection.consumer.ts). Its processed-event records are kept under this consumer's name. */
 export const AUDIT_CONSUMER = consumers.auditProjection;
 
 export interface StoredEvent {

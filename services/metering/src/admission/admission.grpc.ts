@@ -1,21 +1,25 @@
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, isPlanId, planOf, unary, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission/admission.repository";
-import { admitIdempotent, completeIdempotent, readIdempotent, type IdempotentAdmitResult } from "./admission/idempotency.repository";
-import { recordDecision } from "./admission/metrics";
-import type { BillingService } from "./billing/billing.service";
-import type { MeteringDb } from "./db";
+import type { MeteringDb } from "../db";
+import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission.repository";
+import { admitIdempotent, completeIdempotent, readIdempotent, type IdempotentAdmitResult } from "./idempotency.repository";
+import { recordDecision } from "./metrics";
 
-export interface MeteringDeps {
+export interface AdmissionDeps {
   db: Kysely<MeteringDb>;
   logger: Logger;
   leaseSeconds: number;
-  billing: BillingService;
-  /** Frees the slots of the key's jobs that already finished (see events/finished-jobs.ts); returns how many it still holds. */
-  settleFinishedJobs?: (keyId: string) => Promise<number>;
+  /** Frees the slots of the key's jobs that already finished (see finished-jobs.ts); returns how many it still holds. */
+  settleFinishedJobs: (keyId: string) => Promise<number>;
+  /** Records an operator's correction (account.usage_corrected). */
   onUsageCorrected: (input: { keyId: string; from: number; to: number; actor: string; periodStart: Date }) => Promise<void>;
 }
+
+type AdmissionHandlers = Pick<
+  meteringV1.MeteringServiceServer,
+  "admit" | "getUsage" | "setUsage" | "release" | "completeIdempotentRequest" | "getIdempotentRequest"
+>;
 
 const DECISIONS: Record<IdempotentAdmitResult["decision"], meteringV1.Decision> = {
   allowed: meteringV1.Decision.DECISION_ALLOWED,
@@ -27,14 +31,16 @@ const DECISIONS: Record<IdempotentAdmitResult["decision"], meteringV1.Decision> 
 };
 
 function checkIdempotencyKey(key: string): void {
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw new AppError("PAYLOAD_INVALID", "idempotency key: 1 to 255 visible ASCII characters", "Pass the client's Idempotency-Key header.");
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new AppError("PAYLOAD_INVALID", "idempotency key: 1 to 255 visible ASCII characters", "Pass the client's Idempotency-Key header.");
+  }
 }
 
 function checkPlan(plan: string): void {
   if (!isPlanId(plan)) throw new AppError("PLAN_INVALID", `unknown plan "${plan}"`, "Use one of demo, free, starter, pro, business.");
 }
 
-export function toUsage(snapshot: UsageSnapshot): meteringV1.Usage {
+function toUsage(snapshot: UsageSnapshot): meteringV1.Usage {
   return {
     plan: snapshot.plan,
     periodStart: snapshot.periodStart.toISOString(),
@@ -48,7 +54,8 @@ export function toUsage(snapshot: UsageSnapshot): meteringV1.Usage {
   };
 }
 
-export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceServer {
+/** Admission, usage and Idempotency-Key records: the MeteringService methods that are not billing's. */
+export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
   const { logger } = deps;
   return {
     admit: unary(async (req: meteringV1.AdmitRequest) => {
@@ -62,7 +69,7 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
           : admitRequest(deps.db, { ...input, counted });
       let result = await decide(false);
       // Refused for a slot held by a job that has in fact finished: free it and decide once more (not counted again).
-      if (result.decision === "concurrency_exceeded" && deps.settleFinishedJobs) {
+      if (result.decision === "concurrency_exceeded") {
         const stillHeld = await deps.settleFinishedJobs(req.keyId).catch((err: unknown) => {
           logger.warn({ err }, "could not settle finished jobs; the refusal stands");
           return Number.POSITIVE_INFINITY;
@@ -108,10 +115,5 @@ export function meteringService(deps: MeteringDeps): meteringV1.MeteringServiceS
       checkIdempotencyKey(req.idempotencyKey);
       return { record: await readIdempotent(deps.db, req.keyId, req.idempotencyKey) };
     }, logger),
-
-    createCheckout: unary((req: meteringV1.CreateCheckoutRequest) => deps.billing.createCheckout({ keyId: req.keyId, plan: req.plan }), logger),
-    getCheckoutSession: unary((req: meteringV1.GetCheckoutSessionRequest) => deps.billing.getSession(req.sessionId), logger),
-    confirmCheckout: unary((req: meteringV1.ConfirmCheckoutRequest) => deps.billing.confirm(req.sessionId, req.confirmToken), logger),
-    handleStripeWebhook: unary((req: meteringV1.HandleStripeWebhookRequest) => deps.billing.handleStripeWebhook(req.payload, req.signature), logger),
   };
 }

@@ -1,0 +1,40 @@
+import { meteringV1 } from "@pressroom/contracts";
+import type { GrpcService, Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { JetStreamClient, JetStreamManager } from "nats";
+import { admissionHandlers } from "./admission/admission.grpc";
+import { settleFinishedJobs } from "./admission/finished-jobs";
+import { publishUsageCorrected } from "./admission/usage-corrected";
+import { billingHandlers } from "./billing/billing.grpc";
+import type { BillingService } from "./billing/billing.service";
+import type { MeteringDb } from "./db";
+
+export interface ServerDeps {
+  db: Kysely<MeteringDb>;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  logger: Logger;
+  leaseSeconds: number;
+  billing: BillingService;
+}
+
+/**
+ * The MeteringService, built from its dependencies: admission's methods and
+ * billing's. Nothing listens here: main.ts binds it (startGrpcServer, which
+ * adds grpc.health.v1 and times every call), and a test can serve it on a
+ * port of its own.
+ */
+export function createServer(deps: ServerDeps): GrpcService[] {
+  const { db, js, jsm, logger } = deps;
+  const implementation: meteringV1.MeteringServiceServer = {
+    ...admissionHandlers({
+      db,
+      logger,
+      leaseSeconds: deps.leaseSeconds,
+      settleFinishedJobs: (keyId) => settleFinishedJobs({ db, jsm, logger }, keyId),
+      onUsageCorrected: (correction) => publishUsageCorrected(js, correction),
+    }),
+    ...billingHandlers(deps.billing, logger),
+  };
+  return [{ definition: meteringV1.MeteringServiceService, implementation }];
+}
