@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -39,7 +40,7 @@ describe("one-off NATS provisioning", () => {
     nc = await connect({ servers: nats.url });
     jsm = await nc.jetstreamManager();
     database = await isolatedDatabase();
-    await runMigrations(database.url);
+    await runMigrations(database.url, randomBytes(32).toString("hex"));
   });
 
   after(async () => {

@@ -57,13 +57,17 @@ export interface StackOptions {
   logDir: string;
   publicBaseUrl?: string;
   signingSecret?: string;
-  /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters); random when absent. */
+  /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters), needed to start identity: the one runMigrations sealed the demo key's secret with. */
   secretEncryptionKey?: string;
   /** Extra environment for every service, or per service. */
   env?: NodeJS.ProcessEnv;
   serviceEnv?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   /** Echo service output to this stream with a [service] prefix. */
   echo?: NodeJS.WritableStream;
+}
+
+function missingKey(): never {
+  throw new Error("identity needs secretEncryptionKey: the key runMigrations sealed the demo key's webhook secret with");
 }
 
 function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
@@ -106,7 +110,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {
-    identity: { GRPC_PORT: String(ports.grpc.identity), WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? randomBytes(32).toString("hex") },
+    identity: { GRPC_PORT: String(ports.grpc.identity), ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? missingKey() } : {}) },
     // The stack is for development and tests: the local payment provider, unless the caller's environment names one.
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render) },
@@ -129,9 +133,15 @@ function runStep(what: string, entry: string, env: NodeJS.ProcessEnv): Promise<v
   });
 }
 
-/** Runs every service's migrate entrypoint (what the chart's provision Job does first), in parallel: each owns its schema. */
-export async function runMigrations(databaseUrl: string): Promise<void> {
-  await Promise.all(MIGRATED.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), { DATABASE_URL: databaseUrl })));
+/**
+ * Runs every service's migrate entrypoint (what the chart's provision Job
+ * does first), in parallel: each owns its schema, and seeds what it needs
+ * (identity the demo key, sealed with `secretEncryptionKey`, the key the
+ * services get; render the built-in templates).
+ */
+export async function runMigrations(databaseUrl: string, secretEncryptionKey: string): Promise<void> {
+  const env = (name: ServiceName): NodeJS.ProcessEnv => ({ DATABASE_URL: databaseUrl, ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: secretEncryptionKey } : {}) });
+  await Promise.all(MIGRATED.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), env(name))));
 }
 
 /**

@@ -74,7 +74,7 @@ export async function startTestStack(
   const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
-    await Promise.all([runMigrations(database.url), provisionNats(nats.url, natsEnv("provision"))]);
+    await Promise.all([runMigrations(database.url, secretEncryptionKey), provisionNats(nats.url, natsEnv("provision"))]);
     services = await startServices(
       { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv },
       options.only,

@@ -67,7 +67,8 @@ async function main(): Promise<void> {
     }
 
     say("running migrations and provisioning NATS");
-    await Promise.all([runMigrations(databaseUrl), provisionNats(natsUrl)]);
+    const secretEncryptionKey = keptSecret("webhook-secret-encryption-key");
+    await Promise.all([runMigrations(databaseUrl, secretEncryptionKey), provisionNats(natsUrl)]);
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     say("starting identity, storage, metering, render, webhook and gateway");
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
       logDir: path.join(DATA_DIR, "logs"),
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
-      secretEncryptionKey: keptSecret("webhook-secret-encryption-key"),
+      secretEncryptionKey,
       env: { RENDER_SLOTS: "2", ...forwardedSettings(process.env) },
       echo: process.env.PRESSROOM_QUIET ? undefined : process.stderr,
     });

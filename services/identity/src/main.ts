@@ -5,7 +5,6 @@
 import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer, streams } from "@pressroom/platform";
 import { loadIdentityConfig } from "./config";
 import type { IdentityDb } from "./db";
-import { sealPlaintextSecrets } from "./keys/keys.repository";
 import { SecretBox } from "./keys/secret-box";
 import { createServer } from "./server";
 
@@ -20,10 +19,8 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "identity", logger });
   await awaitTopology(await nc.jetstreamManager(), { streams: [streams.ACCOUNTS] }, logger);
   const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
-  const sealed = await sealPlaintextSecrets(db, secretBox);
-  if (sealed > 0) logger.info({ sealed }, "sealed plaintext webhook secrets left by an earlier version");
 
-  const services = await createServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox });
+  const services = createServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox });
   const grpc = await startGrpcServer({ port: config.GRPC_PORT, services });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
