@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { selfSignedCert } from "../test-support/tls";
-import { createPoster, targetProblem } from "./http";
+import { createPoster } from "./http";
 
 interface Seen {
   path: string;
@@ -105,12 +105,22 @@ describe("callback HTTP client", () => {
     assert.match(result.error ?? "", /self.signed|certificate/i);
   });
 
-  it("re-checks the URL: https, default port, no credentials", () => {
-    assert.equal(targetProblem("https://example.com/x"), undefined);
-    assert.equal(targetProblem("https://example.com:443/x"), undefined);
-    assert.match(targetProblem("http://example.com/x") ?? "", /https/);
-    assert.match(targetProblem("https://example.com:8443/x") ?? "", /default port/);
-    assert.match(targetProblem("https://u:p@example.com/x") ?? "", /credentials/);
-    assert.match(targetProblem("not a url") ?? "", /valid/);
+  it("re-checks the URL by the acceptance rules before calling: https, default port, no credentials", async () => {
+    const poster = createPoster({ timeoutMs: 3_000, allowLoopback: true, devTargetPort: port });
+    try {
+      for (const [url, problem] of [
+        ["http://127.0.0.1/ok", /^webhook_url: must use https$/],
+        ["https://127.0.0.1:8443/ok", /default port/],
+        ["https://u:p@127.0.0.1/ok", /credentials/],
+        ["no-scheme.example.com/ok", /not a valid absolute URL/],
+      ] as const) {
+        const result = await poster.post(url, "{}", {});
+        assert.equal(result.status, 0, url);
+        assert.equal(result.permanent, true, url);
+        assert.match(result.error ?? "", problem, url);
+      }
+    } finally {
+      poster.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import * as https from "node:https";
-import { createGuardedAgent, NetGuardError, type GuardedAgentOptions } from "@pressroom/platform";
+import { createGuardedAgent, NetGuardError, webhookUrlProblem, type GuardedAgentOptions } from "@pressroom/platform";
 
 /** What one POST came to. `status` is 0 when no response arrived. */
 export interface PostResult {
@@ -33,24 +33,6 @@ export interface Poster {
 /** The most of a response body that is read (and thrown away) before the socket is closed. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/**
- * Re-checks a webhook_url at delivery time (the gateway checked it at
- * acceptance): absolute https, default port, no credentials.
- */
-export function targetProblem(raw: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "webhook_url is not a valid absolute URL";
-  }
-  if (url.protocol !== "https:") return "webhook_url does not use https";
-  if (url.port !== "" && url.port !== "443") return "webhook_url does not use the default port";
-  if (url.username || url.password) return "webhook_url contains credentials";
-  if (!url.hostname) return "webhook_url has no host";
-  return undefined;
-}
-
 function truncate(text: string, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -83,7 +65,8 @@ export function createPoster(options: PosterOptions): Poster {
   const agent = createGuardedAgent(agentOptions);
 
   function post(raw: string, body: string, headers: Record<string, string>): Promise<PostResult> {
-    const problem = targetProblem(raw);
+    // Checked again at delivery time, by the same rules as at acceptance.
+    const problem = webhookUrlProblem(raw);
     if (problem) return Promise.resolve({ status: 0, error: problem, permanent: true });
     const url = new URL(raw);
     const payload = Buffer.from(body, "utf8");
