@@ -5,11 +5,12 @@ import { serveMetrics } from "./telemetry/metrics";
 import { shutdownTelemetry } from "./telemetry/setup";
 
 /**
- * Shutdown runs in this order, each stage after the previous one finished:
- * not ready → stop accepting → drain NATS → finish in-flight work → close db
- * → flush telemetry → exit, all within SHUTDOWN_TIMEOUT_MS.
+ * Shutdown runs in this order, each stage after the previous one finished,
+ * all within SHUTDOWN_TIMEOUT_MS: not ready → stop accepting requests → stop
+ * consuming messages → finish the work in flight → close the connections it
+ * used (NATS, clients, Postgres) → flush telemetry → exit.
  */
-export const SHUTDOWN_STAGES = ["notReady", "stopAccepting", "drainNats", "finishWork", "closeDb", "flushTelemetry"] as const;
+export const SHUTDOWN_STAGES = ["notReady", "stopAccepting", "stopConsuming", "finishWork", "closeConnections", "flushTelemetry"] as const;
 export type ShutdownStage = (typeof SHUTDOWN_STAGES)[number];
 
 type Hook = { name: string; fn: () => Promise<void> | void };

@@ -49,8 +49,9 @@ async function main(): Promise<void> {
     server.close(() => resolve());
     server.closeIdleConnections();
   }));
-  lifecycle.on("drainNats", "nats", () => nc.drain());
-  lifecycle.on("finishWork", "grpc clients", () => closeClients(clients));
+  // The server closed once its last request was answered: what those requests used closes now.
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "grpc clients", () => closeClients(clients));
   lifecycle.setReady();
   logger.info({ port }, "gateway ready");
 }

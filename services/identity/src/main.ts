@@ -28,8 +28,8 @@ async function main(): Promise<void> {
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
   // The connections close last, once the work that uses them has ended, as in every service.
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "identity ready");
 }

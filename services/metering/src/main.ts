@@ -58,13 +58,13 @@ async function main(): Promise<void> {
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  lifecycle.on("drainNats", "job events", () => jobEvents.stop());
+  lifecycle.on("stopConsuming", "job events", () => jobEvents.stop());
   lifecycle.on("finishWork", "job events in flight", () => jobEvents.finish());
   lifecycle.on("finishWork", "sweep", () => sweep.stop());
   // The connections close last, once the work that uses them has ended, as in every service.
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "identity client", () => identity.close());
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "identity client", () => identity.close());
+  lifecycle.on("closeConnections", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "metering ready");
 }

@@ -48,13 +48,13 @@ async function main(): Promise<void> {
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
-  lifecycle.on("drainNats", "render queue", () => worker.stop());
+  lifecycle.on("stopConsuming", "render queue", () => worker.stop());
   lifecycle.on("finishWork", "renders in flight", () => worker.finish());
   lifecycle.on("finishWork", "chromium", () => engine.close());
   lifecycle.on("finishWork", "template threads", () => expander.close());
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "storage client", () => storage.close());
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "storage client", () => storage.close());
+  lifecycle.on("closeConnections", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port, slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid }, "render ready");
 }

@@ -47,8 +47,8 @@ async function main(): Promise<void> {
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(10_000));
   lifecycle.on("finishWork", "expiry sweep", () => expirySweep.stop());
   // The connections close last, once the work that uses them has ended, as in every service.
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ grpcPort: grpc.port }, "storage ready");
 }

@@ -79,14 +79,14 @@ async function main(): Promise<void> {
   // No server accepts requests here: the consumers are the intake. Stop
   // pulling, let the attempts in flight finish and be recorded (they need
   // NATS, identity and Postgres), then close the connections.
-  lifecycle.on("drainNats", "consumers", () => Promise.all(running.map((consumer) => consumer.stop())).then(() => undefined));
+  lifecycle.on("stopConsuming", "consumers", () => Promise.all(running.map((consumer) => consumer.stop())).then(() => undefined));
   lifecycle.on("finishWork", "callbacks and audit rows in flight", () => Promise.all(running.map((consumer) => consumer.finish())).then(() => undefined));
-  lifecycle.on("closeDb", "nats", () => nc.drain());
-  lifecycle.on("closeDb", "clients", () => {
+  lifecycle.on("closeConnections", "nats", () => nc.drain());
+  lifecycle.on("closeConnections", "clients", () => {
     identity.close();
     poster.close();
   });
-  lifecycle.on("closeDb", "postgres", () => db.destroy());
+  lifecycle.on("closeConnections", "postgres", () => db.destroy());
   lifecycle.setReady();
   logger.info({ healthPort: health.port, concurrency: config.WEBHOOK_CONCURRENCY, perKeyConcurrency: config.WEBHOOK_PER_KEY_CONCURRENCY }, "webhook ready");
 }
