@@ -7,9 +7,9 @@ import type { Principal } from "./auth";
 const { Decision } = meteringV1;
 
 /**
- * Asks metering once for this request: it always counts toward the rate
- * window and, for an accepted render, takes a quota unit and a concurrency
- * slot. Sets the RateLimit headers on every keyed response.
+ * Asks metering once for this request: it takes a place in the key's rate
+ * window (unless refused for rate) and, for a render admitted, a quota unit
+ * and a concurrency slot. Sets the RateLimit headers on every keyed response.
  */
 export async function admit(
   ctx: Context,
