@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of Pressroom from a fresh clone: installs and builds, checks
-# types and lint, then runs the unit, integration and end-to-end tests with
+# formatting (Prettier), types and lint, then runs the unit, integration and end-to-end tests with
 # Node's test runner (one run, one summary). Tests need PostgreSQL at
 # DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); each
 # suite makes its own database and its own nats-server on a free port.
@@ -17,6 +17,7 @@ if ! node packages/stack/dist/check-postgres.js; then
   trap 'node packages/stack/dist/stop-test-postgres.js' EXIT
 fi
 
+npx prettier --check --log-level warn . || { echo "test: files not formatted; run npm run format" >&2; exit 1; }
 npx turbo run typecheck lint --output-logs=errors-only
 mapfile -t files < <(find packages services test bench -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
 node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-1}" "${files[@]}"

@@ -56,7 +56,8 @@ export async function admission(count: number): Promise<string> {
         status,
         "POST /v1/render",
       );
-    const get = async (path: string, apiKey?: string) => expect(await fetch(`${stack.baseUrl}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} }), 200, path);
+    const get = async (path: string, apiKey?: string) =>
+      expect(await fetch(`${stack.baseUrl}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} }), 200, path);
     const admit = async (renderJobId: string, keyId = nextKey().keyId) => {
       const response = await call(metering, metering.admit, { keyId, plan: "business", renderJobId, idempotency: undefined });
       if (response.decision !== meteringV1.Decision.DECISION_ALLOWED) throw new Error(`Admit answered ${meteringV1.Decision[response.decision]}`);

@@ -137,9 +137,15 @@ async function startup(): Promise<string> {
       later.sort((a, b) => a - b);
       laterWorker.sort((a, b) => a - b);
       results.push(`| ${round + 1} | ${ms(readyMs)} | ${ms(first)} (${ms(firstWorker)}) | ${ms(later[5]!)} (${ms(laterWorker[5]!)}) |`);
-      process.stdout.write(`startup round ${round + 1}: ready in ${ms(readyMs)}, first render ${ms(first)} (worker ${ms(firstWorker)}), then p50 ${ms(later[5]!)} (worker ${ms(laterWorker[5]!)})\n`);
+      process.stdout.write(
+        `startup round ${round + 1}: ready in ${ms(readyMs)}, first render ${ms(first)} (worker ${ms(firstWorker)}), then p50 ${ms(later[5]!)} (worker ${ms(laterWorker[5]!)})\n`,
+      );
     }
-    return ["| round | process start → ready | first render, end to end (in the worker) | next 10, p50 (in the worker) |", "|---|---|---|---|", ...results].join("\n");
+    return [
+      "| round | process start → ready | first render, end to end (in the worker) | next 10, p50 (in the worker) |",
+      "|---|---|---|---|",
+      ...results,
+    ].join("\n");
   } finally {
     await nc.close();
     await stack.stop();
@@ -206,7 +212,8 @@ function writeResults(mode: string, section: string): void {
   const block = `${start}\n${section}${end}`;
   const from = current.indexOf(start);
   const to = current.indexOf(end);
-  const next = from >= 0 && to > from ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}` : `${current.trimEnd()}\n\n## ${mode}\n\n${block}\n`;
+  const next =
+    from >= 0 && to > from ? `${current.slice(0, from)}${block}${current.slice(to + end.length)}` : `${current.trimEnd()}\n\n## ${mode}\n\n${block}\n`;
   writeFileSync(RESULTS, next);
 }
 

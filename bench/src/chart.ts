@@ -18,7 +18,7 @@ const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;
 export function niceMax(value: number): number {
   if (!(value > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
-  return ([1, 2, 5, 10].map((f) => f * power).find((step) => step >= value) ?? 10 * power);
+  return [1, 2, 5, 10].map((f) => f * power).find((step) => step >= value) ?? 10 * power;
 }
 
 interface Series {
@@ -45,7 +45,11 @@ function panel(x: number, y: number, title: string, unit: string, levels: number
   for (const s of series) {
     const points = s.points.map((v, i) => `${px(i).toFixed(1)},${py(v).toFixed(1)}`).join(" ");
     parts.push(`<polyline points="${points}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ""}/>`);
-    s.points.forEach((v, i) => parts.push(`<circle cx="${px(i).toFixed(1)}" cy="${py(v).toFixed(1)}" r="3" fill="${s.color}"><title>${escape(`${s.label} c=${levels[i]}: ${Number(v.toPrecision(3))}${unit}`)}</title></circle>`));
+    s.points.forEach((v, i) =>
+      parts.push(
+        `<circle cx="${px(i).toFixed(1)}" cy="${py(v).toFixed(1)}" r="3" fill="${s.color}"><title>${escape(`${s.label} c=${levels[i]}: ${Number(v.toPrecision(3))}${unit}`)}</title></circle>`,
+      ),
+    );
   }
   parts.push("</g>");
   return parts.join("\n");

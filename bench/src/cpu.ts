@@ -71,7 +71,10 @@ export async function cpu(count: number, concurrency = 4): Promise<string> {
     const keys = await benchKeys(stack, concurrency);
     const roots = new Map<string, number>([...stack.services.processes].map(([name, p]) => [name, p.child.pid!]));
     roots.set("bench client", process.pid);
-    const lines = [`${count} requests per document at concurrency ${concurrency}; CPU ms per request by process group (services include their children: render includes Chromium):`, ""];
+    const lines = [
+      `${count} requests per document at concurrency ${concurrency}; CPU ms per request by process group (services include their children: render includes Chromium):`,
+      "",
+    ];
     for (const doc of benchDocuments()) {
       await runPressroom(stack.baseUrl, keys, doc, concurrency, concurrency * 3);
       const before = sample(roots);
@@ -79,7 +82,9 @@ export async function cpu(count: number, concurrency = 4): Promise<string> {
       const after = sample(roots);
       const per = [...spent(before, after)].map(([name, ticks]) => [name, (ticks * TICK_MS) / stats.count] as const).sort((a, b) => b[1] - a[1]);
       const total = per.reduce((s, [, v]) => s + v, 0);
-      lines.push(`${doc.name}: ${stats.throughput.toFixed(1)}/s, ${total.toFixed(0)} ms CPU per request: ${per.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ")}`);
+      lines.push(
+        `${doc.name}: ${stats.throughput.toFixed(1)}/s, ${total.toFixed(0)} ms CPU per request: ${per.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ")}`,
+      );
       process.stdout.write(`${lines.at(-1)}\n`);
     }
     return lines.join("\n");

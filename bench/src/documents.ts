@@ -8,7 +8,13 @@ export interface BenchDocument {
   /** The exact HTML Pressroom renders for this template and data. */
   html: string;
   kind: "pdf" | "png";
-  pdf?: { format: string; landscape: boolean; margin: { top: string; right: string; bottom: string; left: string }; headerTemplate: string; footerTemplate: string };
+  pdf?: {
+    format: string;
+    landscape: boolean;
+    margin: { top: string; right: string; bottom: string; left: string };
+    headerTemplate: string;
+    footerTemplate: string;
+  };
   image?: { width: number; height: number };
 }
 

@@ -89,7 +89,13 @@ export async function engineBench(executablePath: string, doc: BenchDocument, re
   for (const concurrency of levels) {
     const floor = await Floor.start(executablePath, concurrency);
     const variants = [
-      variant({ name: "floor", once: (worker) => floor.renderOn(worker, doc), settle: async () => undefined, pid: () => floor.pid(), close: () => floor.close() }),
+      variant({
+        name: "floor",
+        once: (worker) => floor.renderOn(worker, doc),
+        settle: async () => undefined,
+        pid: () => floor.pid(),
+        close: () => floor.close(),
+      }),
       await engineVariant(executablePath, "reuse", concurrency, doc),
       await engineVariant(executablePath, "fresh", concurrency, doc),
     ];
@@ -109,5 +115,11 @@ export async function engineBench(executablePath: string, doc: BenchDocument, re
       process.stdout.write(`${line}\n`);
     }
   }
-  return [`${doc.name}, ${renders} renders per row.`, "", "| variant | concurrency | p50 | p99 | throughput | CPU per render |", "|---|---|---|---|---|---|", ...rows].join("\n");
+  return [
+    `${doc.name}, ${renders} renders per row.`,
+    "",
+    "| variant | concurrency | p50 | p99 | throughput | CPU per render |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
 }

@@ -15,7 +15,10 @@ const STAGES = [
 ] as const;
 
 /** When each of a finished job's events was stamped (ms since the epoch), and the engine's render time. */
-export async function jobTimeline(jsm: Parameters<typeof readJobEvents>[0], jobId: string): Promise<{ accepted: number; started: number; succeeded: number; renderMs: number }> {
+export async function jobTimeline(
+  jsm: Parameters<typeof readJobEvents>[0],
+  jobId: string,
+): Promise<{ accepted: number; started: number; succeeded: number; renderMs: number }> {
   const events = (await readJobEvents(jsm, jobId)).map((e) => e.event);
   const find = (type: string) => events.find((e) => e.type === type)!;
   const succeeded = find("job.succeeded");
@@ -40,7 +43,12 @@ export async function stages(count: number): Promise<string> {
   try {
     const jsm = await nc.jetstreamManager();
     const [key] = await benchKeys(stack, 1);
-    const lines = [`${count} requests per document, one at a time, after 5 warm-up requests; p50 (p90) in ms:`, "", `| document | ${STAGES.join(" | ")} |`, `|---|${STAGES.map(() => "---").join("|")}|`];
+    const lines = [
+      `${count} requests per document, one at a time, after 5 warm-up requests; p50 (p90) in ms:`,
+      "",
+      `| document | ${STAGES.join(" | ")} |`,
+      `|---|${STAGES.map(() => "---").join("|")}|`,
+    ];
     for (const doc of benchDocuments()) {
       const samples = STAGES.map(() => [] as number[]);
       for (let i = 0; i < count + 5; i++) {
@@ -60,7 +68,9 @@ export async function stages(count: number): Promise<string> {
         const t2 = performance.now();
         if (i < 5) continue;
         const { accepted, started, succeeded, renderMs } = await jobTimeline(jsm, posted.id);
-        [accepted - sent, started - accepted, renderMs, succeeded - started - renderMs, answered - succeeded, t1 - t0, t2 - t1].forEach((v, k) => samples[k]!.push(v));
+        [accepted - sent, started - accepted, renderMs, succeeded - started - renderMs, answered - succeeded, t1 - t0, t2 - t1].forEach((v, k) =>
+          samples[k]!.push(v),
+        );
       }
       const cell = (values: number[]) => {
         const sorted = [...values].sort((a, b) => a - b);

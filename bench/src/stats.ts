@@ -28,9 +28,11 @@ export function summarise(latencies: number[], wallMs: number): RunStats {
  * (after `warmup` untimed ones per worker). Returns per-task latency.
  */
 export async function drive(concurrency: number, count: number, warmup: number, task: (worker: number) => Promise<void>): Promise<RunStats> {
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    for (let i = 0; i < warmup; i++) await task(w);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = 0; i < warmup; i++) await task(w);
+    }),
+  );
   const latencies: number[] = [];
   let issued = 0;
   const started = performance.now();

@@ -77,7 +77,11 @@ describe("errors, check order and validation over HTTP", () => {
 
     it("a request the HTTP parser cannot read is 422 PAYLOAD_INVALID in the same shape", async () => {
       const checker = await OpenApiChecker.fetch(h.stack.baseUrl);
-      for (const payload of ["GARBAGE\r\n\r\n", "GET /v1/templates HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", "BREW /v1/render HTTP/1.1\r\nHost: x\r\n\r\n"]) {
+      for (const payload of [
+        "GARBAGE\r\n\r\n",
+        "GET /v1/templates HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        "BREW /v1/render HTTP/1.1\r\nHost: x\r\n\r\n",
+      ]) {
         const response = await rawHttp(h.stack.ports.http, payload);
         assert.equal(response.status, 422, JSON.stringify(payload));
         assert.match(response.headers["content-type"] ?? "", /^application\/json/);
@@ -103,8 +107,18 @@ describe("errors, check order and validation over HTTP", () => {
       const ok = await post(JSON.stringify({ html: "<p>x</p>", data: {}, webhook_url: WEBHOOK }), "application/json; charset=utf-8");
       assert.equal(ok.status, 202, ok.text);
       // the same holds on the other JSON endpoints
-      assert.match(expectError(await h.api.request("POST", "/v1/signup", { body: "{", headers: { "content-type": "application/json" } }), 422, "PAYLOAD_INVALID"), /not valid JSON/);
-      assert.match(expectError(await h.api.request("POST", "/v1/billing/checkout", { key, body: "plan=pro", headers: { "content-type": "application/x-www-form-urlencoded" } }), 422, "PAYLOAD_INVALID"), /must be JSON/);
+      assert.match(
+        expectError(await h.api.request("POST", "/v1/signup", { body: "{", headers: { "content-type": "application/json" } }), 422, "PAYLOAD_INVALID"),
+        /not valid JSON/,
+      );
+      assert.match(
+        expectError(
+          await h.api.request("POST", "/v1/billing/checkout", { key, body: "plan=pro", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+          422,
+          "PAYLOAD_INVALID",
+        ),
+        /must be JSON/,
+      );
     });
 
     it(`a body over MAX_BODY_BYTES (${MAX_BODY_BYTES}) is 422 PAYLOAD_INVALID, whether declared or streamed; exactly the limit is read`, async () => {
@@ -170,7 +184,11 @@ describe("errors, check order and validation over HTTP", () => {
   describe("check order: auth → rate limit → body → template → quota → concurrency", () => {
     it("a bad body with a bad key is 401, on every keyed endpoint with a body", async () => {
       for (const path of ["/v1/render", "/v1/image", "/v1/billing/checkout"]) {
-        const malformed = await h.api.request("POST", path, { key: "pr_live_nope0000000000000000000000", body: "{bad", headers: { "content-type": "text/plain" } });
+        const malformed = await h.api.request("POST", path, {
+          key: "pr_live_nope0000000000000000000000",
+          body: "{bad",
+          headers: { "content-type": "text/plain" },
+        });
         expectError(malformed, 401, "AUTH_INVALID");
         expectError(await h.api.post(path, { colour: "red" }), 401, "AUTH_INVALID");
       }
@@ -303,7 +321,12 @@ describe("errors, check order and validation over HTTP", () => {
     it("data nested 60,000 levels deep is 422 PAYLOAD_INVALID naming the limit of 64, and counts toward the rate", async () => {
       const nested = (levels: number) => `{"html":"<p>x</p>","webhook_url":"${WEBHOOK}","data":${'{"a":'.repeat(levels - 1)}1${"}".repeat(levels - 1)}}`;
       const fresh = (await h.admin.createKey("business")).apiKey;
-      for (const [path, levels] of [["/v1/render", 60_000], ["/v1/render", 65], ["/v1/image", 60_000], ["/v1/billing/checkout", 65]] as const) {
+      for (const [path, levels] of [
+        ["/v1/render", 60_000],
+        ["/v1/render", 65],
+        ["/v1/image", 60_000],
+        ["/v1/billing/checkout", 65],
+      ] as const) {
         const first = await h.api.request("POST", path, { key: fresh, body: nested(levels), headers: { "content-type": "application/json" } });
         assert.match(expectError(first, 422, "PAYLOAD_INVALID"), /deeper than 64 levels/, `${path} at ${levels} levels`);
         expectRateHeaders(first, 1000);
@@ -355,7 +378,10 @@ describe("errors, check order and validation over HTTP", () => {
       assert.equal(job.json.template_id, null);
       assert.equal(job.json.url, null);
       assert.deepEqual(job.json.webhook, { state: "pending", attempts: 0, last_status: null, next_attempt_at: null });
-      assert.deepEqual(job.json.events.map((e: { type: string }) => e.type), ["job.accepted"]);
+      assert.deepEqual(
+        job.json.events.map((e: { type: string }) => e.type),
+        ["job.accepted"],
+      );
       assert.equal(job.headers["cache-control"], "no-store");
       expectRateHeaders(job, 1000);
 

@@ -45,12 +45,23 @@ interface Case {
   body: string | undefined;
 }
 
-const visibleOrLatin1 = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 300 });
+const visibleOrLatin1 = fc.string({
+  unit: fc
+    .integer({ min: 0x20, max: 0xff })
+    .filter((c) => c !== 0x7f)
+    .map((c) => String.fromCharCode(c)),
+  maxLength: 300,
+});
 
 const pathArb = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...PATHS) },
   { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...PATHS), fc.string({ maxLength: 40 })).map(([p, extra]) => `${p}/${encodeURIComponent(extra)}`) },
-  { weight: 1, arbitrary: fc.array(fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom("%", "%zz", "..", "%00", "%C0%AF", "v1")), { maxLength: 5 }).map((parts) => `/${parts.join("/")}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom("%", "%zz", "..", "%00", "%C0%AF", "v1")), { maxLength: 5 })
+      .map((parts) => `/${parts.join("/")}`),
+  },
 );
 
 const queryArb = fc.oneof(
@@ -63,12 +74,13 @@ const queryArb = fc.oneof(
   fc.constantFrom("exp=1&sig=zz", "exp=abc", "sig=%", "%%", "a=%ZZ", "&&&", "exp=99999999999999999999&sig=" + "0".repeat(64)),
 );
 
-const webhookArb = fc.oneof(fc.webUrl(), fc.string({ maxLength: 50 }), fc.constantFrom("https://hooks.example.com/x", "https://a.test:8443/", "https://user:pw@a.test/", "http://a.test/", "https://" + "a".repeat(2100)));
-
-const dataArb = fc.oneof(
-  { weight: 4, arbitrary: fc.object({ maxDepth: 4 }) },
-  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+const webhookArb = fc.oneof(
+  fc.webUrl(),
+  fc.string({ maxLength: 50 }),
+  fc.constantFrom("https://hooks.example.com/x", "https://a.test:8443/", "https://user:pw@a.test/", "http://a.test/", "https://" + "a".repeat(2100)),
 );
+
+const dataArb = fc.oneof({ weight: 4, arbitrary: fc.object({ maxDepth: 4 }) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) });
 
 const jobBodyArb = fc.record(
   {
@@ -89,16 +101,50 @@ const bodyArb = fc.oneof(
   { weight: 6, arbitrary: jobBodyArb.map((b) => JSON.stringify(b)) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 4 }) },
   { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
-  { weight: 1, arbitrary: fc.constantFrom("", "{", "nul", "{}", "[]", "null", '{"data":' + nested(70, "[", "]") + "}", nested(5_000, "{\"a\":", "}"), `{"html":"<p>x</p>","data":${nested(20_000, '{"k":', "}").replace('{"k":}', '{"k":1}')}}`, '{"html":"\\ud800"}', "\u0000", '{"a":1,"a":2}') },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 100 }).map((depth) => `{"html":"<p>x</p>","data":${nested(depth, '{"k":', "}").replace(/\{"k":\}/, '{"k":1}')}}`) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "",
+      "{",
+      "nul",
+      "{}",
+      "[]",
+      "null",
+      '{"data":' + nested(70, "[", "]") + "}",
+      nested(5_000, '{"a":', "}"),
+      `{"html":"<p>x</p>","data":${nested(20_000, '{"k":', "}").replace('{"k":}', '{"k":1}')}}`,
+      '{"html":"\\ud800"}',
+      "\u0000",
+      '{"a":1,"a":2}',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 100 }).map((depth) => `{"html":"<p>x</p>","data":${nested(depth, '{"k":', "}").replace(/\{"k":\}/, '{"k":1}')}}`),
+  },
 );
 
 const caseArb: fc.Arbitrary<Case> = fc.record({
-  method: fc.oneof({ weight: 8, arbitrary: fc.constant("POST") }, { weight: 3, arbitrary: fc.constant("GET") }, { weight: 1, arbitrary: fc.constantFrom("PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FOO") }),
+  method: fc.oneof(
+    { weight: 8, arbitrary: fc.constant("POST") },
+    { weight: 3, arbitrary: fc.constant("GET") },
+    { weight: 1, arbitrary: fc.constantFrom("PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FOO") },
+  ),
   path: pathArb,
   query: queryArb,
   auth: fc.integer({ min: -4, max: KEYS - 1 }),
-  contentType: fc.option(fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "garbage/"), { nil: undefined, freq: 8 }),
+  contentType: fc.option(
+    fc.constantFrom(
+      "application/json",
+      "application/json; charset=utf-8",
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/json; charset=utf-16",
+      "garbage/",
+    ),
+    { nil: undefined, freq: 8 },
+  ),
   idempotencyKey: fc.option(fc.oneof(fc.uuid(), visibleOrLatin1), { nil: undefined, freq: 2 }),
   body: fc.option(bodyArb, { nil: undefined, freq: 10 }),
 });

@@ -54,7 +54,9 @@ describe("Idempotency-Key across two gateways", () => {
     const { apiKey } = await h.admin.createKey("business");
     const key = randomUUID();
     const body = { html: "<p>Hello {{n}}</p>", data: { n: 1 }, webhook_url: WEBHOOK };
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => gateway(i).post("/v1/render", body, { key: apiKey, headers: { "idempotency-key": key } })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => gateway(i).post("/v1/render", body, { key: apiKey, headers: { "idempotency-key": key } })),
+    );
     for (const response of responses) {
       assert.equal(response.status, 202, response.text);
       assert.deepEqual(response.json, responses[0]!.json);
@@ -134,7 +136,11 @@ describe("Idempotency-Key across two gateways", () => {
       assert.equal(errorShape(response).code, "PAYLOAD_INVALID");
       assert.match(response.json.error, /^Idempotency-Key: must be 1 to 255 visible ASCII characters/);
     }
-    const longest = await h.api.post("/v1/render", { html: "<p>x</p>", data: {}, webhook_url: WEBHOOK }, { key: apiKey, headers: { "idempotency-key": "~".repeat(255) } });
+    const longest = await h.api.post(
+      "/v1/render",
+      { html: "<p>x</p>", data: {}, webhook_url: WEBHOOK },
+      { key: apiKey, headers: { "idempotency-key": "~".repeat(255) } },
+    );
     assert.equal(longest.status, 202, longest.text);
     assert.equal((await usage(apiKey)).renders.used, 1);
   });
@@ -142,7 +148,9 @@ describe("Idempotency-Key across two gateways", () => {
   it("checkout: the same key gives the same session from either gateway; another plan is IDEMPOTENCY_KEY_REUSED", async () => {
     const { apiKey } = await h.admin.createKey("free");
     const key = randomUUID();
-    const responses = await Promise.all(Array.from({ length: 4 }, (_, i) => gateway(i).post("/v1/billing/checkout", { plan: "pro" }, { key: apiKey, headers: { "idempotency-key": key } })));
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => gateway(i).post("/v1/billing/checkout", { plan: "pro" }, { key: apiKey, headers: { "idempotency-key": key } })),
+    );
     for (const response of responses) {
       assert.equal(response.status, 201, response.text);
       assert.deepEqual(response.json, responses[0]!.json);
@@ -177,7 +185,11 @@ describe("Idempotency-Key across two gateways", () => {
     const within = await h.api.post("/v1/render", body, { key: apiKey, headers: { "idempotency-key": key } });
     assert.equal(within.json.id, first.json.id);
     await db.query("update metering.idempotency_keys set created_at = now() - interval '24 hours 1 second' where key_id = $1", [keyId]);
-    await waitFor("the sweep removes the record", async () => (await db.query("select 1 from metering.idempotency_keys where key_id = $1", [keyId])).rowCount === 0, 15_000);
+    await waitFor(
+      "the sweep removes the record",
+      async () => (await db.query("select 1 from metering.idempotency_keys where key_id = $1", [keyId])).rowCount === 0,
+      15_000,
+    );
     const after = await second.post("/v1/render", body, { key: apiKey, headers: { "idempotency-key": key } });
     assert.equal(after.status, 202);
     assert.notEqual(after.json.id, first.json.id, "a new job");

@@ -55,7 +55,19 @@ describe("identity over HTTP", () => {
 
   describe("signup", () => {
     it("invalid e-mail addresses are 422 PAYLOAD_INVALID and do not count toward the throttle", async () => {
-      for (const bad of ["", "plainaddress", "a@b", "@example.com", "ada@", "ada@@example.com", "ada example@example.com", "ada@exa mple.com", `${"a".repeat(250)}@example.com`, "ada@-example.com", '"ada"@example.com']) {
+      for (const bad of [
+        "",
+        "plainaddress",
+        "a@b",
+        "@example.com",
+        "ada@",
+        "ada@@example.com",
+        "ada example@example.com",
+        "ada@exa mple.com",
+        `${"a".repeat(250)}@example.com`,
+        "ada@-example.com",
+        '"ada"@example.com',
+      ]) {
         assert.match(expectError(await signup(bad), 422, "PAYLOAD_INVALID"), /^email: /, bad);
       }
     });
@@ -141,7 +153,12 @@ describe("identity over HTTP", () => {
     });
 
     it("each plan has the limits of the spec's table (GET /v1/keys/usage and the RateLimit headers)", async () => {
-      const table: Record<string, [number, number, number]> = { free: [100, 10, 1], starter: [1_000, 60, 2], pro: [10_000, 300, 5], business: [100_000, 1_000, 10] };
+      const table: Record<string, [number, number, number]> = {
+        free: [100, 10, 1],
+        starter: [1_000, 60, 2],
+        pro: [10_000, 300, 5],
+        business: [100_000, 1_000, 10],
+      };
       for (const [plan, [renders, perMinute, concurrent]] of Object.entries(table)) {
         const usage = await h.api.get("/v1/keys/usage", { key: (await h.admin.createKey(plan)).apiKey });
         assert.equal(usage.json.plan, plan);

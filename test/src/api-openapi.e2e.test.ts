@@ -40,7 +40,19 @@ describe("the OpenAPI document", () => {
     const error = doc.components.schemas.Error;
     assert.deepEqual([error.required, error.additionalProperties], [["error", "code", "hint"], false]);
     for (const name of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Location"]) assert.ok(doc.components.headers[name], name);
-    for (const path of ["/v1/render", "/v1/image", "/v1/templates", "/v1/templates/{id}/preview.png", "/v1/keys/usage", "/v1/keys/webhook-secret", "/v1/billing/checkout", "/v1/outputs/{id}", "/v1/signup", "/v1/jobs/{id}", "/v1/openapi.json"]) {
+    for (const path of [
+      "/v1/render",
+      "/v1/image",
+      "/v1/templates",
+      "/v1/templates/{id}/preview.png",
+      "/v1/keys/usage",
+      "/v1/keys/webhook-secret",
+      "/v1/billing/checkout",
+      "/v1/outputs/{id}",
+      "/v1/signup",
+      "/v1/jobs/{id}",
+      "/v1/openapi.json",
+    ]) {
       assert.ok(doc.paths[path], path);
     }
     checker = new OpenApiChecker(doc);
@@ -82,17 +94,34 @@ describe("the OpenAPI document", () => {
     const errorBody = { error: "x", code: "RATE_LIMITED", hint: "wait" };
     const limited = { ...base, status: 429, headers: { ...base.headers, "retry-after": "3" }, body: json(errorBody) };
     assert.deepEqual(checker.check(limited), []);
-    assert.match(checker.check({ ...limited, body: json({ ...errorBody, retry_after: 3 }) }).join(), /must NOT have additional properties/, "a fourth error field");
+    assert.match(
+      checker.check({ ...limited, body: json({ ...errorBody, retry_after: 3 }) }).join(),
+      /must NOT have additional properties/,
+      "a fourth error field",
+    );
     assert.match(checker.check({ ...limited, body: json({ error: "x", code: "RATE_LIMITED" }) }).join(), /must have required property 'hint'/);
     assert.match(checker.check({ ...limited, body: json({ ...errorBody, code: "QUOTA_EXCEEDED" }) }).join(), /allowed values/, "usage is never QUOTA_EXCEEDED");
     const noRetry: Record<string, string> = { ...limited.headers };
     delete noRetry["retry-after"];
     assert.match(checker.check({ ...limited, headers: noRetry }).join(), /required header Retry-After is missing/);
 
-    assert.match(checker.check({ ...base, method: "DELETE", status: 405, headers: { ...base.headers, allow: "GET, POST" } }).join(), /Allow "GET, POST" is not the documented GET/);
+    assert.match(
+      checker.check({ ...base, method: "DELETE", status: 405, headers: { ...base.headers, allow: "GET, POST" } }).join(),
+      /Allow "GET, POST" is not the documented GET/,
+    );
     assert.match(checker.check({ ...base, path: "/v1/nowhere", status: 200 }).join(), /undocumented path answered 200/);
     assert.match(
-      checker.check({ ...base, method: "POST", path: "/v1/render", status: 202, requestJson: { html: "<p>x</p>", data: {}, extra: true }, headers: { ...base.headers, location: "/v1/jobs/job_00000000000000000000000000" }, body: json({ id: "job_00000000000000000000000000", status: "queued" }) }).join(),
+      checker
+        .check({
+          ...base,
+          method: "POST",
+          path: "/v1/render",
+          status: 202,
+          requestJson: { html: "<p>x</p>", data: {}, extra: true },
+          headers: { ...base.headers, location: "/v1/jobs/job_00000000000000000000000000" },
+          body: json({ id: "job_00000000000000000000000000", status: "queued" }),
+        })
+        .join(),
       /accepted a request body the document rejects/,
     );
   });

@@ -43,7 +43,10 @@ describe("outputs: signed download URLs", () => {
   let db: pg.Client;
 
   before(async () => {
-    h = await startHarness({ only: ["storage", "gateway"], serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000", OUTPUT_CACHE_MAX_ENTRY_BYTES: String(CACHED_UP_TO) } } });
+    h = await startHarness({
+      only: ["storage", "gateway"],
+      serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000", OUTPUT_CACHE_MAX_ENTRY_BYTES: String(CACHED_UP_TO) } },
+    });
     nc = await connect({ servers: h.stack.natsUrl });
     store = await nc.jetstream().views.os("outputs");
     db = new pg.Client({ connectionString: h.stack.databaseUrl });

@@ -78,8 +78,12 @@ describe("templates over HTTP (full stack)", () => {
       assert.ok(catalog.length >= 8, `${catalog.length} templates`);
       const ids = catalog.map((t) => t.id);
       assert.deepEqual(ids, [...ids].sort(), "sorted by id");
-      for (const id of ["invoice", "receipt", "quote", "letter", "certificate", "report", "social-card", "og-image"]) assert.ok(ids.includes(id), `${id} is in the catalog`);
-      assert.ok(ids.some((id) => /cjk/.test(id)), "a template with CJK text");
+      for (const id of ["invoice", "receipt", "quote", "letter", "certificate", "report", "social-card", "og-image"])
+        assert.ok(ids.includes(id), `${id} is in the catalog`);
+      assert.ok(
+        ids.some((id) => /cjk/.test(id)),
+        "a template with CJK text",
+      );
       for (const t of catalog) {
         assert.match(t.id, /^[a-z0-9][a-z0-9-]{0,63}$/);
         assert.ok(t.name && t.description.length > 20, `${t.id} has a name and a description`);
@@ -101,7 +105,9 @@ describe("templates over HTTP (full stack)", () => {
   describe("every built-in template renders its sample data", () => {
     it("PDF templates: a valid PDF of the declared page size, named after the template and the job", async () => {
       const pdfs = catalog.filter((t) => t.output === "pdf");
-      const results = await Promise.all(pdfs.map(async (t) => ({ t, response: await h.api.post("/v1/render", { template_id: t.id, data: t.sample_data }, { key }) })));
+      const results = await Promise.all(
+        pdfs.map(async (t) => ({ t, response: await h.api.post("/v1/render", { template_id: t.id, data: t.sample_data }, { key }) })),
+      );
       for (const { t, response } of results) {
         assert.equal(response.status, 200, `${t.id}: ${response.text}`);
         assert.equal(response.json.content_type, "application/pdf");
@@ -116,7 +122,10 @@ describe("templates over HTTP (full stack)", () => {
         const [portraitW, portraitH] = PAGE_POINTS[t.page!.format]!;
         const [expectedW, expectedH] = t.page!.landscape ? [portraitH, portraitW] : [portraitW, portraitH];
         const [w, h2] = pageSize(info);
-        assert.ok(Math.abs(w - expectedW) < 1.5 && Math.abs(h2 - expectedH) < 1.5, `${t.id}: page ${w} x ${h2} pts, expected ${t.page!.format}${t.page!.landscape ? " landscape" : ""}`);
+        assert.ok(
+          Math.abs(w - expectedW) < 1.5 && Math.abs(h2 - expectedH) < 1.5,
+          `${t.id}: page ${w} x ${h2} pts, expected ${t.page!.format}${t.page!.landscape ? " landscape" : ""}`,
+        );
         assert.ok(pdfText(download.body).replace(/\s/g, "").length > 50, `${t.id} has text`);
       }
     });
@@ -130,7 +139,8 @@ describe("templates over HTTP (full stack)", () => {
       assert.ok(pages >= 2, `the sample report spans ${pages} pages`);
       const texts = pdfText(pdf).split("\f").slice(0, pages);
       const firstColumn = (report.sample_data.columns as unknown[])[0];
-      const label = typeof firstColumn === "string" ? firstColumn : String(Object.values(firstColumn as Record<string, unknown>).find((v) => typeof v === "string"));
+      const label =
+        typeof firstColumn === "string" ? firstColumn : String(Object.values(firstColumn as Record<string, unknown>).find((v) => typeof v === "string"));
       texts.forEach((text, i) => {
         assert.match(text, new RegExp(`Page\\s+${i + 1}\\s+of\\s+${pages}`), `page ${i + 1} footer`);
         assert.ok(text.toLowerCase().includes(label.toLowerCase()), `page ${i + 1} repeats the table header "${label}"`);
@@ -162,7 +172,10 @@ describe("templates over HTTP (full stack)", () => {
       assert.equal(job.json.kind, "render");
       assert.equal(job.json.size_bytes, response.json.size_bytes);
       assert.equal(new URL(job.json.url).pathname, new URL(response.json.url).pathname);
-      assert.deepEqual(job.json.events.map((e: { type: string }) => e.type), ["job.accepted", "job.started", "job.succeeded"]);
+      assert.deepEqual(
+        job.json.events.map((e: { type: string }) => e.type),
+        ["job.accepted", "job.started", "job.succeeded"],
+      );
     });
   });
 
@@ -238,8 +251,14 @@ describe("templates over HTTP (full stack)", () => {
     });
 
     it("a template of the other kind is 422: PNG templates are for /v1/image, PDF ones for /v1/render", async () => {
-      assert.match(expectError(await h.api.post("/v1/render", { template_id: "social-card", data: byId("social-card").sample_data }, { key }), 422, "PAYLOAD_INVALID"), /makes a PNG image/);
-      assert.match(expectError(await h.api.post("/v1/image", { template_id: "invoice", data: byId("invoice").sample_data }, { key }), 422, "PAYLOAD_INVALID"), /makes a PDF document/);
+      assert.match(
+        expectError(await h.api.post("/v1/render", { template_id: "social-card", data: byId("social-card").sample_data }, { key }), 422, "PAYLOAD_INVALID"),
+        /makes a PNG image/,
+      );
+      assert.match(
+        expectError(await h.api.post("/v1/image", { template_id: "invoice", data: byId("invoice").sample_data }, { key }), 422, "PAYLOAD_INVALID"),
+        /makes a PDF document/,
+      );
     });
 
     it("the template is checked before the quota: a missing template or bad data with no quota left is 404 / 422", async () => {
@@ -253,7 +272,11 @@ describe("templates over HTTP (full stack)", () => {
 
   describe("raw html", () => {
     it("is a Handlebars template, HTML-escaped by default", async () => {
-      const response = await h.api.post("/v1/render", { html: "<h1>Hello {{name}}</h1><p>{{#each items}}[{{this}}]{{/each}}</p>", data: { name: "<b>Ada</b> & co", items: ["x", "y"] } }, { key });
+      const response = await h.api.post(
+        "/v1/render",
+        { html: "<h1>Hello {{name}}</h1><p>{{#each items}}[{{this}}]{{/each}}</p>", data: { name: "<b>Ada</b> & co", items: ["x", "y"] } },
+        { key },
+      );
       assert.equal(response.status, 200, response.text);
       const text = pdfText((await h.api.download(response.json.url)).body);
       assert.match(text, /Hello <b>Ada<\/b> & co/);

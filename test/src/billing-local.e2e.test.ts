@@ -65,7 +65,11 @@ describe("billing with the local provider", () => {
   before(async () => {
     h = await startHarness({ only: WITHOUT_RENDER });
     nc = await connect({ servers: h.stack.natsUrl });
-    browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium-headless-shell", headless: "shell", args: ["--no-sandbox", "--disable-gpu"] });
+    browser = await puppeteer.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium-headless-shell",
+      headless: "shell",
+      args: ["--no-sandbox", "--disable-gpu"],
+    });
   });
 
   after(async () => {
@@ -89,8 +93,14 @@ describe("billing with the local provider", () => {
 
     it("refuses an unknown or unpaid plan (422 PAYLOAD_INVALID) and the same plan or a downgrade (422 PLAN_INVALID), with a way forward", async () => {
       const pro = await h.admin.createKey("pro");
-      assert.match(expectError(await h.api.post("/v1/billing/checkout", { plan: "gold" }, { key: pro.apiKey }), 422, "PAYLOAD_INVALID").error, /^plan: must be one of starter, pro, business/);
-      assert.match(expectError(await h.api.post("/v1/billing/checkout", { plan: "free" }, { key: pro.apiKey }), 422, "PAYLOAD_INVALID").error, /^plan: must be one of/);
+      assert.match(
+        expectError(await h.api.post("/v1/billing/checkout", { plan: "gold" }, { key: pro.apiKey }), 422, "PAYLOAD_INVALID").error,
+        /^plan: must be one of starter, pro, business/,
+      );
+      assert.match(
+        expectError(await h.api.post("/v1/billing/checkout", { plan: "free" }, { key: pro.apiKey }), 422, "PAYLOAD_INVALID").error,
+        /^plan: must be one of/,
+      );
       const same = expectError(await h.api.post("/v1/billing/checkout", { plan: "pro" }, { key: pro.apiKey }), 422, "PLAN_INVALID");
       assert.match(same.error, /already on the pro plan/);
       assert.match(same.hint, /business/);
@@ -122,7 +132,18 @@ describe("billing with the local provider", () => {
         assert.equal(headers["cache-control"], "no-store");
         assert.equal(await page.title(), "Upgrade to Pro · Pressroom");
         const text = await page.$eval("main", (el) => (el as HTMLElement).innerText);
-        for (const expected of ["Pressroom Pro", "$29", "Starter (now)", "10,000", "1,000", "300", "60", "Renders a month", "Requests a minute", "Renders at a time"]) {
+        for (const expected of [
+          "Pressroom Pro",
+          "$29",
+          "Starter (now)",
+          "10,000",
+          "1,000",
+          "300",
+          "60",
+          "Renders a month",
+          "Requests a minute",
+          "Renders at a time",
+        ]) {
           assert.ok(text.includes(expected), `the page shows ${expected}:\n${text}`);
         }
         // The stylesheet applies (allowed by its hash in the CSP): the button is styled, not a default grey one.
@@ -142,10 +163,7 @@ describe("billing with the local provider", () => {
       const usage = await usageOnPlan(apiKey, "pro");
       assert.equal(usage.status, 200, usage.text);
       assert.equal(usage.json.plan, "pro");
-      assert.deepEqual(
-        [usage.json.renders.limit, usage.json.rate_limit.limit, usage.json.concurrency.limit],
-        [10_000, 300, 5],
-      );
+      assert.deepEqual([usage.json.renders.limit, usage.json.rate_limit.limit, usage.json.concurrency.limit], [10_000, 300, 5]);
       assert.equal(usage.headers["ratelimit-limit"], "300");
 
       const changes = (await accountEvents(keyId)).filter((e) => e.type === "account.plan_changed");
@@ -190,7 +208,10 @@ describe("billing with the local provider", () => {
       assert.notEqual(second, first);
       assert.match(expectError(await h.api.request("POST", path, form(first)), 422, "PAYLOAD_INVALID").error, /stale/);
       const same = `http://${new URL(h.stack.baseUrl).host}`;
-      const confirmed = await h.api.request("POST", path, { ...form(second), headers: { ...form(second).headers, origin: same, "sec-fetch-site": "same-origin" } });
+      const confirmed = await h.api.request("POST", path, {
+        ...form(second),
+        headers: { ...form(second).headers, origin: same, "sec-fetch-site": "same-origin" },
+      });
       assert.equal(confirmed.status, 303, confirmed.text);
       assert.equal(confirmed.headers.location, path);
       assert.equal((await usageOnPlan(apiKey, "starter")).json.plan, "starter");
@@ -223,7 +244,10 @@ describe("billing with the local provider", () => {
     });
 
     it("POST /v1/billing/stripe/webhook is 404 when Stripe is not configured", async () => {
-      const response = await h.api.request("POST", "/v1/billing/stripe/webhook", { body: "{}", headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" } });
+      const response = await h.api.request("POST", "/v1/billing/stripe/webhook", {
+        body: "{}",
+        headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" },
+      });
       expectError(response, 404, "NOT_FOUND");
     });
   });
@@ -238,8 +262,13 @@ describe("billing with the local provider", () => {
   it("no key, checkout session or confirm token reaches a log line", () => {
     const logs = h.stack.output();
     const sessions = h.api.exchanges.flatMap((x) => /chk_[0-9a-z]{26}/.exec(x.path) ?? []).filter((id) => id !== "chk_00000000000000000000000000");
-    const tokens = h.api.exchanges.flatMap((x) => (x.headers["content-type"]?.startsWith("text/html") ? [tokenOf(x.body.toString("utf8"))] : [])).filter(Boolean);
+    const tokens = h.api.exchanges
+      .flatMap((x) => (x.headers["content-type"]?.startsWith("text/html") ? [tokenOf(x.body.toString("utf8"))] : []))
+      .filter(Boolean);
     assert.ok(sessions.length > 0 && tokens.length > 0);
-    assert.deepEqual([...h.api.secrets(), ...sessions, ...tokens].filter((secret) => logs.includes(secret)), []);
+    assert.deepEqual(
+      [...h.api.secrets(), ...sessions, ...tokens].filter((secret) => logs.includes(secret)),
+      [],
+    );
   });
 });

@@ -72,7 +72,11 @@ describe("billing with the Stripe provider: the verified webhook", () => {
   const deliver = (payload: string, signature: string | undefined): Promise<ApiResponse> =>
     h.api.request("POST", "/v1/billing/stripe/webhook", {
       body: payload,
-      headers: { "content-type": "application/json; charset=utf-8", "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)", ...(signature === undefined ? {} : { "stripe-signature": signature }) },
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+        ...(signature === undefined ? {} : { "stripe-signature": signature }),
+      },
     });
 
   async function planChanges(keyId: string): Promise<accountEventsV1.AccountEvent[]> {
@@ -98,7 +102,10 @@ describe("billing with the Stripe provider: the verified webhook", () => {
   }
 
   before(async () => {
-    h = await startHarness({ only: WITHOUT_RENDER, serviceEnv: { metering: { BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } } });
+    h = await startHarness({
+      only: WITHOUT_RENDER,
+      serviceEnv: { metering: { BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } },
+    });
     h.api.remember(WEBHOOK_SECRET);
     nc = await connect({ servers: h.stack.natsUrl });
   });
@@ -112,7 +119,12 @@ describe("billing with the Stripe provider: the verified webhook", () => {
     assert.ok(h.stack.output().includes('"provider":"stripe"'));
     assert.ok(!h.stack.output().includes("BILLING_PROVIDER=local"));
     const [grpc, health] = await distinctFreePorts(2);
-    const env = serviceEnv("metering", { databaseUrl: h.stack.databaseUrl, natsUrl: h.stack.natsUrl, ports: { ...h.stack.ports, grpc: { ...h.stack.ports.grpc, metering: grpc! }, health: { ...h.stack.ports.health, metering: health! } }, logDir: tmpdir() });
+    const env = serviceEnv("metering", {
+      databaseUrl: h.stack.databaseUrl,
+      natsUrl: h.stack.natsUrl,
+      ports: { ...h.stack.ports, grpc: { ...h.stack.ports.grpc, metering: grpc! }, health: { ...h.stack.ports.health, metering: health! } },
+      logDir: tmpdir(),
+    });
     delete env.BILLING_PROVIDER;
     const unnamed = startService("metering", { ...env, STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }, tmpdir());
     const code = await new Promise<number | null>((resolve) => unnamed.child.once("exit", resolve));
@@ -145,7 +157,10 @@ describe("billing with the Stripe provider: the verified webhook", () => {
     const completed = event("checkout.session.completed", { keyId, plan: "starter" });
     const signature = sign(completed.payload);
     const responses = await Promise.all(Array.from({ length: 6 }, () => deliver(completed.payload, signature)));
-    assert.deepEqual(responses.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      [200, 200, 200, 200, 200, 200],
+    );
     assert.deepEqual(responses.map((r) => r.json.outcome).sort(), ["applied", "duplicate", "duplicate", "duplicate", "duplicate", "duplicate"]);
     assert.equal((await planChanges(keyId)).length, 1);
   });
@@ -195,10 +210,15 @@ describe("billing with the Stripe provider: the verified webhook", () => {
 
   it("every response matches the OpenAPI document, and no secret reaches a log line", async () => {
     const served = await OpenApiChecker.fetch(h.stack.baseUrl);
-    const checker = served.doc.paths["/v1/billing/stripe/webhook"] ? served : new OpenApiChecker({ ...served.doc, paths: { ...served.doc.paths, ...billingOpenApiPaths } });
+    const checker = served.doc.paths["/v1/billing/stripe/webhook"]
+      ? served
+      : new OpenApiChecker({ ...served.doc, paths: { ...served.doc.paths, ...billingOpenApiPaths } });
     assert.deepEqual(checker.checkAll(h.api.exchanges).problems, []);
     const logs = h.stack.output();
-    assert.deepEqual(h.api.secrets().filter((secret) => logs.includes(secret)), []);
+    assert.deepEqual(
+      h.api.secrets().filter((secret) => logs.includes(secret)),
+      [],
+    );
     assert.ok(!logs.includes(WEBHOOK_SECRET) && !logs.includes("sk_test_offline_pressroom"));
   });
 });

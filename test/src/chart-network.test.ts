@@ -16,7 +16,12 @@ const PUBLIC = "93.184.216.34";
 const METADATA = "169.254.169.254";
 const PRIVATE = "10.0.0.1";
 const OUTSIDE: Endpoint = { ip: "203.0.113.7" };
-const KUBE_DNS: Endpoint = { ip: "10.244.200.10", namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, ports: [{ name: "dns", containerPort: 53, protocol: "UDP" }] };
+const KUBE_DNS: Endpoint = {
+  ip: "10.244.200.10",
+  namespace: "kube-system",
+  labels: { "k8s-app": "kube-dns" },
+  ports: [{ name: "dns", containerPort: 53, protocol: "UDP" }],
+};
 const OTHER_APP: Endpoint = { ip: "10.244.201.3", namespace: "shop", labels: { app: "shop" } };
 
 describe("the NetworkPolicies", () => {
@@ -97,7 +102,8 @@ describe("the NetworkPolicies", () => {
   it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {
     assert.equal(may(pod("webhook"), ip(PUBLIC), 443), true, "webhook → public 443");
     assert.equal(may(pod("webhook"), ip(PUBLIC), 80), false, "webhook → public 80");
-    for (const address of [PRIVATE, METADATA, "172.16.0.1", "192.168.1.1"]) assert.equal(may(pod("webhook"), ip(address), 443), false, `webhook → ${address}:443`);
+    for (const address of [PRIVATE, METADATA, "172.16.0.1", "192.168.1.1"])
+      assert.equal(may(pod("webhook"), ip(address), 443), false, `webhook → ${address}:443`);
     for (const target of ["gateway", "metering", "render", "storage"]) {
       assert.equal(may(pod("webhook"), pod(target), GRPC_PORT), false, `webhook → ${target}`);
     }

@@ -5,7 +5,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import { chartTopology, consumers, DEMO_API_KEY, NATS_COMPONENTS, streams } from "@pressroom/platform";
-import { CHART_DIR, component, helm, helmBinary, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, RELEASE, render, renderError } from "./test-support/helm";
+import {
+  CHART_DIR,
+  component,
+  helm,
+  helmBinary,
+  type K8sObject,
+  NAMESPACE,
+  ofKind,
+  PRODUCTION_VALUES,
+  RELEASE,
+  render,
+  renderError,
+} from "./test-support/helm";
 import { validateObject } from "./test-support/kube-schemas";
 import { documentedMetrics } from "./test-support/prometheus";
 import { metricsOfQuery } from "./test-support/promql";
@@ -34,7 +46,10 @@ import {
  */
 
 const ciValues = existsSync(path.join(CHART_DIR, "ci"))
-  ? readdirSync(path.join(CHART_DIR, "ci")).filter((f) => f.endsWith(".yaml")).sort().map((f) => path.join(CHART_DIR, "ci", f))
+  ? readdirSync(path.join(CHART_DIR, "ci"))
+      .filter((f) => f.endsWith(".yaml"))
+      .sort()
+      .map((f) => path.join(CHART_DIR, "ci", f))
   : [];
 
 /** The renders every schema and policy assertion runs over. */
@@ -45,10 +60,17 @@ const renders: Record<string, () => K8sObject[]> = {
   "everything on": () =>
     render({
       set: [
-        "gateway.ingress.enabled=true", "gateway.ingress.host=pdf.example.com", "gateway.autoscaling.enabled=true",
-        "networkPolicy.enabled=true", "nats.auth.enabled=true", "billing.provider=stripe",
-        "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true",
-        "secrets.stripeSecretKey=sk_test_everything", "secrets.stripeWebhookSecret=whsec_everything",
+        "gateway.ingress.enabled=true",
+        "gateway.ingress.host=pdf.example.com",
+        "gateway.autoscaling.enabled=true",
+        "networkPolicy.enabled=true",
+        "nats.auth.enabled=true",
+        "billing.provider=stripe",
+        "metrics.serviceMonitor.enabled=true",
+        "metrics.prometheusRule.enabled=true",
+        "metrics.grafanaDashboard.enabled=true",
+        "secrets.stripeSecretKey=sk_test_everything",
+        "secrets.stripeWebhookSecret=whsec_everything",
         ...["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((user) => `secrets.natsPasswords.${user}=pw-${user}`),
       ],
     }),
@@ -93,8 +115,13 @@ describe("the chart under a real helm", () => {
     const result = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE]);
     assert.equal(result.status, 0, result.stderr);
     const notes = result.stdout.split(/^NOTES:$/m)[1] ?? "";
-    const gateway = ofKind(rendered("defaults"), "Service").filter((s) => component(s) === "gateway").map((s) => s.metadata.name);
-    assert.ok(gateway.some((name) => notes.includes(name)), `NOTES name none of the gateway Services ${gateway.join(", ")}:\n${notes}`);
+    const gateway = ofKind(rendered("defaults"), "Service")
+      .filter((s) => component(s) === "gateway")
+      .map((s) => s.metadata.name);
+    assert.ok(
+      gateway.some((name) => notes.includes(name)),
+      `NOTES name none of the gateway Services ${gateway.join(", ")}:\n${notes}`,
+    );
     assert.match(notes, new RegExp(`${DEMO_API_KEY}|demo key`, "i"));
   });
 
@@ -183,15 +210,20 @@ describe("containers are locked down", () => {
   });
 
   it("every container has a read-only root filesystem", () => {
-    assert.deepEqual(each((c) => (c.securityContext?.readOnlyRootFilesystem === true ? undefined : "readOnlyRootFilesystem is not true")), []);
+    assert.deepEqual(
+      each((c) => (c.securityContext?.readOnlyRootFilesystem === true ? undefined : "readOnlyRootFilesystem is not true")),
+      [],
+    );
   });
 
   it("no container may escalate privileges or run privileged", () => {
     assert.deepEqual(
       each((c) =>
-        c.securityContext?.allowPrivilegeEscalation !== false ? "allowPrivilegeEscalation is not false"
-        : c.securityContext?.privileged ? "privileged"
-        : undefined,
+        c.securityContext?.allowPrivilegeEscalation !== false
+          ? "allowPrivilegeEscalation is not false"
+          : c.securityContext?.privileged
+            ? "privileged"
+            : undefined,
       ),
       [],
     );
@@ -200,9 +232,11 @@ describe("containers are locked down", () => {
   it("every container drops ALL capabilities and adds none", () => {
     assert.deepEqual(
       each((c) =>
-        !(c.securityContext?.capabilities?.drop ?? []).includes("ALL") ? "capabilities.drop lacks ALL"
-        : (c.securityContext?.capabilities?.add ?? []).length > 0 ? `adds ${c.securityContext!.capabilities!.add!.join(",")}`
-        : undefined,
+        !(c.securityContext?.capabilities?.drop ?? []).includes("ALL")
+          ? "capabilities.drop lacks ALL"
+          : (c.securityContext?.capabilities?.add ?? []).length > 0
+            ? `adds ${c.securityContext!.capabilities!.add!.join(",")}`
+            : undefined,
       ),
       [],
     );
@@ -210,7 +244,11 @@ describe("containers are locked down", () => {
 
   it("every container runs under the RuntimeDefault seccomp profile", () => {
     assert.deepEqual(
-      each((c, pod) => ((c.securityContext?.seccompProfile ?? pod.securityContext?.seccompProfile)?.type === "RuntimeDefault" ? undefined : "seccompProfile is not RuntimeDefault")),
+      each((c, pod) =>
+        (c.securityContext?.seccompProfile ?? pod.securityContext?.seccompProfile)?.type === "RuntimeDefault"
+          ? undefined
+          : "seccompProfile is not RuntimeDefault",
+      ),
       [],
     );
   });
@@ -234,8 +272,7 @@ describe("containers are locked down", () => {
       workloads(objects).flatMap((w) => {
         const pod = w.spec.template.spec;
         const account = objects.find((o) => o.kind === "ServiceAccount" && o.metadata.name === (pod.serviceAccountName ?? "default")) as
-          | (K8sObject & { automountServiceAccountToken?: boolean })
-          | undefined;
+          (K8sObject & { automountServiceAccountToken?: boolean }) | undefined;
         const mounts = pod.automountServiceAccountToken ?? account?.automountServiceAccountToken ?? true;
         return mounts === false ? [] : [`${name}: ${w.kind}/${w.metadata.name} mounts its service account token`];
       }),
@@ -255,13 +292,15 @@ describe("the services' lifecycle", () => {
   it("every service container has startup, readiness (/readyz) and liveness (/livez) probes on the health port", () => {
     const problems = everyRender().flatMap(([name, objects]) =>
       SERVICES.flatMap((service) =>
-        deploymentOf(objects, service).spec.template.spec.containers.filter(pressroomImage).flatMap((c) =>
-          [
-            ["startupProbe", isHealthProbe(c, c.startupProbe, ["/livez", "/readyz"])],
-            ["readinessProbe", isHealthProbe(c, c.readinessProbe, ["/readyz"])],
-            ["livenessProbe", isHealthProbe(c, c.livenessProbe, ["/livez"])],
-          ].flatMap(([probe, problem]) => (problem ? [`${name}: ${service} ${c.name} ${probe}: ${problem}`] : [])),
-        ),
+        deploymentOf(objects, service)
+          .spec.template.spec.containers.filter(pressroomImage)
+          .flatMap((c) =>
+            [
+              ["startupProbe", isHealthProbe(c, c.startupProbe, ["/livez", "/readyz"])],
+              ["readinessProbe", isHealthProbe(c, c.readinessProbe, ["/readyz"])],
+              ["livenessProbe", isHealthProbe(c, c.livenessProbe, ["/livez"])],
+            ].flatMap(([probe, problem]) => (problem ? [`${name}: ${service} ${c.name} ${probe}: ${problem}`] : [])),
+          ),
       ),
     );
     assert.deepEqual(problems, []);
@@ -301,9 +340,14 @@ describe("the services' placement, exposure and secrets", () => {
       for (const service of ["render", "gateway"]) {
         const deployment = deploymentOf(objects, service);
         const labels = deployment.spec.template.metadata?.labels ?? {};
-        const spread = (deployment.spec.template.spec as { topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[] })
-          .topologySpreadConstraints ?? [];
-        const own = spread.filter((c) => Object.entries(c.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && c.labelSelector?.matchLabels?.["app.kubernetes.io/component"] === service);
+        const spread =
+          (deployment.spec.template.spec as { topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[] })
+            .topologySpreadConstraints ?? [];
+        const own = spread.filter(
+          (c) =>
+            Object.entries(c.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+            c.labelSelector?.matchLabels?.["app.kubernetes.io/component"] === service,
+        );
         assert.ok(own.length > 0, `${name}: ${service} has no topology spread over its own pods`);
       }
     }
@@ -311,18 +355,25 @@ describe("the services' placement, exposure and secrets", () => {
 
   it("the Ingress routes its host to the gateway Service's HTTP port", () => {
     const objects = rendered("everything on");
-    const ingresses = ofKind<K8sObject & { spec: { rules: { host?: string; http: { paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[] } }[] } }>(objects, "Ingress");
+    const ingresses = ofKind<
+      K8sObject & {
+        spec: { rules: { host?: string; http: { paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[] } }[] };
+      }
+    >(objects, "Ingress");
     assert.equal(ingresses.length, 1);
     const rule = ingresses[0]!.spec.rules.find((r) => r.host === "pdf.example.com");
     assert.ok(rule, "no rule for the host set");
     const gatewayLabels = deploymentOf(objects, "gateway").spec.template.metadata?.labels ?? {};
     const container = deploymentOf(objects, "gateway").spec.template.spec.containers[0]!;
     for (const { backend } of rule.http.paths) {
-      const service = ofKind<K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }>(objects, "Service").find(
-        (s) => s.metadata.name === backend.service.name,
-      );
+      const service = ofKind<
+        K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }
+      >(objects, "Service").find((s) => s.metadata.name === backend.service.name);
       assert.ok(service, `no Service ${backend.service.name}`);
-      assert.ok(Object.entries(service.spec.selector ?? {}).every(([k, v]) => gatewayLabels[k] === v), `${service.metadata.name} does not select the gateway`);
+      assert.ok(
+        Object.entries(service.spec.selector ?? {}).every(([k, v]) => gatewayLabels[k] === v),
+        `${service.metadata.name} does not select the gateway`,
+      );
       const port = service.spec.ports.find((p) => p.port === backend.service.port.number || (p.name !== undefined && p.name === backend.service.port.name));
       assert.ok(port, "the backend port is not one of the Service's");
       assert.equal(resolvePort(container, port.targetPort ?? port.port), HTTP_PORT);
@@ -386,12 +437,21 @@ describe("the render pool scales on the RENDER work queue", () => {
 
   it("the gateway scales on CPU with an HPA", () => {
     const objects = render({
-      set: ["gateway.autoscaling.enabled=true", "gateway.autoscaling.minReplicas=2", "gateway.autoscaling.maxReplicas=9", "gateway.autoscaling.targetCPUUtilizationPercentage=65"],
+      set: [
+        "gateway.autoscaling.enabled=true",
+        "gateway.autoscaling.minReplicas=2",
+        "gateway.autoscaling.maxReplicas=9",
+        "gateway.autoscaling.targetCPUUtilizationPercentage=65",
+      ],
     });
-    const hpas = ofKind<K8sObject & { spec: Record<string, unknown> & { scaleTargetRef: { kind: string; name: string }; metrics: { resource?: { name: string; target: { averageUtilization?: number } } }[] } }>(
-      objects,
-      "HorizontalPodAutoscaler",
-    );
+    const hpas = ofKind<
+      K8sObject & {
+        spec: Record<string, unknown> & {
+          scaleTargetRef: { kind: string; name: string };
+          metrics: { resource?: { name: string; target: { averageUtilization?: number } } }[];
+        };
+      }
+    >(objects, "HorizontalPodAutoscaler");
     assert.equal(hpas.length, 1);
     const hpa = hpas[0]!;
     assert.equal(hpa.apiVersion, "autoscaling/v2");
@@ -407,7 +467,9 @@ describe("the render pool scales on the RENDER work queue", () => {
 
 describe("the bundled NATS's users", () => {
   it("are the code's allow-lists, in a configuration the real nats-server accepts", () => {
-    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true"] }), "ConfigMap").find((c) => component(c) === "nats");
+    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true"] }), "ConfigMap").find(
+      (c) => component(c) === "nats",
+    );
     assert.ok(config, "no ConfigMap of the bundled NATS");
     const text = config.data["nats.conf"]!;
     const users = chartTopology().users;
@@ -432,7 +494,11 @@ describe("the bundled NATS's users", () => {
 });
 
 describe("migrations and NATS provisioning run once, before the services", () => {
-  const hooks = (o: K8sObject): string[] => (o.metadata.annotations?.["helm.sh/hook"] ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  const hooks = (o: K8sObject): string[] =>
+    (o.metadata.annotations?.["helm.sh/hook"] ?? "")
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
   const weight = (o: K8sObject): number => Number(o.metadata.annotations?.["helm.sh/hook-weight"] ?? 0);
   const steps = (job: Workload): Container[] => [...(job.spec.template.spec.initContainers ?? []), ...job.spec.template.spec.containers];
   const commandOf = (c: Container): string => [...(c.command ?? []), ...(c.args ?? [])].join(" ");
@@ -452,7 +518,7 @@ describe("migrations and NATS provisioning run once, before the services", () =>
     for (const name of ["defaults", "production"] as const) {
       const jobs = setupJobs(rendered(name));
       assert.equal(jobs.length, 1, `${name}: ${jobs.length} migration/provision Jobs`);
-      const sequence = steps(jobs[0]!).map((c) => (isProvision(c) ? "provision" : migrationOf(c) ?? `other: ${c.name}`));
+      const sequence = steps(jobs[0]!).map((c) => (isProvision(c) ? "provision" : (migrationOf(c) ?? `other: ${c.name}`)));
       assert.deepEqual(sequence.filter((s) => s !== "provision").sort(), [...MIGRATED].sort(), `${name}: ${sequence.join(" → ")}`);
       assert.equal(sequence.at(-1), "provision", `${name}: ${sequence.join(" → ")}`);
       assert.equal(sequence.filter((s) => s === "provision").length, 1);
@@ -481,7 +547,10 @@ describe("migrations and NATS provisioning run once, before the services", () =>
       for (const [kind, name] of needed) {
         const object = objects.find((o) => o.kind === kind && o.metadata.name === name);
         if (!object) continue;
-        assert.ok(hooks(object).includes("pre-install") && weight(object) < weight(job), `${kind}/${name} is not created before the hook Job ${job.metadata.name}`);
+        assert.ok(
+          hooks(object).includes("pre-install") && weight(object) < weight(job),
+          `${kind}/${name} is not created before the hook Job ${job.metadata.name}`,
+        );
       }
     }
   });
@@ -509,11 +578,14 @@ describe("secrets stay in Secrets", () => {
     stripeSecretKey: "sk_test_chart_7c2f",
     stripeWebhookSecret: "whsec_chart_a91d",
   };
-  const natsPasswords = Object.fromEntries(["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((s) => [s, `nats-pw-${s}-42e1`]));
+  const natsPasswords = Object.fromEntries(
+    ["gateway", "identity", "metering", "render", "storage", "webhook", "provision"].map((s) => [s, `nats-pw-${s}-42e1`]),
+  );
   const objects = (): K8sObject[] =>
     render({
       set: [
-        "billing.provider=stripe", "nats.auth.enabled=true",
+        "billing.provider=stripe",
+        "nats.auth.enabled=true",
         ...Object.entries(secrets).map(([key, value]) => `secrets.${key}=${value}`),
         ...Object.entries(natsPasswords).map(([service, value]) => `secrets.natsPasswords.${service}=${value}`),
       ],
@@ -528,7 +600,10 @@ describe("secrets stay in Secrets", () => {
     const inSecrets = ofKind<K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> }>(all, "Secret")
       .flatMap((s) => [...Object.values(s.stringData ?? {}), ...Object.values(s.data ?? {}).map((v) => Buffer.from(v, "base64").toString("utf8"))])
       .join("\n");
-    assert.deepEqual(values.filter((v) => !inSecrets.includes(v)), []);
+    assert.deepEqual(
+      values.filter((v) => !inSecrets.includes(v)),
+      [],
+    );
   });
 
   it("no ConfigMap, and no other object but a Secret, carries one", () => {
@@ -557,9 +632,13 @@ describe("monitoring (issue 16)", () => {
 
   it("scrapes /metrics on the health port of every service", () => {
     const objects = on();
-    const monitors = ofKind<K8sObject & { spec: { selector: { matchLabels?: Record<string, string> }; endpoints: { port?: string; targetPort?: number | string; path?: string }[] } }>(objects, "ServiceMonitor");
+    const monitors = ofKind<
+      K8sObject & { spec: { selector: { matchLabels?: Record<string, string> }; endpoints: { port?: string; targetPort?: number | string; path?: string }[] } }
+    >(objects, "ServiceMonitor");
     assert.ok(monitors.length > 0, "no ServiceMonitor");
-    const kubeServices = ofKind<K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }>(objects, "Service");
+    const kubeServices = ofKind<
+      K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }
+    >(objects, "Service");
     for (const service of SERVICES) {
       const deployment = deploymentOf(objects, service);
       const podLabels = deployment.spec.template.metadata?.labels ?? {};
@@ -585,7 +664,11 @@ describe("monitoring (issue 16)", () => {
     assert.equal(rules.length, 1);
     const alerts = rules[0]!.spec.groups.flatMap((g) => g.rules);
     assert.ok(alerts.length > 0);
-    const unknown = alerts.flatMap((a) => metricsOfQuery(String(a.expr)).filter((m) => !exported.has(m)).map((m) => `${a.alert ?? a.record}: ${m}`));
+    const unknown = alerts.flatMap((a) =>
+      metricsOfQuery(String(a.expr))
+        .filter((m) => !exported.has(m))
+        .map((m) => `${a.alert ?? a.record}: ${m}`),
+    );
     assert.deepEqual(unknown, []);
   });
 
@@ -598,7 +681,10 @@ describe("monitoring (issue 16)", () => {
       const dashboard = JSON.parse(json) as { panels: { title: string; targets?: { expr: string }[] }[] };
       const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, names: metricsOfQuery(t.expr) })));
       assert.ok(queries.length > 0, `${file}: no queries`);
-      assert.deepEqual(queries.flatMap(({ panel, names }) => names.filter((n) => !exported.has(n)).map((n) => `${file} ${panel}: ${n}`)), []);
+      assert.deepEqual(
+        queries.flatMap(({ panel, names }) => names.filter((n) => !exported.has(n)).map((n) => `${file} ${panel}: ${n}`)),
+        [],
+      );
     }
   });
 });

@@ -90,7 +90,11 @@ describe("the Python client", () => {
     it("no key, webhook secret or URL signature reaches a log line", () => {
       const logs = harness.stack.output();
       assert.ok(logs.length > 0, "the services logged something");
-      assert.deepEqual(keys.filter((key) => logs.includes(key)), [], "keys found in the services' output");
+      assert.deepEqual(
+        keys.filter((key) => logs.includes(key)),
+        [],
+        "keys found in the services' output",
+      );
       assert.ok(!/\bpr_live_[0-9A-Za-z]{20,}/.test(logs), "no live key of any kind in the logs");
       assert.ok(!/\bwhsec_[A-Za-z0-9+/_=-]{20,}/.test(logs), "no webhook secret of any kind in the logs");
       assert.ok(!/[?&]sig=[0-9a-f]{64}/.test(logs), "no URL signature of any kind in the logs");

@@ -20,7 +20,9 @@ describe("the Grafana dashboard and the Prometheus alerts the chart installs", (
 
   it("reads metric names out of PromQL", () => {
     assert.deepEqual(
-      metricsOfQuery('histogram_quantile(0.99, sum by (le, http_route) (rate(http_server_request_duration_bucket{outcome="x"}[5m]))) / ignoring (a) group_left sum(up)'),
+      metricsOfQuery(
+        'histogram_quantile(0.99, sum by (le, http_route) (rate(http_server_request_duration_bucket{outcome="x"}[5m]))) / ignoring (a) group_left sum(up)',
+      ),
       ["http_server_request_duration", "up"],
     );
   });
@@ -31,19 +33,29 @@ describe("the Grafana dashboard and the Prometheus alerts the chart installs", (
     const unknown = queried.flatMap(({ panel, names }) => names.filter((name) => !exported.has(name)).map((name) => `${panel}: ${name}`));
     assert.deepEqual(unknown, []);
     const shown = new Set(queried.flatMap((q) => q.names));
-    assert.deepEqual([...exported].filter((name) => !shown.has(name)), []);
+    assert.deepEqual(
+      [...exported].filter((name) => !shown.has(name)),
+      [],
+    );
   });
 
   it("the alerts cover queue lag, render failures, 5xx, webhook give-ups and event-loop delay, on exported metrics only", () => {
-    assert.deepEqual(alerts.map((a) => a.name), [
-      "PressroomRenderQueueLagHigh",
-      "PressroomRenderFailuresOnOurSide",
-      "PressroomRenderFailureRatioHigh",
-      "PressroomGateway5xxRatioHigh",
-      "PressroomWebhookGiveUps",
-      "PressroomEventLoopDelayHigh",
-    ]);
-    const unknown = alerts.flatMap((alert) => metricsOfQuery(alert.expr).filter((name) => !exported.has(name)).map((name) => `${alert.name}: ${name}`));
+    assert.deepEqual(
+      alerts.map((a) => a.name),
+      [
+        "PressroomRenderQueueLagHigh",
+        "PressroomRenderFailuresOnOurSide",
+        "PressroomRenderFailureRatioHigh",
+        "PressroomGateway5xxRatioHigh",
+        "PressroomWebhookGiveUps",
+        "PressroomEventLoopDelayHigh",
+      ],
+    );
+    const unknown = alerts.flatMap((alert) =>
+      metricsOfQuery(alert.expr)
+        .filter((name) => !exported.has(name))
+        .map((name) => `${alert.name}: ${name}`),
+    );
     assert.deepEqual(unknown, []);
     assert.match(rules, /alert: PressroomRenderQueueLagHigh\n.*pressroom_render_queue_lag.*\n {8}for: 5m/);
   });

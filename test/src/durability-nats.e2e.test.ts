@@ -33,7 +33,11 @@ describe("never lost: restart nats-server while jobs are queued", () => {
     for (let i = 0; i < JOBS; i++) {
       const response = await harness.api.post(
         "/v1/render",
-        { html: "<p>{{i}}</p><script>const end = Date.now() + 2000; while (Date.now() < end) {}</script>", data: { i }, webhook_url: receiver.url(`/hooks/nats-${i}`) },
+        {
+          html: "<p>{{i}}</p><script>const end = Date.now() + 2000; while (Date.now() < end) {}</script>",
+          data: { i },
+          webhook_url: receiver.url(`/hooks/nats-${i}`),
+        },
         { key: apiKey },
       );
       assert.equal(response.status, 202, response.text);
@@ -43,11 +47,19 @@ describe("never lost: restart nats-server while jobs are queued", () => {
     assert.ok(before.filter((status) => status === "queued").length >= JOBS / 2, `jobs still queued at the restart: ${before.join(", ")}`);
     await harness.stack.nats.restart();
 
-    const views = await eventually("every job finishes", async () => {
-      const all = await Promise.all(ids.map(async (id) => (await harness.api.get(`/v1/jobs/${id}`, { key: apiKey })).json));
-      return all.every((v) => v.status === "succeeded" || v.status === "failed") ? all : undefined;
-    }, 180_000, 500);
-    assert.deepEqual(views.map((v) => v.status), ids.map(() => "succeeded"));
+    const views = await eventually(
+      "every job finishes",
+      async () => {
+        const all = await Promise.all(ids.map(async (id) => (await harness.api.get(`/v1/jobs/${id}`, { key: apiKey })).json));
+        return all.every((v) => v.status === "succeeded" || v.status === "failed") ? all : undefined;
+      },
+      180_000,
+      500,
+    );
+    assert.deepEqual(
+      views.map((v) => v.status),
+      ids.map(() => "succeeded"),
+    );
 
     for (let i = 0; i < JOBS; i++) {
       const [callback] = await receiver.waitFor(`/hooks/nats-${i}`, 1, 60_000);
@@ -55,10 +67,15 @@ describe("never lost: restart nats-server while jobs are queued", () => {
       assert.equal(body.job_id, ids[i]);
       assert.equal(body.status, "succeeded");
     }
-    await eventually("every callback recorded", async () => {
-      const all = await Promise.all(ids.map(async (id) => (await harness.api.get(`/v1/jobs/${id}`, { key: apiKey })).json));
-      return all.every((v) => v.webhook?.state === "delivered") ? all : undefined;
-    }, 60_000, 500);
+    await eventually(
+      "every callback recorded",
+      async () => {
+        const all = await Promise.all(ids.map(async (id) => (await harness.api.get(`/v1/jobs/${id}`, { key: apiKey })).json));
+        return all.every((v) => v.webhook?.state === "delivered") ? all : undefined;
+      },
+      60_000,
+      500,
+    );
 
     // Exactly one outcome per job in the stream.
     const nc = await connect({ servers: harness.stack.natsUrl });

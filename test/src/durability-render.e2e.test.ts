@@ -43,29 +43,43 @@ describe("never lost: kill -9 a render worker mid-render", () => {
     assert.equal(accepted.status, 202, accepted.text);
     const jobId = accepted.json.id as string;
 
-    await eventually("the render starts", async () => {
-      const view = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
-      return view.status === "rendering" ? view : undefined;
-    }, 60_000, 50);
+    await eventually(
+      "the render starts",
+      async () => {
+        const view = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+        return view.status === "rendering" ? view : undefined;
+      },
+      60_000,
+      50,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     await harness.stack.services.kill("render");
     const killedAt = Date.now();
     await harness.stack.services.restart("render");
 
-    const view = await eventually("the job succeeds after redelivery", async () => {
-      const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
-      return v.status === "succeeded" ? v : undefined;
-    }, 120_000, 250);
+    const view = await eventually(
+      "the job succeeds after redelivery",
+      async () => {
+        const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+        return v.status === "succeeded" ? v : undefined;
+      },
+      120_000,
+      250,
+    );
     assert.ok(Date.now() - killedAt > 1_000);
     const download = await harness.api.download(view.url);
     assert.equal(download.status, 200);
 
     // Let anything late (a second outcome, a second callback) show up before counting.
     const [callback] = await receiver.waitFor("/hooks/slow", 1, 30_000);
-    await eventually("callback recorded", async () => {
-      const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
-      return v.webhook?.state === "delivered" ? v : undefined;
-    }, 30_000);
+    await eventually(
+      "callback recorded",
+      async () => {
+        const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+        return v.webhook?.state === "delivered" ? v : undefined;
+      },
+      30_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 3_000));
 
     const types = await jobEventTypes(jobId);
@@ -96,20 +110,33 @@ describe("never lost: kill -9 a render worker mid-render", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const jobIds: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const accepted = await harness.api.post("/v1/render", { template_id: "letter", data: letter.sample_data, webhook_url: receiver.url("/hooks/down") }, { key: apiKey });
+      const accepted = await harness.api.post(
+        "/v1/render",
+        { template_id: "letter", data: letter.sample_data, webhook_url: receiver.url("/hooks/down") },
+        { key: apiKey },
+      );
       assert.equal(accepted.status, 202, accepted.text);
       jobIds.push(accepted.json.id as string);
     }
-    const unknown = await harness.api.post("/v1/render", { template_id: "not-yet-looked-up", data: {}, webhook_url: receiver.url("/hooks/down") }, { key: apiKey });
+    const unknown = await harness.api.post(
+      "/v1/render",
+      { template_id: "not-yet-looked-up", data: {}, webhook_url: receiver.url("/hooks/down") },
+      { key: apiKey },
+    );
     assert.equal(unknown.status, 500, "a template never looked up cannot be checked while the catalog is down");
     assert.equal(unknown.json.code, "INTERNAL_ERROR");
 
     await harness.stack.services.restart("render");
     for (const jobId of jobIds) {
-      const view = await eventually(`job ${jobId} succeeds`, async () => {
-        const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
-        return v.status === "succeeded" ? v : undefined;
-      }, 60_000, 100);
+      const view = await eventually(
+        `job ${jobId} succeeds`,
+        async () => {
+          const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+          return v.status === "succeeded" ? v : undefined;
+        },
+        60_000,
+        100,
+      );
       const download = await harness.api.download(view.url);
       assert.equal(download.status, 200);
     }

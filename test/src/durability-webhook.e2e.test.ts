@@ -29,7 +29,11 @@ describe("never lost: kill -9 the webhook service", () => {
   });
 
   async function submit(webhookPath: string): Promise<string> {
-    const response = await harness.api.post("/v1/render", { html: "<p>{{n}}</p>", data: { n: webhookPath }, webhook_url: receiver.url(webhookPath) }, { key: apiKey });
+    const response = await harness.api.post(
+      "/v1/render",
+      { html: "<p>{{n}}</p>", data: { n: webhookPath }, webhook_url: receiver.url(webhookPath) },
+      { key: apiKey },
+    );
     assert.equal(response.status, 202, response.text);
     return response.json.id as string;
   }
@@ -47,10 +51,15 @@ describe("never lost: kill -9 the webhook service", () => {
     receiver.on("/hooks/wait", (n) => (n === 0 ? { status: 503, headers: { "retry-after": "5" } } : { status: 200 }));
     const jobId = await submit("/hooks/wait");
     await receiver.waitFor("/hooks/wait", 1, 60_000);
-    const scheduled = await eventually("attempt 1 recorded with its next attempt", async () => {
-      const view = await jobView(jobId);
-      return view.webhook?.attempts === 1 && view.webhook.next_attempt_at ? view : undefined;
-    }, 10_000, 50);
+    const scheduled = await eventually(
+      "attempt 1 recorded with its next attempt",
+      async () => {
+        const view = await jobView(jobId);
+        return view.webhook?.attempts === 1 && view.webhook.next_attempt_at ? view : undefined;
+      },
+      10_000,
+      50,
+    );
     const due = Date.parse(scheduled.webhook.next_attempt_at);
     assert.ok(due - Date.now() > 3_000, "the retry is still seconds away");
 
@@ -65,13 +74,20 @@ describe("never lost: kill -9 the webhook service", () => {
     assert.equal(verifyWebhookSignature(second.rawBody, second.headers["x-service-signature"], secret), true);
     assert.equal(JSON.parse(second.rawBody).id, JSON.parse(callbacks[0]!.rawBody).id);
 
-    const view = await eventually("delivered", async () => {
-      const v = await jobView(jobId);
-      return v.webhook?.state === "delivered" ? v : undefined;
-    }, 10_000);
+    const view = await eventually(
+      "delivered",
+      async () => {
+        const v = await jobView(jobId);
+        return v.webhook?.state === "delivered" ? v : undefined;
+      },
+      10_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     assert.equal(receiver.requestsOn("/hooks/wait").length, 2, "one request per attempt");
-    assert.deepEqual(eventTypes(view).filter((t) => t.startsWith("job.webhook")), ["job.webhook_attempted", "job.webhook_attempted", "job.webhook_delivered"]);
+    assert.deepEqual(
+      eventTypes(view).filter((t) => t.startsWith("job.webhook")),
+      ["job.webhook_attempted", "job.webhook_attempted", "job.webhook_delivered"],
+    );
   });
 
   it("delivers an attempt that fell due while the service was down, as soon as it is back", async () => {

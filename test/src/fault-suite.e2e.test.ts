@@ -86,7 +86,11 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
           const response =
             kind === "sync-png"
               ? await api.post("/v1/image", { template_id: card.id, data: card.sample_data }, { key: apiKey })
-              : await api.post("/v1/render", { html: "<h1>Fault {{n}}</h1><p>{{kind}}</p>", data: { n, kind }, ...(hook ? { webhook_url: receiver.url(hook) } : {}) }, { key: apiKey });
+              : await api.post(
+                  "/v1/render",
+                  { html: "<h1>Fault {{n}}</h1><p>{{kind}}</p>", data: { n, kind }, ...(hook ? { webhook_url: receiver.url(hook) } : {}) },
+                  { key: apiKey },
+                );
           entry.status = response.status;
           if (typeof response.json?.id === "string") entry.jobId = response.json.id;
         } catch {
@@ -122,29 +126,46 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
 
     // Every job JetStream accepted, whether or not its request got an answer.
     const accepted = await acceptedJobIds();
-    const jobs = await eventually("every accepted job reaches a terminal state", async () => {
-      const jsm = await nc.jetstreamManager();
-      const states = await Promise.all(accepted.map((id) => loadJob(jsm, id)));
-      return states.every((job) => job && (job.status === "succeeded" || job.status === "failed")) ? (states as JobState[]) : undefined;
-    }, 150_000, 2_000);
+    const jobs = await eventually(
+      "every accepted job reaches a terminal state",
+      async () => {
+        const jsm = await nc.jetstreamManager();
+        const states = await Promise.all(accepted.map((id) => loadJob(jsm, id)));
+        return states.every((job) => job && (job.status === "succeeded" || job.status === "failed")) ? (states as JobState[]) : undefined;
+      },
+      150_000,
+      2_000,
+    );
     const stuck = jobs.filter((job) => job.status !== "succeeded" && job.status !== "failed");
 
     const asyncJobs = jobs.filter((job) => job.webhookUrl);
     // A killed webhook service's messages come back after ack_wait (30 s), once for dispatch and once for delivery.
-    await eventually("every async job's callback arrives", async () => (asyncJobs.every((job) => callbacksOf(job.id).length > 0) ? true : undefined), 120_000, 500).catch(() => undefined);
+    await eventually(
+      "every async job's callback arrives",
+      async () => (asyncJobs.every((job) => callbacksOf(job.id).length > 0) ? true : undefined),
+      120_000,
+      500,
+    ).catch(() => undefined);
     if (asyncJobs.some((job) => callbacksOf(job.id).length === 0)) {
       // Where the missing callbacks stand: the webhook consumers, and any service that is not running.
       const jsm = await nc.jetstreamManager();
-      for (const [stream, consumer] of [[streams.JOBS, consumers.webhookDispatch], [streams.WEBHOOKS, consumers.webhookDelivery]] as const) {
+      for (const [stream, consumer] of [
+        [streams.JOBS, consumers.webhookDispatch],
+        [streams.WEBHOOKS, consumers.webhookDelivery],
+      ] as const) {
         const info = await jsm.consumers.info(stream, consumer);
-        console.log(`fault suite: ${consumer}: pending ${info.num_pending}, ack pending ${info.num_ack_pending}, redelivered ${info.num_redelivered}, pull requests waiting ${info.num_waiting}`);
+        console.log(
+          `fault suite: ${consumer}: pending ${info.num_pending}, ack pending ${info.num_ack_pending}, redelivered ${info.num_redelivered}, pull requests waiting ${info.num_waiting}`,
+        );
       }
       const exited = [...stack.services.processes.values()].filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
       console.log(`fault suite: services not running: ${exited.map((p) => `${p.name} (${p.child.exitCode ?? p.child.signalCode})`).join(", ") || "none"}`);
       for (const p of exited) console.log(`fault suite: the end of ${p.name}'s output:\n${p.output.join("").slice(-3_000)}`);
     }
     const missingCallbacks = await Promise.all(
-      asyncJobs.filter((job) => callbacksOf(job.id).length === 0).map(async (job) => `${job.id} ${JSON.stringify((await api.get(`/v1/jobs/${job.id}`, { key: apiKey })).json?.webhook)}`),
+      asyncJobs
+        .filter((job) => callbacksOf(job.id).length === 0)
+        .map(async (job) => `${job.id} ${JSON.stringify((await api.get(`/v1/jobs/${job.id}`, { key: apiKey })).json?.webhook)}`),
     );
     const splitEventIds = asyncJobs.filter((job) => new Set(callbacksOf(job.id).map((c) => c.id)).size > 1);
     const acceptedSet = new Set(accepted);
@@ -155,10 +176,15 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
 
     const succeeded = jobs.filter((job) => job.status === "succeeded");
     const charged = succeeded.length + jobs.filter((job) => job.status === "failed" && !job.error?.refund).length;
-    const usage = await eventually("every slot comes back", async () => {
-      const u = (await api.get("/v1/keys/usage", { key: apiKey })).json;
-      return u?.concurrency?.in_flight === 0 ? u : undefined;
-    }, 60_000, 1_000).catch(async () => (await api.get("/v1/keys/usage", { key: apiKey })).json);
+    const usage = await eventually(
+      "every slot comes back",
+      async () => {
+        const u = (await api.get("/v1/keys/usage", { key: apiKey })).json;
+        return u?.concurrency?.in_flight === 0 ? u : undefined;
+      },
+      60_000,
+      1_000,
+    ).catch(async () => (await api.get("/v1/keys/usage", { key: apiKey })).json);
 
     const missingBytes: string[] = [];
     for (const job of succeeded) {
@@ -178,12 +204,32 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
 
     assert.ok(jobs.length >= 20, `a real load: ${jobs.length} jobs`);
     assert.ok(asyncJobs.length > 0 && syncJobs > 0);
-    assert.deepEqual(stuck.map((j) => `${j.id} ${j.status}`), [], "jobs left queued or rendering");
+    assert.deepEqual(
+      stuck.map((j) => `${j.id} ${j.status}`),
+      [],
+      "jobs left queued or rendering",
+    );
     assert.deepEqual(missingCallbacks, [], "async jobs without a callback");
-    assert.deepEqual(splitEventIds.map((j) => j.id), [], "retries of a callback keep its event id");
-    assert.deepEqual(strayCallbacks.map((c) => c.path), [], "callbacks for jobs that do not exist");
-    assert.deepEqual(calledBackRefused.map((s) => `${s.hook} ${s.status}`), [], "callbacks for refused requests");
-    assert.deepEqual(answeredButUnknown.map((s) => `#${s.n} ${s.status} ${s.jobId}`), [], "answered jobs that JetStream does not know");
+    assert.deepEqual(
+      splitEventIds.map((j) => j.id),
+      [],
+      "retries of a callback keep its event id",
+    );
+    assert.deepEqual(
+      strayCallbacks.map((c) => c.path),
+      [],
+      "callbacks for jobs that do not exist",
+    );
+    assert.deepEqual(
+      calledBackRefused.map((s) => `${s.hook} ${s.status}`),
+      [],
+      "callbacks for refused requests",
+    );
+    assert.deepEqual(
+      answeredButUnknown.map((s) => `#${s.n} ${s.status} ${s.jobId}`),
+      [],
+      "answered jobs that JetStream does not know",
+    );
     assert.equal(usage.renders.used, charged, "usage equals the charged jobs exactly (refunds for our failures)");
     assert.equal(usage.concurrency.in_flight, 0, "every slot came back");
     assert.deepEqual(missingBytes, [], "output URLs that serve no bytes");

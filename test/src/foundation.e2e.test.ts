@@ -68,7 +68,10 @@ describe("one render end to end, through six processes", () => {
         break;
       }
     }
-    assert.deepEqual(events.map((e) => e.type), ["job.accepted", "job.started", "job.succeeded"]);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["job.accepted", "job.started", "job.succeeded"],
+    );
     for (const event of events) {
       assert.equal(event.msgId, event.id, "the event id is also the Nats-Msg-Id");
       assert.match(event.traceparent ?? "", /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);

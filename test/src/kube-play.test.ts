@@ -70,7 +70,10 @@ describe("the rendered pod spec made playable on one host", () => {
   it("drops probes and container ports, mounts the host files, and leaves the rendered objects as they were", () => {
     const container = spec.containers[0]!;
     assert.deepEqual([container.livenessProbe, container.readinessProbe, container.ports], [undefined, undefined, undefined]);
-    assert.deepEqual(container.volumeMounts?.map((m) => m.mountPath), ["/tmp", "/etc/ca.pem"]);
+    assert.deepEqual(
+      container.volumeMounts?.map((m) => m.mountPath),
+      ["/tmp", "/etc/ca.pem"],
+    );
     assert.deepEqual(spec.volumes?.at(-1), { name: "smoke-file-0", hostPath: { path: "/tmp/ca.pem", type: "File" } });
     assert.deepEqual(template.spec, gatewaySpec());
   });

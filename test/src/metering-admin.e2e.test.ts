@@ -103,7 +103,10 @@ describe("pressroom-admin usage show / usage set", () => {
     assert.equal(events.length, 2);
     const now = new Date();
     const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
-    for (const [event, from, to] of [[events[0]!, "1", "100"], [events[1]!, "100", "7"]] as const) {
+    for (const [event, from, to] of [
+      [events[0]!, "1", "100"],
+      [events[1]!, "100", "7"],
+    ] as const) {
       assert.equal(event.actor, "operator");
       assert.equal(event.source, "metering");
       assert.deepEqual(event.usageCorrected, { periodStart, fromUsed: from, toUsed: to });
@@ -113,7 +116,11 @@ describe("pressroom-admin usage show / usage set", () => {
 
   it("refuses a malformed correction without changing anything", async () => {
     const { keyId } = await h.admin.createKey("free");
-    for (const args of [["usage", "set", keyId], ["usage", "set", keyId, "--used=-1"], ["usage", "set", keyId, "--used", "lots"]]) {
+    for (const args of [
+      ["usage", "set", keyId],
+      ["usage", "set", keyId, "--used=-1"],
+      ["usage", "set", keyId, "--used", "lots"],
+    ]) {
       const result = await admin(...args);
       assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
       assert.match(result.stderr, /usage set needs --used <n>/);

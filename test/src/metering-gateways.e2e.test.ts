@@ -27,8 +27,13 @@ function expectError(response: ApiResponse, status: number, code: string): { err
 }
 
 function rateHeaders(response: ApiResponse): { limit: number; remaining: number; reset: number } {
-  for (const name of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) assert.match(response.headers[name] ?? "", /^\d+$/, `${name} on ${response.status}`);
-  return { limit: Number(response.headers["ratelimit-limit"]), remaining: Number(response.headers["ratelimit-remaining"]), reset: Number(response.headers["ratelimit-reset"]) };
+  for (const name of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"])
+    assert.match(response.headers[name] ?? "", /^\d+$/, `${name} on ${response.status}`);
+  return {
+    limit: Number(response.headers["ratelimit-limit"]),
+    remaining: Number(response.headers["ratelimit-remaining"]),
+    reset: Number(response.headers["ratelimit-reset"]),
+  };
 }
 
 function retryAfter(response: ApiResponse): number {
@@ -45,14 +50,22 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
   const extra: ServiceProcess[] = [];
   /** Request i goes to gateway i mod 2. */
   const gateway = (i: number) => (i % 2 === 0 ? h.api : second);
-  const statuses = (responses: ApiResponse[]) => responses.reduce<Record<string, number>>((acc, r) => {
-    const key = r.status < 400 ? String(r.status) : `${r.status} ${String((r.json as { code?: string } | undefined)?.code)}`;
-    acc[key] = (acc[key] ?? 0) + 1;
-    return acc;
-  }, {});
+  const statuses = (responses: ApiResponse[]) =>
+    responses.reduce<Record<string, number>>((acc, r) => {
+      const key = r.status < 400 ? String(r.status) : `${r.status} ${String((r.json as { code?: string } | undefined)?.code)}`;
+      acc[key] = (acc[key] ?? 0) + 1;
+      return acc;
+    }, {});
 
   async function startExtra(name: ServiceName, ports: StackPorts): Promise<void> {
-    const env = serviceEnv(name, { databaseUrl: h.stack.databaseUrl, natsUrl: h.stack.natsUrl, ports, logDir: workDir, publicBaseUrl: h.stack.baseUrl, env: { LOG_LEVEL: "info" } });
+    const env = serviceEnv(name, {
+      databaseUrl: h.stack.databaseUrl,
+      natsUrl: h.stack.natsUrl,
+      ports,
+      logDir: workDir,
+      publicBaseUrl: h.stack.baseUrl,
+      env: { LOG_LEVEL: "info" },
+    });
     const proc = startService(name, env, path.join(workDir, `${name}-b`));
     extra.push(proc);
     await waitReady(name, ports.health[name], proc.child).catch((err: Error) => {
@@ -127,7 +140,11 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => gateway(i).get("/v1/keys/usage", { key: apiKey })));
     assert.deepEqual(statuses(responses), { "200": 10, "429 RATE_LIMITED": 20 });
     const passed = responses.filter((r) => r.status === 200).map(rateHeaders);
-    assert.deepEqual(passed.map((r) => r.remaining).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "each request saw its own place in the window");
+    assert.deepEqual(
+      passed.map((r) => r.remaining).sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      "each request saw its own place in the window",
+    );
     for (const response of responses.filter((r) => r.status === 429)) {
       expectError(response, 429, "RATE_LIMITED");
       const wait = retryAfter(response);
@@ -187,7 +204,10 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
     const logs = h.stack.output() + extra.map((p) => p.output.join("")).join("");
     const secrets = [...h.api.secrets(), ...second.secrets()];
     assert.ok(secrets.length > 0);
-    assert.deepEqual(secrets.filter((secret) => logs.includes(secret)), []);
+    assert.deepEqual(
+      secrets.filter((secret) => logs.includes(secret)),
+      [],
+    );
     assert.ok(!/\bpr_live_[0-9A-Za-z]{20,}/.test(logs));
   });
 });

@@ -5,7 +5,18 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
 import { appendJobEvent, call, createDb, createGrpcClient, jobEvent, migrateToLatest, newId, publishEvent, subjects } from "@pressroom/platform";
-import { distinctFreePorts, isolatedDatabase, provisionNats, startPrivateNats, startService, stopChild, waitFor, waitReady, type PrivateNats, type ServiceProcess } from "@pressroom/stack";
+import {
+  distinctFreePorts,
+  isolatedDatabase,
+  provisionNats,
+  startPrivateNats,
+  startService,
+  stopChild,
+  waitFor,
+  waitReady,
+  type PrivateNats,
+  type ServiceProcess,
+} from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { migrations } from "../../services/metering/src/migrations";
 
@@ -96,7 +107,11 @@ describe("admission across two metering processes", () => {
     assert.notEqual(replicas[0]!.proc.child.pid, replicas[1]!.proc.child.pid);
     const key = keyId();
     const results = [await admit(0, { keyId: key }), await admit(1, { keyId: key }), await admit(0, { keyId: key })];
-    assert.deepEqual(results.map((r) => r.rate?.remaining), [9, 8, 7], "one window, whichever replica answers");
+    assert.deepEqual(
+      results.map((r) => r.rate?.remaining),
+      [9, 8, 7],
+      "one window, whichever replica answers",
+    );
   });
 
   it("quota: with R renders left and N > R parallel renders, exactly R are admitted", async () => {
@@ -126,7 +141,10 @@ describe("admission across two metering processes", () => {
     const results = await Promise.all(Array.from({ length: 150 }, (_, i) => admit(i, { keyId: key, plan: "starter" })));
     const allowed = results.filter((r) => r.decision === Decision.DECISION_ALLOWED);
     assert.equal(allowed.length, 60);
-    assert.deepEqual(allowed.map((r) => r.rate!.remaining).sort((a, b) => a - b), Array.from({ length: 60 }, (_, i) => i));
+    assert.deepEqual(
+      allowed.map((r) => r.rate!.remaining).sort((a, b) => a - b),
+      Array.from({ length: 60 }, (_, i) => i),
+    );
     const refused = results.filter((r) => r.decision === Decision.DECISION_RATE_LIMITED);
     assert.equal(refused.length, 90);
     for (const r of refused) {
@@ -158,11 +176,26 @@ describe("admission across two metering processes", () => {
     assert.equal((await admit(0, { keyId: key, plan: "starter", renderJobId: newId("job") })).decision, Decision.DECISION_CONCURRENCY_EXCEEDED);
     const js = nc.jetstream();
 
-    await appendJobEvent(js, "render", jobEvent("job.succeeded", { jobId: first, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
+    await appendJobEvent(
+      js,
+      "render",
+      jobEvent("job.succeeded", {
+        jobId: first,
+        keyId: key,
+        source: "test",
+        succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 },
+      }),
+    );
     const failed = jobEvent("job.failed", { jobId: second, keyId: key, source: "test", failed: { code: "INTERNAL_ERROR", message: "ours", refund: true } });
     await appendJobEvent(js, "render", failed);
     // The same event delivered again under another message id (JetStream's dedupe cannot catch it): no second refund.
-    await publishEvent(js, { subject: subjects.job(second, "render"), spanSubject: "test", msgId: newId("msg"), type: failed.type, data: jobEventsV1.JobEvent.encode(failed).finish() });
+    await publishEvent(js, {
+      subject: subjects.job(second, "render"),
+      spanSubject: "test",
+      msgId: newId("msg"),
+      type: failed.type,
+      data: jobEventsV1.JobEvent.encode(failed).finish(),
+    });
 
     await waitFor("slots freed by the job events", async () => (await usage(key, "starter")).inFlight === 0, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -179,7 +212,16 @@ describe("admission across two metering processes", () => {
     assert.equal((await admit(0, { keyId: key, plan: "free", renderJobId: job })).decision, Decision.DECISION_ALLOWED);
     // free: 10 requests a minute, 1 render at a time.
     for (let i = 1; i <= 9; i++) {
-      await appendJobEvent(js, "render", jobEvent("job.succeeded", { jobId: job, keyId: key, source: "test", succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 } }));
+      await appendJobEvent(
+        js,
+        "render",
+        jobEvent("job.succeeded", {
+          jobId: job,
+          keyId: key,
+          source: "test",
+          succeeded: { outputId: "out_x", url: "", expiresAt: "", contentType: "application/pdf", sizeBytes: "1", pages: 1, renderMs: 1 },
+        }),
+      );
       job = newId("job");
       const next = await admit(i, { keyId: key, plan: "free", renderJobId: job });
       assert.equal(next.decision, Decision.DECISION_ALLOWED, `render ${i + 1}`);
@@ -218,13 +260,20 @@ describe("admission across two metering processes", () => {
     await setUsed(key, "business", 100_000 - LEFT);
     const victim = replicas[0]!;
     const burst = Promise.all(
-      Array.from({ length: 40 }, (_, i) => admit(i, { keyId: key, plan: "business", renderJobId: newId("job") }).then((r) => r, () => undefined)),
+      Array.from({ length: 40 }, (_, i) =>
+        admit(i, { keyId: key, plan: "business", renderJobId: newId("job") }).then(
+          (r) => r,
+          () => undefined,
+        ),
+      ),
     );
     setTimeout(() => victim.proc.child.kill("SIGKILL"), 3);
     const first = (await burst).filter((r): r is meteringV1.AdmitResponse => r !== undefined);
     assert.ok(first.length < 40, "some calls died with the process");
     const survivor = replicas[1]!.client;
-    const rest = await Promise.all(Array.from({ length: 20 }, () => call(survivor, survivor.admit, { keyId: key, plan: "business", renderJobId: newId("job"), idempotency: undefined })));
+    const rest = await Promise.all(
+      Array.from({ length: 20 }, () => call(survivor, survivor.admit, { keyId: key, plan: "business", renderJobId: newId("job"), idempotency: undefined })),
+    );
     // A call the dead process decided may have committed without its answer arriving: never more than LEFT, and the quota ends exactly full.
     assert.ok(count(first, Decision.DECISION_ALLOWED) + count(rest, Decision.DECISION_ALLOWED) <= LEFT);
     const now = (await call(survivor, survivor.getUsage, { keyId: key, plan: "business" })).usage!;
@@ -233,7 +282,9 @@ describe("admission across two metering processes", () => {
 
     // Back to two replicas on the same ports.
     victim.client.close();
-    await new Promise((resolve) => victim.proc.child.exitCode !== null || victim.proc.child.signalCode !== null ? resolve(undefined) : victim.proc.child.once("exit", resolve));
+    await new Promise((resolve) =>
+      victim.proc.child.exitCode !== null || victim.proc.child.signalCode !== null ? resolve(undefined) : victim.proc.child.once("exit", resolve),
+    );
     replicas[0] = await startReplica(0, victim.grpcPort, victim.healthPort);
   });
 
@@ -241,7 +292,14 @@ describe("admission across two metering processes", () => {
     for (const replica of replicas) {
       assert.equal(replica.proc.child.exitCode, null, "still running");
       const output = replica.proc.output.join("");
-      assert.ok(!/"level":(50|60)/.test(output), `no error logged:\n${output.split("\n").filter((l) => /"level":(50|60)/.test(l)).join("\n").slice(0, 2000)}`);
+      assert.ok(
+        !/"level":(50|60)/.test(output),
+        `no error logged:\n${output
+          .split("\n")
+          .filter((l) => /"level":(50|60)/.test(l))
+          .join("\n")
+          .slice(0, 2000)}`,
+      );
     }
   });
 });

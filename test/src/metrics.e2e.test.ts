@@ -57,17 +57,27 @@ describe("metrics: every documented metric from real traffic, with bounded label
   }
 
   function finished(id: string, apiKey: string): Promise<Record<string, unknown>> {
-    return eventually(`job ${id} finished`, async () => {
-      const view = (await h.api.get(`/v1/jobs/${id}`, { key: apiKey })).json;
-      return view.status === "succeeded" || view.status === "failed" ? view : undefined;
-    }, 120_000, 200);
+    return eventually(
+      `job ${id} finished`,
+      async () => {
+        const view = (await h.api.get(`/v1/jobs/${id}`, { key: apiKey })).json;
+        return view.status === "succeeded" || view.status === "failed" ? view : undefined;
+      },
+      120_000,
+      200,
+    );
   }
 
   function metricReaches(service: ServiceName, metric: string, labels: Record<string, string>, atLeast: number): Promise<Sample[]> {
-    return eventually(`${service} ${metric} ${JSON.stringify(labels)} ≥ ${atLeast}`, async () => {
-      const samples = await metricsOf(service);
-      return total(metric, samples, labels) >= atLeast ? samples : undefined;
-    }, 60_000, 200);
+    return eventually(
+      `${service} ${metric} ${JSON.stringify(labels)} ≥ ${atLeast}`,
+      async () => {
+        const samples = await metricsOf(service);
+        return total(metric, samples, labels) >= atLeast ? samples : undefined;
+      },
+      60_000,
+      200,
+    );
   }
 
   /** A correctly signed download link of an output that does not exist: a cache miss, then 410. */
@@ -159,7 +169,9 @@ describe("metrics: every documented metric from real traffic, with bounded label
     assert.deepEqual(missing, [], "every metric of docs/metrics.md is exported after this traffic");
 
     const gateway = of("gateway");
-    assert.ok(total("http_server_request_duration", gateway, { http_route: "/v1/jobs/:id", http_request_method: "GET", http_response_status_class: "2xx" }) >= 4);
+    assert.ok(
+      total("http_server_request_duration", gateway, { http_route: "/v1/jobs/:id", http_request_method: "GET", http_response_status_class: "2xx" }) >= 4,
+    );
     assert.ok(total("http_server_request_duration", gateway, { http_route: "/v1/render", http_response_status_class: "4xx" }) >= 4);
     assert.ok(total("rpc_client_duration", gateway, { rpc_method: "Admit", rpc_grpc_status_code: "OK" }) >= 9);
     assert.ok(total("rpc_server_duration", of("storage"), { rpc_method: "PutOutput", rpc_grpc_status_code: "OK" }) >= 4);

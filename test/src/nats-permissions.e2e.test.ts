@@ -99,7 +99,10 @@ describe("NATS users with per-component permissions", () => {
     for (const component of ["gateway", "render", "webhook", "metering"] as const) {
       const jsm = await (await as(component)).jetstreamManager();
       await assert.rejects(jsm.streams.delete(streams.JOBS), `${component} deletes JOBS`);
-      await assert.rejects(jsm.consumers.add(streams.JOBS, { durable_name: `spy-${component}`, ack_policy: AckPolicy.Explicit }), `${component} adds a consumer`);
+      await assert.rejects(
+        jsm.consumers.add(streams.JOBS, { durable_name: `spy-${component}`, ack_policy: AckPolicy.Explicit }),
+        `${component} adds a consumer`,
+      );
     }
     const jsm = await (await as("provision")).jetstreamManager();
     assert.equal((await jsm.streams.info(streams.JOBS)).config.name, streams.JOBS, "JOBS is still there");

@@ -56,7 +56,11 @@ function cases(schema: Schema, root: unknown, sample: unknown, at: (string | num
     for (const [name, value] of Object.entries(sample)) if (schema.properties[name]) found.push(...cases(schema.properties[name], root, value, [...at, name]));
   }
   if (Array.isArray(sample) && schema.items) {
-    if (typeof schema.maxItems === "number") add("too many items", Array.from({ length: schema.maxItems + 1 }, () => sample[0] ?? null));
+    if (typeof schema.maxItems === "number")
+      add(
+        "too many items",
+        Array.from({ length: schema.maxItems + 1 }, () => sample[0] ?? null),
+      );
     if (typeof schema.minItems === "number" && schema.minItems > 0) add("too few items", []);
     if (sample.length > 0) found.push(...cases(schema.items, root, sample[0], [...at, 0]));
   }
@@ -75,18 +79,33 @@ describe("the template pages' schema check agrees with the gateway's", () => {
   for (const template of loadBuiltinTemplates()) {
     it(`${template.id}: the sample data and every way to break each of its fields`, () => {
       const check = ajv.compile(template.dataSchema);
-      const all: Case[] = [{ name: "the sample data", data: template.sampleData }, ...cases(template.dataSchema as Schema, template.sampleData, template.sampleData)];
+      const all: Case[] = [
+        { name: "the sample data", data: template.sampleData },
+        ...cases(template.dataSchema as Schema, template.sampleData, template.sampleData),
+      ];
       assert.ok(all.length > 10, `${all.length} cases`);
       for (const { name, data } of all) {
         const gateway = check(data);
         const problems = validate(template.dataSchema, data);
-        assert.equal(problems.length === 0, gateway, `${template.id}, ${name}: the gateway says ${gateway ? "valid" : `invalid (${ajv.errorsText(check.errors)})`}, the page says ${JSON.stringify(problems)}`);
+        assert.equal(
+          problems.length === 0,
+          gateway,
+          `${template.id}, ${name}: the gateway says ${gateway ? "valid" : `invalid (${ajv.errorsText(check.errors)})`}, the page says ${JSON.stringify(problems)}`,
+        );
       }
     });
   }
 
   it("names the field and the rule, the way the API does", () => {
-    const schema = { type: "object", required: ["n"], additionalProperties: false, properties: { n: { type: "string", maxLength: 3 }, items: { type: "array", items: { type: "object", properties: { q: { type: "number", minimum: 0 } } } } } };
+    const schema = {
+      type: "object",
+      required: ["n"],
+      additionalProperties: false,
+      properties: {
+        n: { type: "string", maxLength: 3 },
+        items: { type: "array", items: { type: "object", properties: { q: { type: "number", minimum: 0 } } } },
+      },
+    };
     assert.deepEqual(validate(schema, { n: "long", items: [{ q: -1 }], x: 1 }), [
       { path: "data.n", message: "must be at most 3 characters" },
       { path: "data.items.0.q", message: "must be at least 0" },

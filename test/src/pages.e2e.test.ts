@@ -89,10 +89,14 @@ describe("the gallery, the template pages and the API reference in a browser", (
 
   /** The demo key allows one render at a time; its slot is freed by the previous job's terminal event, shortly after the answer. */
   async function demoSlotFree(): Promise<void> {
-    await waitFor("the demo key's render slot is free", async () => {
-      const { usage } = await call(h.admin.metering, h.admin.metering.getUsage, { keyId: demoKeyId, plan: "demo" });
-      return usage!.inFlight === 0;
-    }, SLOW);
+    await waitFor(
+      "the demo key's render slot is free",
+      async () => {
+        const { usage } = await call(h.admin.metering, h.admin.metering.getUsage, { keyId: demoKeyId, plan: "demo" });
+        return usage!.inFlight === 0;
+      },
+      SLOW,
+    );
   }
 
   /** Replaces the data in the "Try it" field. */
@@ -135,7 +139,10 @@ describe("the gallery, the template pages and the API reference in a browser", (
         assert.equal(card.href, `/templates/${template.id}`);
         assert.ok(card.text.includes(template.description.slice(0, 40)), `${template.id}: description`);
         assert.match(card.text, new RegExp(`Output\\s*${template.output.toUpperCase()}`));
-        const size = template.output === "png" ? `${template.width} × ${template.height} px` : `${template.page!.format} ${template.page!.landscape ? "landscape" : "portrait"}`;
+        const size =
+          template.output === "png"
+            ? `${template.width} × ${template.height} px`
+            : `${template.page!.format} ${template.page!.landscape ? "landscape" : "portrait"}`;
         assert.ok(card.text.includes(size), `${template.id}: ${size} in ${card.text}`);
         assert.equal(card.image.src, `/v1/templates/${template.id}/preview.png`);
         assert.ok(card.image.alt.includes(template.name));
@@ -182,7 +189,10 @@ describe("the gallery, the template pages and the API reference in a browser", (
       assert.ok(code[0]!.startsWith(`curl -s ${origin}/v1/render`), code[0]);
       assert.ok(code.every((snippet) => snippet.includes(DEMO_API_KEY) && snippet.includes('"invoice"')));
       assert.match(code[1]!, /new Pressroom\(\{ apiKey: "pr_demo_public_try_pressroom_2026", baseUrl: "http:\/\/127\.0\.0\.1:\d+" \}\)/);
-      assert.match(code[2]!, /client = Pressroom\(api_key="pr_demo_public_try_pressroom_2026", base_url="http:\/\/127\.0\.0\.1:\d+"\)\nresult = client\.render\(/);
+      assert.match(
+        code[2]!,
+        /client = Pressroom\(api_key="pr_demo_public_try_pressroom_2026", base_url="http:\/\/127\.0\.0\.1:\d+"\)\nresult = client\.render\(/,
+      );
       assert.equal(await detail.page.$eval("#try-it button[type=submit]", (button) => (button as HTMLButtonElement).disabled), true, "Render needs the script");
     } finally {
       await gallery.page.close();
@@ -272,7 +282,10 @@ describe("the gallery, the template pages and the API reference in a browser", (
         const img = document.querySelector<HTMLImageElement>("#try-result img");
         return img !== null && img.complete && img.naturalWidth > 0;
       });
-      const image = await detail.page.$eval("#try-result img", (img) => ({ width: (img as HTMLImageElement).naturalWidth, height: (img as HTMLImageElement).naturalHeight }));
+      const image = await detail.page.$eval("#try-result img", (img) => ({
+        width: (img as HTMLImageElement).naturalWidth,
+        height: (img as HTMLImageElement).naturalHeight,
+      }));
       assert.deepEqual(image, { width: card.width! * scale, height: card.height! * scale });
       const link = await detail.page.$eval("#try-result a.signed-url", (a) => a.getAttribute("href")!);
       const png = await h.api.download(link);
@@ -288,10 +301,15 @@ describe("the gallery, the template pages and the API reference in a browser", (
     try {
       await detail.page.waitForSelector("#try-it button[type=submit]:not([disabled])");
       // Use up the demo key's 3 requests a minute, so that the window stays full for a while yet.
-      await waitFor("the demo key's minute is used up for at least 10 more seconds", async () => {
-        const response = await h.api.get("/v1/keys/usage", { key: DEMO_API_KEY });
-        return response.status === 429 && Number(response.headers["retry-after"]) >= 10;
-      }, SLOW, 1_000);
+      await waitFor(
+        "the demo key's minute is used up for at least 10 more seconds",
+        async () => {
+          const response = await h.api.get("/v1/keys/usage", { key: DEMO_API_KEY });
+          return response.status === 429 && Number(response.headers["retry-after"]) >= 10;
+        },
+        SLOW,
+        1_000,
+      );
       const rendered = detail.page.waitForResponse((response) => response.url() === `${origin}/v1/image`, { timeout: SLOW });
       await detail.page.click("#try-it button[type=submit]");
       const answer = await rendered;
@@ -324,8 +342,18 @@ describe("the gallery, the template pages and the API reference in a browser", (
           webhook: node.closest(".webhooks-container") !== null,
         })),
       );
-      assert.deepEqual(listed.filter((block) => !block.webhook).map((block) => block.operation).sort(), [...expected].sort());
-      assert.deepEqual(listed.filter((block) => block.webhook).map((block) => block.operation), Object.keys(openapi.webhooks).map((name) => `POST ${name}`), "the webhook callback is described too");
+      assert.deepEqual(
+        listed
+          .filter((block) => !block.webhook)
+          .map((block) => block.operation)
+          .sort(),
+        [...expected].sort(),
+      );
+      assert.deepEqual(
+        listed.filter((block) => block.webhook).map((block) => block.operation),
+        Object.keys(openapi.webhooks).map((name) => `POST ${name}`),
+        "the webhook callback is described too",
+      );
       assertOwnOriginOnly(docs);
     } finally {
       await docs.page.close();

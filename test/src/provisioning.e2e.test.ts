@@ -87,7 +87,9 @@ describe("one-off NATS provisioning", () => {
   it("creates every stream, consumer and the output bucket, and running it again changes nothing", async () => {
     await provisionNats(nats.url);
     const configs = async () => {
-      const streams = await Promise.all([...STREAMS.map((s) => s.name), objectStoreStream("outputs")].map(async (name) => (await jsm.streams.info(name)).config));
+      const streams = await Promise.all(
+        [...STREAMS.map((s) => s.name), objectStoreStream("outputs")].map(async (name) => (await jsm.streams.info(name)).config),
+      );
       const consumers = await Promise.all(CONSUMERS.map(async (c) => (await jsm.consumers.info(c.stream, c.config.durable_name)).config));
       return { streams, consumers };
     };
@@ -123,7 +125,12 @@ describe("one-off NATS provisioning", () => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const file = path.join(dir, entry.name);
         if (entry.isDirectory()) walk(file);
-        else if (/\.ts$/.test(entry.name) && !/\.test\.ts$/.test(entry.name) && /provisionTopology|streams\.add\(|views\.os\([^)]*,/.test(readFileSync(file, "utf8"))) offenders.push(path.relative(REPO_ROOT, file));
+        else if (
+          /\.ts$/.test(entry.name) &&
+          !/\.test\.ts$/.test(entry.name) &&
+          /provisionTopology|streams\.add\(|views\.os\([^)]*,/.test(readFileSync(file, "utf8"))
+        )
+          offenders.push(path.relative(REPO_ROOT, file));
       }
     };
     for (const service of readdirSync(path.join(REPO_ROOT, "services"))) walk(path.join(REPO_ROOT, "services", service, "src"));

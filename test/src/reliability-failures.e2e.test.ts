@@ -71,17 +71,27 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
     }
     await harness.stack.services.restart("render");
 
-    const view = await eventually("the job fails", async () => {
-      const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
-      return v.status === "failed" ? v : undefined;
-    }, 60_000, 200);
+    const view = await eventually(
+      "the job fails",
+      async () => {
+        const v = (await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+        return v.status === "failed" ? v : undefined;
+      },
+      60_000,
+      200,
+    );
     assert.equal(view.error.code, "INTERNAL_ERROR");
     const [callback] = await receiver.waitFor("/hooks/died", 1, 30_000);
     assert.equal(JSON.parse(callback!.rawBody).status, "failed");
-    const usage = await eventually("the slot and the unit come back", async () => {
-      const u = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
-      return u.concurrency.in_flight === 0 && u.renders.used === 0 ? u : undefined;
-    }, 30_000, 200);
+    const usage = await eventually(
+      "the slot and the unit come back",
+      async () => {
+        const u = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
+        return u.concurrency.in_flight === 0 && u.renders.used === 0 ? u : undefined;
+      },
+      30_000,
+      200,
+    );
     assert.equal(usage.renders.used, 0);
   });
 
@@ -96,10 +106,15 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
     const usage = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
     assert.equal(usage.concurrency.in_flight, 0, "the slot was released");
     assert.equal(usage.renders.used, 0, "the unit was refunded");
-    const next = await eventually("the key renders again once NATS is back", async () => {
-      const r = await harness.api.post("/v1/render", { html: "<p>{{n}}</p>", data: { n: 2 } }, { key: apiKey });
-      return r.status === 500 ? undefined : r;
-    }, 60_000, 500);
+    const next = await eventually(
+      "the key renders again once NATS is back",
+      async () => {
+        const r = await harness.api.post("/v1/render", { html: "<p>{{n}}</p>", data: { n: 2 } }, { key: apiKey });
+        return r.status === 500 ? undefined : r;
+      },
+      60_000,
+      500,
+    );
     assert.equal(next.status, 200, next.text);
     assert.equal(receiver.requestsOn("/hooks/outage").length, 0, "no callback for a refused request");
   });
@@ -110,7 +125,19 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
       jobId,
       keyId: "key_gave_up",
       source: "gateway",
-      accepted: { kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "", templateVersion: 0, html: "<p>late</p>", dataJson: "{}", webhookUrl: receiver.url("/hooks/late"), plan: "business", htmlSha256: "", htmlBytes: 0, dataSha256: "", dataBytes: 0 },
+      accepted: {
+        kind: jobEventsV1.JobKind.JOB_KIND_RENDER,
+        templateId: "",
+        templateVersion: 0,
+        html: "<p>late</p>",
+        dataJson: "{}",
+        webhookUrl: receiver.url("/hooks/late"),
+        plan: "business",
+        htmlSha256: "",
+        htmlBytes: 0,
+        dataSha256: "",
+        dataBytes: 0,
+      },
     });
     // Accepted two minutes ago, stored only now: the gateway answered 500 and refunded it long since.
     accepted.time = new Date(Date.now() - 120_000).toISOString();
@@ -125,7 +152,12 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
       data: jobEventsV1.RenderCommand.encode({ jobId, keyId: "key_gave_up", accepted }).finish(),
     });
     const jsm = await own.jetstreamManager();
-    await eventually("the worker takes the command", async () => ((await jsm.streams.info(streams.RENDER)).state.messages === 0 ? true : undefined), 60_000, 200);
+    await eventually(
+      "the worker takes the command",
+      async () => ((await jsm.streams.info(streams.RENDER)).state.messages === 0 ? true : undefined),
+      60_000,
+      200,
+    );
     assert.equal(await loadJob(jsm, jobId), undefined, "no job was created from it");
     assert.equal(receiver.requestsOn("/hooks/late").length, 0);
   });
@@ -133,7 +165,11 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
   it("keeps the slot of a job queued longer than the slot's lease", { timeout: 120_000 }, async () => {
     const { apiKey } = await harness.admin.createKey("business");
     await harness.stack.services.kill("render");
-    const accepted = await harness.api.post("/v1/render", { html: "<p>{{n}}</p>", data: { n: 1 }, webhook_url: receiver.url("/hooks/backlog") }, { key: apiKey });
+    const accepted = await harness.api.post(
+      "/v1/render",
+      { html: "<p>{{n}}</p>", data: { n: 1 }, webhook_url: receiver.url("/hooks/backlog") },
+      { key: apiKey },
+    );
     assert.equal(accepted.status, 202, accepted.text);
     await new Promise((resolve) => setTimeout(resolve, 15_000));
     const usage = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
@@ -141,10 +177,15 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
 
     await harness.stack.services.restart("render");
     await receiver.waitFor("/hooks/backlog", 1, 60_000);
-    await eventually("the slot comes back with the job's end", async () => {
-      const u = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
-      return u.concurrency.in_flight === 0 ? u : undefined;
-    }, 30_000, 500);
+    await eventually(
+      "the slot comes back with the job's end",
+      async () => {
+        const u = (await harness.api.get("/v1/keys/usage", { key: apiKey })).json;
+        return u.concurrency.in_flight === 0 ? u : undefined;
+      },
+      30_000,
+      500,
+    );
   });
 
   endOfSuiteChecks(() => harness);

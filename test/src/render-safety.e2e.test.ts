@@ -121,7 +121,23 @@ describe("isolation between jobs through the service", () => {
     const [keyFile, certFile] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
     execFileSync(
       "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-days", "1", "-keyout", keyFile, "-out", certFile],
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost",
+        "-days",
+        "1",
+        "-keyout",
+        keyFile,
+        "-out",
+        certFile,
+      ],
       { stdio: "ignore" },
     );
     origin = await listen(
@@ -178,7 +194,10 @@ describe("isolation between jobs through the service", () => {
     const secondJob = seen.filter((r) => r.job === 2);
     // Nothing came from a cache (the pixel and the frame were fetched again) and no request carried a cookie.
     assert.deepEqual(secondJob.map((r) => r.path).sort(), ["/frame2", "/pixel.svg"]);
-    assert.deepEqual(secondJob.map((r) => r.cookie), ["", ""]);
+    assert.deepEqual(
+      secondJob.map((r) => r.cookie),
+      ["", ""],
+    );
   });
 
   endOfSuiteChecks(() => h);

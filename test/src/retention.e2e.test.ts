@@ -74,7 +74,14 @@ describe("retention: no request text in JOBS, sealed and rotatable webhook secre
     const a = accepted!.event.accepted!;
     assert.deepEqual(
       { html: a.html, dataJson: a.dataJson, htmlSha256: a.htmlSha256, htmlBytes: a.htmlBytes, dataSha256: a.dataSha256, dataBytes: a.dataBytes },
-      { html: "", dataJson: "", htmlSha256: sha256(html), htmlBytes: Buffer.byteLength(html), dataSha256: sha256(JSON.stringify(data)), dataBytes: JSON.stringify(data).length },
+      {
+        html: "",
+        dataJson: "",
+        htmlSha256: sha256(html),
+        htmlBytes: Buffer.byteLength(html),
+        dataSha256: sha256(JSON.stringify(data)),
+        dataBytes: JSON.stringify(data).length,
+      },
     );
     const jobs = await rawStream(streams.JOBS);
     assert.ok(jobs.length > 0);

@@ -77,12 +77,17 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
       nats: { enabled: false, url: nats.url, auth: { enabled: false } },
       postgresql: { enabled: false },
       render: { keda: { enabled: false } },
-      webhook: { env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_DEV_TARGET_PORT: String(receiver.port), WEBHOOK_EXTRA_CA_FILE: "/etc/pressroom-smoke/ca.pem" } },
+      webhook: {
+        env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_DEV_TARGET_PORT: String(receiver.port), WEBHOOK_EXTRA_CA_FILE: "/etc/pressroom-smoke/ca.pem" },
+      },
     };
     const valuesFile = path.join(dir, "values.json");
     writeFileSync(valuesFile, JSON.stringify(values));
     objects = render({ valuesFiles: [valuesFile] });
-    play = new KubePlay(objects, NAMESPACE, { ports, hostFiles: [{ component: "webhook", hostPath: receiver.caFile, mountPath: "/etc/pressroom-smoke/ca.pem" }] });
+    play = new KubePlay(objects, NAMESPACE, {
+      ports,
+      hostFiles: [{ component: "webhook", hostPath: receiver.caFile, mountPath: "/etc/pressroom-smoke/ca.pem" }],
+    });
     api = new Api(`http://127.0.0.1:${ports.gateway!.http}`);
   });
 
@@ -95,14 +100,18 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   });
 
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
-  const component = (o: K8sObject) => ((o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[COMPONENT_LABEL] ?? "");
+  const component = (o: K8sObject) =>
+    (o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[COMPONENT_LABEL] ?? "";
 
   it("the chart renders a Deployment per service, each on its own image, and the provision Job", () => {
     const deployments = ofKind("Deployment");
     assert.deepEqual(deployments.map(component).sort(), [...SERVICES].sort());
     for (const deployment of deployments) {
       const images = (deployment.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers.map((c) => c.image);
-      assert.ok(images.every((image) => image.endsWith(`pressroom/${component(deployment)}:${VERSION}`)), `${deployment.metadata.name}: ${images.join(", ")}`);
+      assert.ok(
+        images.every((image) => image.endsWith(`pressroom/${component(deployment)}:${VERSION}`)),
+        `${deployment.metadata.name}: ${images.join(", ")}`,
+      );
     }
     assert.equal(ofKind("Job").length, 1, "one provision Job");
   });
@@ -120,7 +129,11 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     await client.connect();
     try {
       const { rows } = await client.query<{ schema_name: string }>("SELECT schema_name FROM information_schema.schemata");
-      for (const schema of MIGRATED) assert.ok(rows.some((r) => r.schema_name === schema), `schema ${schema} migrated`);
+      for (const schema of MIGRATED)
+        assert.ok(
+          rows.some((r) => r.schema_name === schema),
+          `schema ${schema} migrated`,
+        );
     } finally {
       await client.end();
     }
@@ -139,14 +152,22 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     for (const service of SERVICES) {
       await eventually(`${service} ready on ${ports[service]!.health}`, async () => ((await readyz(ports[service]!.health)) ? true : undefined), 120_000, 500);
       for (const container of await play.containers(pods.get(service)!)) {
-        const [uid, readOnly, caps] = (await podman(["inspect", "--format", "{{.Config.User}}|{{.HostConfig.ReadonlyRootfs}}|{{.EffectiveCaps}}", container])).trim().split("|");
+        const [uid, readOnly, caps] = (await podman(["inspect", "--format", "{{.Config.User}}|{{.HostConfig.ReadonlyRootfs}}|{{.EffectiveCaps}}", container]))
+          .trim()
+          .split("|");
         const id = (await podman(["exec", container, "id", "-u"])).trim();
         assert.equal(id, "10001", `${container} runs as ${uid}`);
         assert.equal(readOnly, "true", `${container}: read-only root filesystem`);
         assert.equal(caps, "[]", `${container}: capabilities ${caps}`);
         await assert.rejects(podman(["exec", container, "touch", "/app/written"]), `${container} cannot write outside /tmp`);
         assert.equal((await podman(["exec", container, "cat", "/proc/1/comm"])).trim(), "tini", `${container}: PID 1 is tini, which forwards signals`);
-        const tools = await podman(["exec", container, "sh", "-c", `cd /app/node_modules && ls -d ${BUILD_TOOLS.join(" ")} 2>/dev/null; command -v npm gcc cc make || true`]);
+        const tools = await podman([
+          "exec",
+          container,
+          "sh",
+          "-c",
+          `cd /app/node_modules && ls -d ${BUILD_TOOLS.join(" ")} 2>/dev/null; command -v npm gcc cc make || true`,
+        ]);
         assert.equal(tools.trim(), "", `${container}: build tools in the image`);
       }
     }
@@ -154,8 +175,24 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
 
   it("a key made with the operator CLI in the identity container", async () => {
     const [identity] = await play.containers(pods.get("identity")!);
-    const out = await podman(["exec", "--env", `IDENTITY_ADDR=127.0.0.1:${ports.identity!.grpc}`, identity!, "node", "/app/packages/admin/dist/cli.js", "keys", "create", "--email", "smoke@example.com", "--plan", "business"]);
-    apiKey = out.split("\n").find((line) => line.startsWith("pr_"))!.trim();
+    const out = await podman([
+      "exec",
+      "--env",
+      `IDENTITY_ADDR=127.0.0.1:${ports.identity!.grpc}`,
+      identity!,
+      "node",
+      "/app/packages/admin/dist/cli.js",
+      "keys",
+      "create",
+      "--email",
+      "smoke@example.com",
+      "--plan",
+      "business",
+    ]);
+    apiKey = out
+      .split("\n")
+      .find((line) => line.startsWith("pr_"))!
+      .trim();
     assert.ok(apiKey, out);
   });
 
@@ -169,7 +206,14 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   });
 
   it("an image through the gateway container serves its PNG", async () => {
-    const templates = (await api.get("/v1/templates")).json.templates as { id: string; output: string; width: number; height: number; device_scale_factor: number; sample_data: unknown }[];
+    const templates = (await api.get("/v1/templates")).json.templates as {
+      id: string;
+      output: string;
+      width: number;
+      height: number;
+      device_scale_factor: number;
+      sample_data: unknown;
+    }[];
     const card = templates.find((t) => t.output === "png")!;
     const response = await api.post("/v1/image", { template_id: card.id, data: card.sample_data }, { key: apiKey });
     assert.equal(response.status, 200, response.text);

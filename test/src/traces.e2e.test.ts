@@ -62,24 +62,47 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
 
   /** Waits until the trace has every hop, then checks it is one tree rooted at the gateway's HTTP span. */
   async function wholeTrace(traceId: string, hops: Hop[]): Promise<ReceivedSpan[]> {
-    await eventually(`trace ${traceId} with every hop`, async () => (missingHops(otlp.trace(traceId), hops).length === 0 ? true : undefined), 30_000, 200).catch((err: Error) => {
+    await eventually(
+      `trace ${traceId} with every hop`,
+      async () => (missingHops(otlp.trace(traceId), hops).length === 0 ? true : undefined),
+      30_000,
+      200,
+    ).catch((err: Error) => {
       const spans = otlp.trace(traceId);
-      throw new Error(`${err.message}; missing ${JSON.stringify(missingHops(spans, hops).map((hop) => hop.join(" ")))}; got:\n${spans.map((s) => `${s.service} ${s.kind} ${s.name}`).join("\n")}`);
+      throw new Error(
+        `${err.message}; missing ${JSON.stringify(missingHops(spans, hops).map((hop) => hop.join(" ")))}; got:\n${spans.map((s) => `${s.service} ${s.kind} ${s.name}`).join("\n")}`,
+      );
     });
     const spans = otlp.trace(traceId);
     const ids = new Set(spans.map((s) => s.spanId));
     const roots = spans.filter((s) => !s.parentSpanId);
-    assert.deepEqual(roots.map((s) => `${s.service} ${s.kind} ${s.name}`), ["gateway 2 POST /v1/render"], "one root: the gateway's HTTP span");
+    assert.deepEqual(
+      roots.map((s) => `${s.service} ${s.kind} ${s.name}`),
+      ["gateway 2 POST /v1/render"],
+      "one root: the gateway's HTTP span",
+    );
     const orphans = spans.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
-    assert.deepEqual(orphans.map((s) => `${s.service} ${s.name}`), [], "every parent link leads to a span of the same trace");
+    assert.deepEqual(
+      orphans.map((s) => `${s.service} ${s.name}`),
+      [],
+      "every parent link leads to a span of the same trace",
+    );
     return spans;
   }
 
   /** Every JSON log line about one of these jobs carries its trace's id and a span id. */
   function assertLogsTraced(jobs: Map<string, string>, services: string[]): void {
-    const lines = h.stack.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = h.stack
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const about = lines.filter((line) => jobs.has(String(line.jobId)));
-    for (const service of services) assert.ok(about.some((line) => line.service === service), `${service} logged about the jobs`);
+    for (const service of services)
+      assert.ok(
+        about.some((line) => line.service === service),
+        `${service} logged about the jobs`,
+      );
     const untraced = about.filter((line) => line.trace_id !== jobs.get(String(line.jobId)) || !/^[0-9a-f]{16}$/.test(String(line.span_id)));
     assert.deepEqual(untraced, [], "log lines without their request's trace_id and span_id");
   }
@@ -95,14 +118,23 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
   });
 
   it("an async render with a webhook is one trace through to the callback's delivery", async () => {
-    const response = await h.api.post("/v1/render", { html: "<h1>Hi</h1>", data: {}, webhook_url: receiver.url("/traced?token=customer-token") }, { key: apiKey });
+    const response = await h.api.post(
+      "/v1/render",
+      { html: "<h1>Hi</h1>", data: {}, webhook_url: receiver.url("/traced?token=customer-token") },
+      { key: apiKey },
+    );
     assert.equal(response.status, 202, response.text);
     const traceId = response.headers["request-id"]!;
     await receiver.waitFor("/traced", 1, 60_000);
     const spans = await wholeTrace(traceId, [...RENDER_HOPS, ...WEBHOOK_HOPS]);
     const callback = receiver.requestsOn("/traced")[0]!;
     assert.equal(callback.headers.traceparent?.split("-")[1], traceId, "the callback's HTTP request carries the trace too");
-    assert.ok(spans.some((s) => s.service === "webhook" && s.kind === KIND.CLIENT && String(s.attributes["url.full"] ?? s.attributes["http.url"] ?? "").includes("token=[redacted]")));
+    assert.ok(
+      spans.some(
+        (s) =>
+          s.service === "webhook" && s.kind === KIND.CLIENT && String(s.attributes["url.full"] ?? s.attributes["http.url"] ?? "").includes("token=[redacted]"),
+      ),
+    );
     assertLogsTraced(new Map([[String(response.json.id), traceId]]), ["render", "webhook"]);
   });
 
@@ -111,16 +143,28 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
     const url = new URL(String(rendered.json.url));
     const sig = url.searchParams.get("sig")!;
     assert.equal((await h.api.download(url.toString())).status, 200);
-    const downloadTrace = await eventually("the download's spans", async () => {
-      const spans = otlp.spans.filter((s) => s.service === "storage" && /GetOutput/.test(s.name));
-      return spans.length > 0 ? spans : undefined;
-    }, 30_000, 200);
+    const downloadTrace = await eventually(
+      "the download's spans",
+      async () => {
+        const spans = otlp.spans.filter((s) => s.service === "storage" && /GetOutput/.test(s.name));
+        return spans.length > 0 ? spans : undefined;
+      },
+      30_000,
+      200,
+    );
     assert.ok(downloadTrace.length > 0);
     const secrets = [apiKey, webhookSecret, sig, "customer-token"];
     const values = otlp.spans.flatMap((s) => [...Object.values(s.attributes), ...s.eventAttributes.flatMap((a) => Object.values(a))].map(String));
     assert.ok(values.length > 100, `${values.length} attribute values`);
-    assert.deepEqual(secrets.filter((secret) => values.some((value) => value.includes(secret))), []);
+    assert.deepEqual(
+      secrets.filter((secret) => values.some((value) => value.includes(secret))),
+      [],
+    );
     const raw = otlp.raw.join("\n");
-    assert.deepEqual(secrets.filter((secret) => raw.includes(secret)), [], "nor does any byte of the export requests");
+    assert.deepEqual(
+      secrets.filter((secret) => raw.includes(secret)),
+      [],
+      "nor does any byte of the export requests",
+    );
   });
 });

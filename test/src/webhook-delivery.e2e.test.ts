@@ -56,10 +56,15 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
   }
 
   function waitForWebhookState(jobId: string, state: string, timeoutMs = 30_000) {
-    return eventually(`job ${jobId} webhook ${state}`, async () => {
-      const view = await jobView(jobId);
-      return view.webhook?.state === state ? view : undefined;
-    }, timeoutMs, 200);
+    return eventually(
+      `job ${jobId} webhook ${state}`,
+      async () => {
+        const view = await jobView(jobId);
+        return view.webhook?.state === state ? view : undefined;
+      },
+      timeoutMs,
+      200,
+    );
   }
 
   function assertVerified(callback: ReceivedCallback): void {
@@ -135,10 +140,15 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     let jobId: string;
     try {
       jobId = await submit("/hooks/recovers");
-      await eventually("three failed attempts", async () => {
-        const view = await jobView(jobId);
-        return view.webhook?.attempts >= 3 ? view : undefined;
-      }, 60_000, 100);
+      await eventually(
+        "three failed attempts",
+        async () => {
+          const view = await jobView(jobId);
+          return view.webhook?.attempts >= 3 ? view : undefined;
+        },
+        60_000,
+        100,
+      );
     } finally {
       await receiver.up();
     }
@@ -162,7 +172,8 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     assert.equal(new Set(callbacks.map((c) => c.rawBody)).size, 1, "the same body on every attempt");
     assert.equal(new Set(callbacks.map((c) => c.headers["x-service-signature"])).size, 3, "a fresh signature at every attempt");
     for (const [i, c] of callbacks.entries()) {
-      if (i > 0) assert.ok(c.at - callbacks[i - 1]!.at >= 1_900, `attempt ${i + 1} came ${c.at - callbacks[i - 1]!.at} ms after the previous one; Retry-After said 2 s`);
+      if (i > 0)
+        assert.ok(c.at - callbacks[i - 1]!.at >= 1_900, `attempt ${i + 1} came ${c.at - callbacks[i - 1]!.at} ms after the previous one; Retry-After said 2 s`);
       assert.equal(verifyWebhookSignature(c.rawBody, c.headers["x-service-signature"], secret, { now: () => c.at }), true);
     }
     const view = await waitForWebhookState(jobId, "delivered");
@@ -176,7 +187,10 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     const jobId = await submit("/hooks/gone");
     const view = await waitForWebhookState(jobId, "exhausted");
     assert.deepEqual(view.webhook, { state: "exhausted", attempts: 1, last_status: 410, next_attempt_at: null });
-    assert.deepEqual(view.events.slice(-2).map((e: { type: string }) => e.type), ["job.webhook_attempted", "job.webhook_exhausted"]);
+    assert.deepEqual(
+      view.events.slice(-2).map((e: { type: string }) => e.type),
+      ["job.webhook_attempted", "job.webhook_exhausted"],
+    );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     assert.equal(receiver.requestsOn("/hooks/gone").length, 1);
   });
@@ -203,11 +217,16 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
           )
         ).rows as Record<string, unknown>[];
       // Let the earlier tests' jobs settle, then wait for the projection to catch up with the stream.
-      const expected = await eventually("the projection catches up", async () => {
-        const { state } = await jsm.streams.info("JOBS");
-        const rows = await select();
-        return rows.length === state.messages && state.messages > 0 ? { rows, state } : undefined;
-      }, 30_000, 200);
+      const expected = await eventually(
+        "the projection catches up",
+        async () => {
+          const { state } = await jsm.streams.info("JOBS");
+          const rows = await select();
+          return rows.length === state.messages && state.messages > 0 ? { rows, state } : undefined;
+        },
+        30_000,
+        200,
+      );
       const before = expected.rows;
 
       const stored = new Map<number, jobEventsV1.JobEvent>();
@@ -226,7 +245,15 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
         assert.equal(row.source, event.source);
       }
       const types = new Set(before.map((r) => r.type));
-      for (const type of ["job.accepted", "job.started", "job.succeeded", "job.failed", "job.webhook_attempted", "job.webhook_delivered", "job.webhook_exhausted"]) {
+      for (const type of [
+        "job.accepted",
+        "job.started",
+        "job.succeeded",
+        "job.failed",
+        "job.webhook_attempted",
+        "job.webhook_delivered",
+        "job.webhook_exhausted",
+      ]) {
         assert.ok(types.has(type), `the projection has ${type} events`);
       }
       const text = JSON.stringify(before);

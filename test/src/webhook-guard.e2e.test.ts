@@ -30,8 +30,23 @@ describe("webhook SSRF guard, default configuration", () => {
   async function finishedJob(webhookUrl: string): Promise<string> {
     const js = nc.jetstream();
     const jobId = newId("job");
-    await appendJobEvent(js, "gateway", jobEvent("job.accepted", { jobId, keyId, source: "test", accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl, dataJson: "{}", html: "<p>x</p>" }) }), 0);
-    await appendJobEvent(js, "render", jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false } }), 0);
+    await appendJobEvent(
+      js,
+      "gateway",
+      jobEvent("job.accepted", {
+        jobId,
+        keyId,
+        source: "test",
+        accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl, dataJson: "{}", html: "<p>x</p>" }),
+      }),
+      0,
+    );
+    await appendJobEvent(
+      js,
+      "render",
+      jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false } }),
+      0,
+    );
     return jobId;
   }
 
@@ -45,13 +60,21 @@ describe("webhook SSRF guard, default configuration", () => {
     it(`refuses ${name} without connecting, and stops`, async () => {
       const jobId = await finishedJob(url);
       const jsm = await nc.jetstreamManager();
-      const job = await eventually("delivery stopped", async () => {
-        const state = await loadJob(jsm, jobId);
-        return state?.webhook.state === "exhausted" ? state : undefined;
-      }, 20_000, 100);
+      const job = await eventually(
+        "delivery stopped",
+        async () => {
+          const state = await loadJob(jsm, jobId);
+          return state?.webhook.state === "exhausted" ? state : undefined;
+        },
+        20_000,
+        100,
+      );
       assert.equal(job.webhook.attempts, 1);
       assert.equal(job.webhook.lastStatus, 0);
-      assert.deepEqual(job.history.slice(-2).map((e) => e.type), ["job.webhook_attempted", "job.webhook_exhausted"]);
+      assert.deepEqual(
+        job.history.slice(-2).map((e) => e.type),
+        ["job.webhook_attempted", "job.webhook_exhausted"],
+      );
     });
   }
 

@@ -49,9 +49,14 @@ describe("webhook delivery picks up where a crash left the record", () => {
     // The dispatch consumer sees a delivery already under way and leaves it; the
     // WEBHOOKS message that was being worked on is still there.
     const [, failed] = await write(jobId, [
-      () => jobEvent("job.accepted", { ...base(jobId), accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/crashed"), dataJson: "{}" }) }),
+      () =>
+        jobEvent("job.accepted", {
+          ...base(jobId),
+          accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/crashed"), dataJson: "{}" }),
+        }),
       () => jobEvent("job.failed", { ...base(jobId), failed: { code: "RENDER_FAILED", message: "x", refund: false } }),
-      () => jobEvent("job.webhook_attempted", { ...base(jobId), source: "webhook", webhookAttempted: { attempt: 1, status: 200, error: "", nextAttemptAt: "" } }),
+      () =>
+        jobEvent("job.webhook_attempted", { ...base(jobId), source: "webhook", webhookAttempted: { attempt: 1, status: 200, error: "", nextAttemptAt: "" } }),
     ]);
     await publishEvent(nc.jetstream(), {
       subject: subjects.webhookDelivery,
@@ -61,10 +66,15 @@ describe("webhook delivery picks up where a crash left the record", () => {
       data: Buffer.from(JSON.stringify({ v: 1, event_id: failed!.id, job_id: jobId, key_id: keyId })),
     });
     const jsm = await nc.jetstreamManager();
-    const job = await eventually("concluded", async () => {
-      const state = await loadJob(jsm, jobId);
-      return state?.webhook.state === "delivered" ? state : undefined;
-    }, 20_000, 100);
+    const job = await eventually(
+      "concluded",
+      async () => {
+        const state = await loadJob(jsm, jobId);
+        return state?.webhook.state === "delivered" ? state : undefined;
+      },
+      20_000,
+      100,
+    );
     assert.equal(job.webhook.attempts, 1);
     assert.deepEqual(job.history.map((e) => e.type).slice(-2), ["job.webhook_attempted", "job.webhook_delivered"]);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -75,14 +85,25 @@ describe("webhook delivery picks up where a crash left the record", () => {
     const jobId = newId("job");
     const longAgo = new Date(Date.now() - 2 * 24 * 3_600_000).toISOString();
     await write(jobId, [
-      () => ({ ...jobEvent("job.accepted", { ...base(jobId), accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/stale"), dataJson: "{}" }) }), time: longAgo }),
+      () => ({
+        ...jobEvent("job.accepted", {
+          ...base(jobId),
+          accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/stale"), dataJson: "{}" }),
+        }),
+        time: longAgo,
+      }),
       () => ({ ...jobEvent("job.failed", { ...base(jobId), failed: { code: "RENDER_FAILED", message: "x", refund: false } }), time: longAgo }),
     ]);
     const jsm = await nc.jetstreamManager();
-    const job = await eventually("stopped", async () => {
-      const state = await loadJob(jsm, jobId);
-      return state?.webhook.state === "exhausted" ? state : undefined;
-    }, 20_000, 100);
+    const job = await eventually(
+      "stopped",
+      async () => {
+        const state = await loadJob(jsm, jobId);
+        return state?.webhook.state === "exhausted" ? state : undefined;
+      },
+      20_000,
+      100,
+    );
     assert.equal(job.webhook.attempts, 0);
     assert.equal(receiver.requestsOn("/hooks/stale").length, 0);
   });
@@ -90,7 +111,11 @@ describe("webhook delivery picks up where a crash left the record", () => {
   it("delivers a job that finished recently, through the same path", async () => {
     const jobId = newId("job");
     await write(jobId, [
-      () => jobEvent("job.accepted", { ...base(jobId), accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/fresh"), dataJson: "{}" }) }),
+      () =>
+        jobEvent("job.accepted", {
+          ...base(jobId),
+          accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: receiver.url("/hooks/fresh"), dataJson: "{}" }),
+        }),
       () => jobEvent("job.failed", { ...base(jobId), failed: { code: "RENDER_FAILED", message: "x", refund: false } }),
     ]);
     const [callback] = await receiver.waitFor("/hooks/fresh", 1, 20_000);

@@ -136,8 +136,11 @@ describe("Pressroom over HTTP", () => {
     assert.deepEqual(await client.imageDocument({ template_id: "og-image", data: {} }), { id: "job_04", status: "queued" });
     assert.equal(server.last.headers.accept, "image/png");
     assert.equal(server.last.url, "/v1/image");
-    server.handler = (_req, res) => json(res, 404, { error: "template \"x\" does not exist", code: "TEMPLATE_NOT_FOUND", hint: "List them." });
-    await assert.rejects(client.imageDocument({ template_id: "x", data: {} }), (err: unknown) => err instanceof PressroomError && err.code === "TEMPLATE_NOT_FOUND");
+    server.handler = (_req, res) => json(res, 404, { error: 'template "x" does not exist', code: "TEMPLATE_NOT_FOUND", hint: "List them." });
+    await assert.rejects(
+      client.imageDocument({ template_id: "x", data: {} }),
+      (err: unknown) => err instanceof PressroomError && err.code === "TEMPLATE_NOT_FOUND",
+    );
   });
 
   it("renderDocument downloads the document when the service answers JSON anyway", async () => {
@@ -167,7 +170,13 @@ describe("Pressroom over HTTP", () => {
   it("templates, usage, webhookSecret and job are keyed GETs", async () => {
     const answers: Record<string, unknown> = {
       "/v1/templates": { templates: [{ id: "invoice", name: "Invoice", description: "", output: "pdf", data_schema: {}, sample_data: {} }] },
-      "/v1/keys/usage": { plan: "free", period: { start: "a", end: "b" }, renders: { used: 1, limit: 100, remaining: 99 }, rate_limit: { limit: 10, remaining: 9, reset_seconds: 30, window_seconds: 60 }, concurrency: { limit: 1, in_flight: 0 } },
+      "/v1/keys/usage": {
+        plan: "free",
+        period: { start: "a", end: "b" },
+        renders: { used: 1, limit: 100, remaining: 99 },
+        rate_limit: { limit: 10, remaining: 9, reset_seconds: 30, window_seconds: 60 },
+        concurrency: { limit: 1, in_flight: 0 },
+      },
       "/v1/keys/webhook-secret": { secret: "whsec_abc" },
       "/v1/jobs/job_01%2F..": { id: "job_01/..", status: "queued" },
     };
@@ -201,7 +210,8 @@ describe("Pressroom over HTTP", () => {
   });
 
   it("maps an error body to PressroomError code/status/message/hint", async () => {
-    server.handler = (_req, res) => json(res, 404, { error: 'template "nope" does not exist', code: "TEMPLATE_NOT_FOUND", hint: "List templates with GET /v1/templates." });
+    server.handler = (_req, res) =>
+      json(res, 404, { error: 'template "nope" does not exist', code: "TEMPLATE_NOT_FOUND", hint: "List templates with GET /v1/templates." });
     const err = await rejection(client.render({ template_id: "nope", data: {} }));
     assert.equal(err.code, "TEMPLATE_NOT_FOUND");
     assert.equal(err.status, 404);
@@ -213,7 +223,8 @@ describe("Pressroom over HTTP", () => {
   });
 
   it("maps 401 AUTH_INVALID and 422 PAYLOAD_INVALID", async () => {
-    server.handler = (_req, res) => json(res, 401, { error: "invalid API key", code: "AUTH_INVALID", hint: "Send Authorization: Bearer <key>." }, { "WWW-Authenticate": "Bearer" });
+    server.handler = (_req, res) =>
+      json(res, 401, { error: "invalid API key", code: "AUTH_INVALID", hint: "Send Authorization: Bearer <key>." }, { "WWW-Authenticate": "Bearer" });
     const auth = await rejection(client.usage());
     assert.deepEqual([auth.code, auth.status], ["AUTH_INVALID", 401]);
     server.handler = (_req, res) => json(res, 422, { error: "webhook_url: must be https", code: "PAYLOAD_INVALID", hint: "Use an https URL." });
@@ -222,7 +233,11 @@ describe("Pressroom over HTTP", () => {
   });
 
   it("reads Retry-After on the three distinct 429 codes", async () => {
-    for (const [code, seconds] of [["RATE_LIMITED", "7"], ["QUOTA_EXCEEDED", "86400"], ["CONCURRENCY_EXCEEDED", "1"]] as const) {
+    for (const [code, seconds] of [
+      ["RATE_LIMITED", "7"],
+      ["QUOTA_EXCEEDED", "86400"],
+      ["CONCURRENCY_EXCEEDED", "1"],
+    ] as const) {
       server.handler = (_req, res) => json(res, 429, { error: "slow down", code, hint: "Wait." }, { "Retry-After": seconds });
       const err = await rejection(client.render({ template_id: "invoice", data: {} }));
       assert.equal(err.code, code);

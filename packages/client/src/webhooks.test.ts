@@ -209,7 +209,14 @@ describe("verifyWebhookSignature: rejects", () => {
     assert.equal(loose(BODY, [header], SECRET, { now }), false);
     assert.equal(loose(BODY, header, undefined, { now }), false);
     assert.equal(loose(BODY, header, "", { now }), false, "an empty secret fails closed");
-    assert.equal(loose(BODY, header, SECRET, { now: () => { throw new Error("clock"); } }), false);
+    assert.equal(
+      loose(BODY, header, SECRET, {
+        now: () => {
+          throw new Error("clock");
+        },
+      }),
+      false,
+    );
   });
 });
 

@@ -103,12 +103,7 @@ export function signWebhookPayload(rawBody: RawBody, secret: string, timestampSe
  *
  * Pass the body exactly as received, before any JSON parsing.
  */
-export function verifyWebhookSignature(
-  rawBody: RawBody,
-  header: string | undefined | null,
-  secret: string,
-  options: VerifyOptions = {},
-): boolean {
+export function verifyWebhookSignature(rawBody: RawBody, header: string | undefined | null, secret: string, options: VerifyOptions = {}): boolean {
   try {
     if (!isRawBody(rawBody) || typeof header !== "string" || typeof secret !== "string" || secret.length === 0) return false;
     const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -153,12 +148,7 @@ export interface WebhookEvent {
  * ignore the body). A verified body that is not UTF-8 JSON throws the
  * decoder's TypeError or JSON.parse's SyntaxError.
  */
-export function constructEvent<T = WebhookEvent>(
-  rawBody: RawBody,
-  header: string | undefined | null,
-  secret: string,
-  options: VerifyOptions = {},
-): T {
+export function constructEvent<T = WebhookEvent>(rawBody: RawBody, header: string | undefined | null, secret: string, options: VerifyOptions = {}): T {
   if (!verifyWebhookSignature(rawBody, header, secret, options)) throw new PressroomSignatureError();
   const text = typeof rawBody === "string" ? rawBody : new TextDecoder("utf-8", { fatal: true }).decode(rawBody);
   return JSON.parse(text) as T;

@@ -14,7 +14,8 @@ describe("loadConfig", () => {
   it("fails fast naming every bad variable", () => {
     assert.throws(
       () => loadConfig(schema, { GRPC_PORT: "70000" }),
-      (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith("DATABASE_URL")) && err.problems.some((p) => p.startsWith("GRPC_PORT")),
+      (err: unknown) =>
+        err instanceof ConfigError && err.problems.some((p) => p.startsWith("DATABASE_URL")) && err.problems.some((p) => p.startsWith("GRPC_PORT")),
     );
   });
 });

@@ -14,15 +14,10 @@ export class ConfigError extends Error {
  * variable names. Fails fast with every offending variable named, and returns
  * a frozen result.
  */
-export function loadConfig<S extends z.ZodObject>(
-  schema: S,
-  env: NodeJS.ProcessEnv = process.env,
-): Readonly<z.infer<S>> {
+export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<S>> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`));
   }
   return Object.freeze(parsed.data);
 }
@@ -54,5 +49,8 @@ export const baseConfigShape = {
 /** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */
 export const outputStoreShape = {
   OUTPUT_TTL_SECONDS: env.int(86_400, 60),
-  OUTPUT_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default("outputs"),
+  OUTPUT_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("outputs"),
 };

@@ -33,7 +33,11 @@ export function errorBody(err: AppError): { error: string; code: ErrorCode; hint
 
 /** What a readiness probe answers while the process must not get traffic. */
 export function notReady(): AppError {
-  return new AppError("UNAVAILABLE", "not ready: starting, shutting down, or a dependency is unreachable", "Send traffic to another instance, or retry in a few seconds.");
+  return new AppError(
+    "UNAVAILABLE",
+    "not ready: starting, shutting down, or a dependency is unreachable",
+    "Send traffic to another instance, or retry in a few seconds.",
+  );
 }
 
 const CODE_METADATA_KEY = "pressroom-code";
@@ -82,7 +86,12 @@ export function fromGrpcError(err: unknown): AppError {
   const hint = serviceError.metadata?.get(HINT_METADATA_KEY)[0];
   if (isErrorCode(code)) {
     const retryAfter = Number(serviceError.metadata?.get(RETRY_AFTER_METADATA_KEY)[0]);
-    return new AppError(code, serviceError.details ?? "error", typeof hint === "string" ? hint : "", Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {});
+    return new AppError(
+      code,
+      serviceError.details ?? "error",
+      typeof hint === "string" ? hint : "",
+      Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {},
+    );
   }
   if (serviceError.code === GrpcStatus.UNAVAILABLE || serviceError.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError("UNAVAILABLE", "a dependency is unavailable", "Retry with exponential backoff.");

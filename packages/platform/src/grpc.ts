@@ -40,9 +40,7 @@ export async function startGrpcServer(options: { port: number; host?: string; se
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host ?? "0.0.0.0"}:${options.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
+    server.bindAsync(`${options.host ?? "0.0.0.0"}:${options.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
   });
   health.setStatus("", "SERVING");
   return {

@@ -14,4 +14,3 @@ export function newId(prefix: string): string {
   for (const byte of bytes) random += ALPHABET[byte % 36];
   return `${prefix}_${time}${random}`;
 }
-

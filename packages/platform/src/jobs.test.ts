@@ -11,10 +11,25 @@ function history(...events: jobEventsV1.JobEvent[]): StoredJobEvent[] {
 }
 
 const accepted = (webhookUrl = "") =>
-  jobEvent("job.accepted", { ...ids, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ kind: jobEventsV1.JobKind.JOB_KIND_RENDER, templateId: "invoice", templateVersion: 1, dataJson: "{}", webhookUrl, plan: "demo" }) });
+  jobEvent("job.accepted", {
+    ...ids,
+    source: "gateway",
+    accepted: jobEventsV1.JobAccepted.fromPartial({
+      kind: jobEventsV1.JobKind.JOB_KIND_RENDER,
+      templateId: "invoice",
+      templateVersion: 1,
+      dataJson: "{}",
+      webhookUrl,
+      plan: "demo",
+    }),
+  });
 const started = (attempt = 1) => jobEvent("job.started", { ...ids, source: "render", started: { worker: "w", attempt } });
 const succeeded = () =>
-  jobEvent("job.succeeded", { ...ids, source: "render", succeeded: { outputId: "out_x", url: "u", expiresAt: "e", contentType: "application/pdf", sizeBytes: "10", pages: 1, renderMs: 5 } });
+  jobEvent("job.succeeded", {
+    ...ids,
+    source: "render",
+    succeeded: { outputId: "out_x", url: "u", expiresAt: "e", contentType: "application/pdf", sizeBytes: "10", pages: 1, renderMs: 5 },
+  });
 const failed = () => jobEvent("job.failed", { ...ids, source: "render", failed: { code: "RENDER_FAILED", message: "deadline", refund: false } });
 
 describe("foldJob", () => {
@@ -27,7 +42,10 @@ describe("foldJob", () => {
     assert.equal(job.status, "succeeded");
     assert.equal(job.result?.outputId, "out_x");
     assert.deepEqual(job.lastSeqOf, { gateway: 10, render: 12, webhook: 0 });
-    assert.deepEqual(job.history.map((e) => e.type), ["job.accepted", "job.started", "job.succeeded"]);
+    assert.deepEqual(
+      job.history.map((e) => e.type),
+      ["job.accepted", "job.started", "job.succeeded"],
+    );
     assert.equal(job.webhook.state, "none");
   });
 
@@ -41,13 +59,20 @@ describe("foldJob", () => {
   });
 
   it("keeps webhook bookkeeping after the terminal event", () => {
-    const attempt = jobEvent("job.webhook_attempted", { ...ids, source: "webhook", webhookAttempted: { attempt: 1, status: 503, error: "", nextAttemptAt: "2026-01-01T00:00:05Z" } });
+    const attempt = jobEvent("job.webhook_attempted", {
+      ...ids,
+      source: "webhook",
+      webhookAttempted: { attempt: 1, status: 503, error: "", nextAttemptAt: "2026-01-01T00:00:05Z" },
+    });
     const delivered = jobEvent("job.webhook_delivered", { ...ids, source: "webhook", webhookDelivered: { attempt: 2, status: 200 } });
     const job = foldJob(history(accepted("https://example.com/hook"), started(), succeeded(), attempt))!;
     assert.equal(job.webhook.state, "pending");
     assert.equal(job.webhook.nextAttemptAt, "2026-01-01T00:00:05Z");
     const done = foldJob(history(accepted("https://example.com/hook"), started(), succeeded(), attempt, delivered))!;
-    assert.deepEqual({ state: done.webhook.state, attempts: done.webhook.attempts, last: done.webhook.lastStatus }, { state: "delivered", attempts: 2, last: 200 });
+    assert.deepEqual(
+      { state: done.webhook.state, attempts: done.webhook.attempts, last: done.webhook.lastStatus },
+      { state: "delivered", attempts: 2, last: 200 },
+    );
   });
 
   it("ignores events stored under a writer that may not write them, but counts their sequence for that writer", () => {
@@ -55,7 +80,10 @@ describe("foldJob", () => {
     for (const writer of ["gateway", "webhook", "metering", ""]) {
       const job = foldJob([...history(accepted(), started()), forged(succeeded(), writer)])!;
       assert.equal(job.status, "rendering", `a job.succeeded from ${writer || "no writer"} is not an outcome`);
-      assert.deepEqual(job.history.map((e) => e.type), ["job.accepted", "job.started"]);
+      assert.deepEqual(
+        job.history.map((e) => e.type),
+        ["job.accepted", "job.started"],
+      );
     }
     const byGateway = foldJob([...history(accepted(), started()), forged(succeeded(), "gateway")])!;
     assert.equal(byGateway.lastSeqOf.gateway, 20);
@@ -68,7 +96,11 @@ describe("foldJob", () => {
     const allowed = (event: jobEventsV1.JobEvent) => ["gateway", "render", "webhook"].filter((writer) => isAuthentic({ event, writer }));
     assert.deepEqual(allowed(accepted()), ["gateway", "render"]);
     for (const event of [started(), succeeded(), failed()]) assert.deepEqual(allowed(event), ["render"], event.type);
-    const attempt = jobEvent("job.webhook_attempted", { ...ids, source: "webhook", webhookAttempted: { attempt: 1, status: 200, error: "", nextAttemptAt: "" } });
+    const attempt = jobEvent("job.webhook_attempted", {
+      ...ids,
+      source: "webhook",
+      webhookAttempted: { attempt: 1, status: 200, error: "", nextAttemptAt: "" },
+    });
     assert.deepEqual(allowed(attempt), ["webhook"]);
     assert.deepEqual(allowed(jobEvent("job.retyped" as never, { ...ids, source: "render" })), []);
   });

@@ -8,13 +8,7 @@ import { JOB_WRITERS, streams, subjects, type JobWriter } from "./nats/topology"
 
 export type JobEvent = jobEventsV1.JobEvent;
 export type JobEventType =
-  | "job.accepted"
-  | "job.started"
-  | "job.succeeded"
-  | "job.failed"
-  | "job.webhook_attempted"
-  | "job.webhook_delivered"
-  | "job.webhook_exhausted";
+  "job.accepted" | "job.started" | "job.succeeded" | "job.failed" | "job.webhook_attempted" | "job.webhook_delivered" | "job.webhook_exhausted";
 
 export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 
@@ -189,7 +183,10 @@ export function jobEventSpec(logger: Logger, types?: readonly JobEventType[]): E
     attributes: ({ event }) => ({ "pressroom.job.id": event.jobId, "pressroom.event.type": event.type }),
     wanted: (stored) => {
       if (!isAuthentic(stored)) {
-        logger.warn({ jobId: stored.event.jobId, type: stored.event.type, writer: stored.writer, seq: stored.seq }, "job event stored under a writer that may not write it; ignored");
+        logger.warn(
+          { jobId: stored.event.jobId, type: stored.event.type, writer: stored.writer, seq: stored.seq },
+          "job event stored under a writer that may not write it; ignored",
+        );
         return false;
       }
       return !types || types.includes(stored.event.type as JobEventType);
@@ -209,7 +206,10 @@ function directApi(jsm: JetStreamManager): DirectGet {
 }
 
 /** One event of a job by direct get, or undefined when there is none. */
-async function getJobEvent(jsm: JetStreamManager, query: { seq: number; next_by_subj: string } | { last_by_subj: string }): Promise<StoredJobEvent | undefined> {
+async function getJobEvent(
+  jsm: JetStreamManager,
+  query: { seq: number; next_by_subj: string } | { last_by_subj: string },
+): Promise<StoredJobEvent | undefined> {
   try {
     return storedJobEvent(await directApi(jsm).getMessage(streams.JOBS, query));
   } catch (err) {
@@ -222,7 +222,11 @@ async function getJobEvent(jsm: JetStreamManager, query: { seq: number; next_by_
 export async function readJobEvents(jsm: JetStreamManager, jobId: string): Promise<StoredJobEvent[]> {
   const subject = subjects.jobEvents(jobId);
   const events: StoredJobEvent[] = [];
-  for (let next = await getJobEvent(jsm, { seq: 1, next_by_subj: subject }); next; next = await getJobEvent(jsm, { seq: next.seq + 1, next_by_subj: subject })) {
+  for (
+    let next = await getJobEvent(jsm, { seq: 1, next_by_subj: subject });
+    next;
+    next = await getJobEvent(jsm, { seq: next.seq + 1, next_by_subj: subject })
+  ) {
     events.push(next);
   }
   return events;

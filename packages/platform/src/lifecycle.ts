@@ -115,7 +115,9 @@ export async function startHealthServer(lifecycle: Lifecycle, port: number, host
       serveMetrics(req, res);
       return;
     }
-    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(errorBody(new AppError("NOT_FOUND", "no such probe", "Use /livez, /readyz or /metrics."))));
+    res
+      .writeHead(404, { "content-type": "application/json" })
+      .end(JSON.stringify(errorBody(new AppError("NOT_FOUND", "no such probe", "Use /livez, /readyz or /metrics."))));
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const address = server.address();

@@ -48,7 +48,10 @@ function natsServerBinary(): string {
  * a free port. With `config`, that text is its configuration file (e.g. an
  * authorization block); `credentials` are then what its readiness is probed with.
  */
-export async function startPrivateNats(storeDir: string, options: { port?: number; config?: string; credentials?: NatsCredentials } = {}): Promise<PrivateNats> {
+export async function startPrivateNats(
+  storeDir: string,
+  options: { port?: number; config?: string; credentials?: NatsCredentials } = {},
+): Promise<PrivateNats> {
   mkdirSync(storeDir, { recursive: true });
   const binary = natsServerBinary();
   const port = options.port ?? (await freePort());

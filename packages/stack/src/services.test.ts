@@ -48,7 +48,13 @@ describe("up.sh's environment", () => {
   });
 
   it("keeps the stack's wiring over what is forwarded", () => {
-    const env = serviceEnv("render", { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", env: forwardedSettings(caller) });
+    const env = serviceEnv("render", {
+      databaseUrl: "postgres://stack/db",
+      natsUrl: "nats://stack",
+      ports: DEFAULT_PORTS,
+      logDir: "/tmp",
+      env: forwardedSettings(caller),
+    });
     assert.equal(env.RENDER_SLOTS, "4");
     assert.equal(env.CHROMIUM_PATH, "/usr/bin/chromium");
     assert.equal(env.DATABASE_URL, "postgres://stack/db");

@@ -85,7 +85,10 @@ export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(
     Object.entries(env).filter(
       ([name, value]) =>
-        value !== undefined && !wiring.has(name) && !name.endsWith("_HEALTH_PORT") && /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name),
+        value !== undefined &&
+        !wiring.has(name) &&
+        !name.endsWith("_HEALTH_PORT") &&
+        /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name),
     ),
   );
 }
@@ -110,7 +113,10 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {
-    identity: { GRPC_PORT: String(ports.grpc.identity), ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? missingKey() } : {}) },
+    identity: {
+      GRPC_PORT: String(ports.grpc.identity),
+      ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: options.secretEncryptionKey ?? missingKey() } : {}),
+    },
     // The stack is for development and tests: the local payment provider, unless the caller's environment names one.
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render) },
@@ -124,7 +130,10 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
 /** Runs a one-off entrypoint to its end; rejects with its output when it fails. */
 function runStep(what: string, entry: string, env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", entry], { env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--enable-source-maps", entry], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -140,7 +149,10 @@ function runStep(what: string, entry: string, env: NodeJS.ProcessEnv): Promise<v
  * services get; render the built-in templates).
  */
 export async function runMigrations(databaseUrl: string, secretEncryptionKey: string): Promise<void> {
-  const env = (name: ServiceName): NodeJS.ProcessEnv => ({ DATABASE_URL: databaseUrl, ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: secretEncryptionKey } : {}) });
+  const env = (name: ServiceName): NodeJS.ProcessEnv => ({
+    DATABASE_URL: databaseUrl,
+    ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: secretEncryptionKey } : {}),
+  });
   await Promise.all(MIGRATED.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), env(name))));
 }
 
@@ -240,11 +252,16 @@ export function startService(name: ServiceName, env: NodeJS.ProcessEnv, logDir: 
 
 /** Polls readiness every 20 ms, so that a start-up is timed to within a few ms (the startup bench uses this). */
 export async function waitReady(name: ServiceName, healthPort: number, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
-  await waitFor(`${name} readiness on :${healthPort}`, async () => {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} before it was ready`);
-    const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-    return response.ok;
-  }, timeoutMs, 20);
+  await waitFor(
+    `${name} readiness on :${healthPort}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} before it was ready`);
+      const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+      return response.ok;
+    },
+    timeoutMs,
+    20,
+  );
 }
 
 export interface RunningServices {

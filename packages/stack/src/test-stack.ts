@@ -5,7 +5,17 @@ import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, dropDatabase, postgresAnswers } from "./postgres";
 import { NATS_COMPONENTS, natsAuthorization, type NatsComponent } from "@pressroom/platform";
-import { SERVICE_NAMES, freePorts, provisionNats, runMigrations, startServices, type RunningServices, type ServiceName, type StackOptions, type StackPorts } from "./services";
+import {
+  SERVICE_NAMES,
+  freePorts,
+  provisionNats,
+  runMigrations,
+  startServices,
+  type RunningServices,
+  type ServiceName,
+  type StackOptions,
+  type StackPorts,
+} from "./services";
 
 export interface TestStack {
   baseUrl: string;
@@ -76,7 +86,16 @@ export async function startTestStack(
   try {
     await Promise.all([runMigrations(database.url, secretEncryptionKey), provisionNats(nats.url, natsEnv("provision"))]);
     services = await startServices(
-      { databaseUrl: database.url, natsUrl: nats.url, ports, logDir: path.join(workDir, "logs"), signingSecret, secretEncryptionKey, env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env }, serviceEnv },
+      {
+        databaseUrl: database.url,
+        natsUrl: nats.url,
+        ports,
+        logDir: path.join(workDir, "logs"),
+        signingSecret,
+        secretEncryptionKey,
+        env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env },
+        serviceEnv,
+      },
       options.only,
     );
   } catch (err) {

@@ -4,7 +4,17 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
-import { REPO_ROOT, SERVICE_NAMES, STOP_GRACE_MS, forwardedSettings, localPorts, provisionNats, runMigrations, startServices, type RunningServices } from "./services";
+import {
+  REPO_ROOT,
+  SERVICE_NAMES,
+  STOP_GRACE_MS,
+  forwardedSettings,
+  localPorts,
+  provisionNats,
+  runMigrations,
+  startServices,
+  type RunningServices,
+} from "./services";
 
 const DATA_DIR = path.join(REPO_ROOT, ".data");
 

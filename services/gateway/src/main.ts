@@ -45,10 +45,15 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.HTTP_PORT;
 
-  lifecycle.on("stopAccepting", "http", () => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  }));
+  lifecycle.on(
+    "stopAccepting",
+    "http",
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  );
   // The server closed once its last request was answered: what those requests used closes now.
   lifecycle.on("closeConnections", "nats", () => nc.drain());
   lifecycle.on("closeConnections", "grpc clients", () => closeClients(clients));

@@ -5,12 +5,19 @@ import { loadMeteringConfig } from "./config";
 
 describe("metering configuration", () => {
   it("has no default payment provider: BILLING_PROVIDER is required, naming the variable", () => {
-    for (const source of [{ DATABASE_URL: "postgres://db/pressroom" }, { DATABASE_URL: "x", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" }, { DATABASE_URL: "x", BILLING_PROVIDER: "free" }]) {
-      assert.throws(() => loadMeteringConfig(source), (err: unknown) => {
-        assert.ok(err instanceof ConfigError);
-        assert.match(err.message, /BILLING_PROVIDER: required: "stripe", or "local" for development/);
-        return true;
-      });
+    for (const source of [
+      { DATABASE_URL: "postgres://db/pressroom" },
+      { DATABASE_URL: "x", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" },
+      { DATABASE_URL: "x", BILLING_PROVIDER: "free" },
+    ]) {
+      assert.throws(
+        () => loadMeteringConfig(source),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, /BILLING_PROVIDER: required: "stripe", or "local" for development/);
+          return true;
+        },
+      );
     }
   });
 
@@ -23,12 +30,15 @@ describe("metering configuration", () => {
   });
 
   it("refuses the stripe provider without its API key and webhook signing secret, naming them", () => {
-    assert.throws(() => loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom", BILLING_PROVIDER: "stripe" }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /STRIPE_SECRET_KEY: required when BILLING_PROVIDER is stripe/);
-      assert.match(err.message, /STRIPE_WEBHOOK_SECRET: required when BILLING_PROVIDER is stripe/);
-      return true;
-    });
+    assert.throws(
+      () => loadMeteringConfig({ DATABASE_URL: "postgres://db/pressroom", BILLING_PROVIDER: "stripe" }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /STRIPE_SECRET_KEY: required when BILLING_PROVIDER is stripe/);
+        assert.match(err.message, /STRIPE_WEBHOOK_SECRET: required when BILLING_PROVIDER is stripe/);
+        return true;
+      },
+    );
     const config = loadMeteringConfig({ DATABASE_URL: "x", BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" });
     assert.equal(config.STRIPE_WEBHOOK_SECRET, "whsec_x");
   });

@@ -1,37 +1,43 @@
 import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
 
-export const configSchema = z.object({
-  ...baseConfigShape,
-  DATABASE_URL: z.string().min(1),
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-  GRPC_PORT: env.port(7002),
-  IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
-  /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
-  SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
-  PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
-  /** Postgres connections of this replica: each admission holds one for about a millisecond. */
-  DB_POOL_MAX: env.int(20, 1),
-  /** How long a checkout session can be confirmed or paid. */
-  CHECKOUT_TTL_SECONDS: env.int(2 * 60 * 60, 60),
-  /**
-   * The payment provider, always explicit: "stripe" (Checkout Sessions) or
-   * "local" (development only: its confirm step upgrades a key without payment).
-   */
-  BILLING_PROVIDER: z.enum(["local", "stripe"], { error: 'required: "stripe", or "local" for development (upgrades without payment)' }),
-  /** Stripe's API key; required with BILLING_PROVIDER=stripe. */
-  STRIPE_SECRET_KEY: z.string().default(""),
-  /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
-  STRIPE_WEBHOOK_SECRET: z.string().default(""),
-  /** How often a replica renews the leases of queued jobs and sweeps old rate events, expired leases and old idempotency records. */
-  SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
-}).superRefine((config, ctx) => {
-  if (config.BILLING_PROVIDER !== "stripe") return;
-  if (!config.STRIPE_SECRET_KEY) ctx.addIssue({ code: "custom", path: ["STRIPE_SECRET_KEY"], message: "required when BILLING_PROVIDER is stripe" });
-  // A Stripe checkout only completes through its webhook: one without the other could take payments and never upgrade.
-  if (!config.STRIPE_WEBHOOK_SECRET) {
-    ctx.addIssue({ code: "custom", path: ["STRIPE_WEBHOOK_SECRET"], message: "required when BILLING_PROVIDER is stripe (the endpoint's whsec_… signing secret)" });
-  }
-});
+export const configSchema = z
+  .object({
+    ...baseConfigShape,
+    DATABASE_URL: z.string().min(1),
+    NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+    GRPC_PORT: env.port(7002),
+    IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+    /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
+    SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
+    PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
+    /** Postgres connections of this replica: each admission holds one for about a millisecond. */
+    DB_POOL_MAX: env.int(20, 1),
+    /** How long a checkout session can be confirmed or paid. */
+    CHECKOUT_TTL_SECONDS: env.int(2 * 60 * 60, 60),
+    /**
+     * The payment provider, always explicit: "stripe" (Checkout Sessions) or
+     * "local" (development only: its confirm step upgrades a key without payment).
+     */
+    BILLING_PROVIDER: z.enum(["local", "stripe"], { error: 'required: "stripe", or "local" for development (upgrades without payment)' }),
+    /** Stripe's API key; required with BILLING_PROVIDER=stripe. */
+    STRIPE_SECRET_KEY: z.string().default(""),
+    /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
+    STRIPE_WEBHOOK_SECRET: z.string().default(""),
+    /** How often a replica renews the leases of queued jobs and sweeps old rate events, expired leases and old idempotency records. */
+    SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
+  })
+  .superRefine((config, ctx) => {
+    if (config.BILLING_PROVIDER !== "stripe") return;
+    if (!config.STRIPE_SECRET_KEY) ctx.addIssue({ code: "custom", path: ["STRIPE_SECRET_KEY"], message: "required when BILLING_PROVIDER is stripe" });
+    // A Stripe checkout only completes through its webhook: one without the other could take payments and never upgrade.
+    if (!config.STRIPE_WEBHOOK_SECRET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["STRIPE_WEBHOOK_SECRET"],
+        message: "required when BILLING_PROVIDER is stripe (the endpoint's whsec_… signing secret)",
+      });
+    }
+  });
 
 export type Config = z.infer<typeof configSchema>;
 

@@ -48,7 +48,12 @@ export async function connectDependencies(config: Readonly<Config>, logger: Logg
 /** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
 export function createServer(deps: RenderDeps): GrpcService[] {
   const { catalog, expander, engine, logger, config } = deps;
-  return [{ definition: renderV1.TemplateCatalogServiceService, implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }) }];
+  return [
+    {
+      definition: renderV1.TemplateCatalogServiceService,
+      implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
+    },
+  ];
 }
 
 /** The render worker: the RENDER queue's consumer, not yet started. */

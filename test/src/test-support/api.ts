@@ -106,7 +106,8 @@ export class Api {
             settled = true;
             const responseBody = Buffer.concat(chunks);
             const responseHeaders: Record<string, string> = {};
-            for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
+            for (const [name, value] of Object.entries(res.headers))
+              if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
             const text = responseBody.toString("utf8");
             let json: unknown;
             if (/^application\/json\b/.test(responseHeaders["content-type"] ?? "")) {

@@ -102,7 +102,11 @@ export interface RenderOptions {
 
 function templateArgs({ valuesFiles = [], set = [] }: RenderOptions): string[] {
   return [
-    "template", RELEASE, CHART_DIR, "--namespace", NAMESPACE,
+    "template",
+    RELEASE,
+    CHART_DIR,
+    "--namespace",
+    NAMESPACE,
     ...valuesFiles.flatMap((file) => ["--values", file]),
     ...set.flatMap((value) => ["--set", value]),
   ];

@@ -82,7 +82,15 @@ function serviceAddresses(objects: K8sObject[], namespace: string, ports: Record
     for (const port of (service.spec as { ports: { port: number; targetPort?: number | string }[] }).ports) {
       // The container ports every service uses in the chart: health/metrics 9090, gRPC 7000, gateway HTTP 8080.
       const targetPort = port.targetPort ?? port.port;
-      const local = { 9090: target.health, health: target.health, metrics: target.health, 7000: target.grpc, grpc: target.grpc, 8080: target.http, http: target.http }[targetPort];
+      const local = {
+        9090: target.health,
+        health: target.health,
+        metrics: target.health,
+        7000: target.grpc,
+        grpc: target.grpc,
+        8080: target.http,
+        http: target.http,
+      }[targetPort];
       if (local === undefined) continue;
       for (const host of [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`]) {
         addresses.set(`${host}:${port.port}`, `127.0.0.1:${local}`);
@@ -129,7 +137,8 @@ export function playablePodSpec(template: PodTemplate, objects: K8sObject[], nam
     const env = new Map<string, EnvVar>();
     for (const source of container.envFrom ?? []) {
       if (source.configMapRef) for (const [name, value] of Object.entries(configMap(source.configMapRef.name))) env.set(name, { name, value });
-      if (source.secretRef) for (const key of secretKeys(source.secretRef.name)) env.set(key, { name: key, valueFrom: { secretKeyRef: { name: source.secretRef.name, key } } });
+      if (source.secretRef)
+        for (const key of secretKeys(source.secretRef.name)) env.set(key, { name: key, valueFrom: { secretKeyRef: { name: source.secretRef.name, key } } });
     }
     for (const variable of container.env ?? []) {
       const ref = variable.valueFrom?.configMapKeyRef;
@@ -207,7 +216,12 @@ export class KubePlay {
     const component = template.metadata?.labels?.[COMPONENT_LABEL] ?? object.metadata.name;
     const manifest =
       object.kind === "Job"
-        ? { apiVersion: "v1", kind: "Pod", metadata: { name: object.metadata.name, labels: template.metadata?.labels }, spec: { ...spec, restartPolicy: "Never" } }
+        ? {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: object.metadata.name, labels: template.metadata?.labels },
+            spec: { ...spec, restartPolicy: "Never" },
+          }
         : { ...object, spec: { ...(object.spec as object), replicas: 1, template: { ...template, spec } } };
     const file = path.join(this.dir, `${object.kind.toLowerCase()}-${object.metadata.name}.yaml`);
     writeFileSync(file, stringify(manifest));

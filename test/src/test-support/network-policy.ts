@@ -59,10 +59,13 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
   for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
     const has = key in labels;
     const ok =
-      operator === "In" ? has && values.includes(labels[key]!)
-      : operator === "NotIn" ? !has || !values.includes(labels[key]!)
-      : operator === "Exists" ? has
-      : !has;
+      operator === "In"
+        ? has && values.includes(labels[key]!)
+        : operator === "NotIn"
+          ? !has || !values.includes(labels[key]!)
+          : operator === "Exists"
+            ? has
+            : !has;
     if (!ok) return false;
   }
   return true;
@@ -79,7 +82,7 @@ export function inCidr(address: string, cidr: string): boolean {
   const [base, bits] = cidr.split("/");
   const prefix = Number(bits ?? 32);
   const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-  return ((ipv4(address) & mask) >>> 0) === ((ipv4(base!) & mask) >>> 0);
+  return (ipv4(address) & mask) >>> 0 === (ipv4(base!) & mask) >>> 0;
 }
 
 export class NetworkPolicies {

@@ -56,7 +56,10 @@ export class OpenApiChecker {
     for (const keyword of DOCUMENT_KEYWORDS) this.ajv.addKeyword(keyword);
     this.ajv.addSchema({ ...doc, $id: BASE });
     this.templates = Object.keys(doc.paths as Json)
-      .map((path) => ({ path, pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === "{" || c === "}" ? c : `\\${c}`)).replace(/\{[^}]+\}/g, "[^/]+")}$`) }))
+      .map((path) => ({
+        path,
+        pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === "{" || c === "}" ? c : `\\${c}`)).replace(/\{[^}]+\}/g, "[^/]+")}$`),
+      }))
       // Literal paths before templated ones.
       .sort((a, b) => Number(a.path.includes("{")) - Number(b.path.includes("{")));
   }
@@ -80,8 +83,14 @@ export class OpenApiChecker {
   /** Follows a local $ref; returns the node and its location. */
   private deref(node: Json, segments: string[]): { node: Json; segments: string[] } {
     if (typeof node?.$ref !== "string") return { node, segments };
-    const target = (node.$ref as string).slice(2).split("/").map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
-    return this.deref(target.reduce<Json>((n, part) => n?.[part], this.doc), target);
+    const target = (node.$ref as string)
+      .slice(2)
+      .split("/")
+      .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+    return this.deref(
+      target.reduce<Json>((n, part) => n?.[part], this.doc),
+      target,
+    );
   }
 
   /** Validates a value against a schema of components/schemas. */
@@ -107,8 +116,13 @@ export class OpenApiChecker {
     const documented = Object.keys(item).map((m) => m.toUpperCase());
     const op = item[x.method === "HEAD" ? "get" : x.method.toLowerCase()] as Json | undefined;
     if (!op) {
-      const allow = (x.headers.allow ?? "").split(",").map((m) => m.trim()).filter((m) => m !== "HEAD" && m !== "OPTIONS").sort();
-      const problems = allow.join(",") === [...documented].sort().join(",") ? [] : [`${where}: Allow "${x.headers.allow}" is not the documented ${documented.join(", ")}`];
+      const allow = (x.headers.allow ?? "")
+        .split(",")
+        .map((m) => m.trim())
+        .filter((m) => m !== "HEAD" && m !== "OPTIONS")
+        .sort();
+      const problems =
+        allow.join(",") === [...documented].sort().join(",") ? [] : [`${where}: Allow "${x.headers.allow}" is not the documented ${documented.join(", ")}`];
       if (x.method === "OPTIONS") return x.status === 204 ? problems : [...problems, `${where}: OPTIONS answered ${x.status}, not 204`];
       if (x.status !== 405) return [...problems, `${where}: an undocumented method answered ${x.status}, not 405`];
       return [...problems, ...this.checkResponse(where, { $ref: "#/components/responses/MethodNotAllowed" }, [], x)];
@@ -158,7 +172,8 @@ export class OpenApiChecker {
       return [...problems, `${where}: the body is not JSON`];
     }
     const validate = this.validator([...segments, "content", type, "schema"]);
-    if (!validate(body)) problems.push(`${where}: body ${x.body.toString("utf8").slice(0, 300)} does not match the document: ${this.ajv.errorsText(validate.errors)}`);
+    if (!validate(body))
+      problems.push(`${where}: body ${x.body.toString("utf8").slice(0, 300)} does not match the document: ${this.ajv.errorsText(validate.errors)}`);
     return problems;
   }
 

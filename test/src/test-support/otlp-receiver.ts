@@ -21,7 +21,15 @@ interface OtlpTraces {
   resourceSpans?: {
     resource?: { attributes?: OtlpKeyValue[] };
     scopeSpans?: {
-      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; events?: { attributes?: OtlpKeyValue[] }[] }[];
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: OtlpKeyValue[];
+        events?: { attributes?: OtlpKeyValue[] }[];
+      }[];
     }[];
   }[];
 }

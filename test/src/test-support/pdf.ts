@@ -22,7 +22,12 @@ export function pdfText(bytes: Uint8Array): string {
 /** pdfinfo's fields (Pages, Page size, ...). */
 export function pdfInfo(bytes: Uint8Array): Record<string, string> {
   const text = withTempFile(bytes, (file) => execFileSync("pdfinfo", [file], { encoding: "utf8" }));
-  return Object.fromEntries(text.split("\n").filter((line) => line.includes(":")).map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]));
+  return Object.fromEntries(
+    text
+      .split("\n")
+      .filter((line) => line.includes(":"))
+      .map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]),
+  );
 }
 
 /** Width and height of a PNG, from its IHDR chunk. */

@@ -22,7 +22,9 @@ describe("a service's database pool", () => {
   const admin = async (): Promise<pg.Client> => {
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect().catch((err: unknown) => {
-      throw new Error(`PostgreSQL does not answer at ${new URL(DATABASE_URL).host} (${String(err)}). Start it, or run ./scripts/test.sh, which starts a private one, or set DATABASE_URL.`);
+      throw new Error(
+        `PostgreSQL does not answer at ${new URL(DATABASE_URL).host} (${String(err)}). Start it, or run ./scripts/test.sh, which starts a private one, or set DATABASE_URL.`,
+      );
     });
     return client;
   };
@@ -73,7 +75,9 @@ describe("a service's database pool", () => {
       const transaction = db.transaction().execute(async (trx) => {
         await sql`select 1`.execute(trx);
         // Between two queries (as a transaction awaiting a publish), the server ends the connection.
-        await client.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state like 'idle in transaction%'", [schema]);
+        await client.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state like 'idle in transaction%'", [
+          schema,
+        ]);
         await new Promise((resolve) => setTimeout(resolve, 300));
         await sql`select 2`.execute(trx);
       });
@@ -81,7 +85,10 @@ describe("a service's database pool", () => {
     } finally {
       await client.end();
     }
-    assert.ok(logLines.some((line) => line.includes("database connection in use lost")), "the loss was logged");
+    assert.ok(
+      logLines.some((line) => line.includes("database connection in use lost")),
+      "the loss was logged",
+    );
     const { rows } = await sql<{ answer: number }>`select 42 as answer`.execute(db);
     assert.deepEqual(rows, [{ answer: 42 }]);
   });

@@ -33,11 +33,7 @@ function quoteIdent(name: string): string {
  * its own schema, recording them in that schema. Run by each service's
  * migrate entrypoint, never at service start.
  */
-export async function migrateToLatest<DB>(
-  db: Kysely<DB>,
-  schema: string,
-  migrations: Record<string, Migration>,
-): Promise<string[]> {
+export async function migrateToLatest<DB>(db: Kysely<DB>, schema: string, migrations: Record<string, Migration>): Promise<string[]> {
   await sql`create schema if not exists ${sql.id(quoteIdent(schema))}`.execute(db);
   const migrator = new Migrator({
     db,

@@ -42,7 +42,15 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
   const replies = ["_INBOX.>"];
   return {
     gateway: {
-      publish: [...common, jobsBy("gateway"), subjects.renderRequested, streamInfo(streams.JOBS), streamInfo(streams.RENDER), `${API}.CONSUMER.INFO.${streams.RENDER}.${consumers.renderWorkers}`, ...directGet(streams.JOBS)],
+      publish: [
+        ...common,
+        jobsBy("gateway"),
+        subjects.renderRequested,
+        streamInfo(streams.JOBS),
+        streamInfo(streams.RENDER),
+        `${API}.CONSUMER.INFO.${streams.RENDER}.${consumers.renderWorkers}`,
+        ...directGet(streams.JOBS),
+      ],
       subscribe: [...replies, anyOutcome, jobsBy("render")],
     },
     identity: {
@@ -50,11 +58,26 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
       subscribe: replies,
     },
     metering: {
-      publish: [...common, anyAccount, streamInfo(streams.JOBS), streamInfo(streams.ACCOUNTS), ...pullConsumer(streams.JOBS, consumers.meteringJobs), ...directGet(streams.JOBS)],
+      publish: [
+        ...common,
+        anyAccount,
+        streamInfo(streams.JOBS),
+        streamInfo(streams.ACCOUNTS),
+        ...pullConsumer(streams.JOBS, consumers.meteringJobs),
+        ...directGet(streams.JOBS),
+      ],
       subscribe: replies,
     },
     render: {
-      publish: [...common, jobsBy("render"), anyOutcome, streamInfo(streams.JOBS), streamInfo(streams.RENDER), ...pullConsumer(streams.RENDER, consumers.renderWorkers), ...directGet(streams.JOBS)],
+      publish: [
+        ...common,
+        jobsBy("render"),
+        anyOutcome,
+        streamInfo(streams.JOBS),
+        streamInfo(streams.RENDER),
+        ...pullConsumer(streams.RENDER, consumers.renderWorkers),
+        ...directGet(streams.JOBS),
+      ],
       subscribe: replies,
     },
     storage: {

@@ -39,9 +39,7 @@ export function publishEvent(js: JetStreamClient, options: PublishOptions): Prom
       return js.publish(options.subject, options.data, {
         msgID: options.msgId,
         headers: h,
-        ...(options.expectLastSubjectSequence === undefined
-          ? {}
-          : { expect: { lastSubjectSequence: options.expectLastSubjectSequence } }),
+        ...(options.expectLastSubjectSequence === undefined ? {} : { expect: { lastSubjectSequence: options.expectLastSubjectSequence } }),
       });
     },
   );

@@ -227,7 +227,11 @@ export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManag
   const report: ProvisionReport = [];
   for (const spec of options.streams ?? STREAMS) {
     const config = { ...spec, num_replicas: options.replicas };
-    const action = await createOrUpdate(() => jsm.streams.info(spec.name), () => jsm.streams.update(spec.name, config), () => jsm.streams.add(config));
+    const action = await createOrUpdate(
+      () => jsm.streams.info(spec.name),
+      () => jsm.streams.update(spec.name, config),
+      () => jsm.streams.add(config),
+    );
     report.push({ name: `stream ${spec.name}`, action });
   }
   for (const spec of options.consumers ?? CONSUMERS) {

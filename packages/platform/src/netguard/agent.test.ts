@@ -51,8 +51,21 @@ describe("createGuardedAgent (real https server on 127.0.0.1)", () => {
     execFileSync(
       "openssl",
       [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "1", "-keyout", key, "-out", crt,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        "-days",
+        "1",
+        "-keyout",
+        key,
+        "-out",
+        crt,
       ],
       { stdio: "ignore" },
     );
@@ -102,15 +115,19 @@ describe("createGuardedAgent (real https server on 127.0.0.1)", () => {
     const agent = createGuardedAgent();
     await rejectsWithGuard(get(`https://localhost:${port}/`, agent, { lookup: dns.lookup }));
     await rejectsWithGuard(get(`https://example.invalid:${port}/`, agent, { hostname: "127.0.0.1" }));
-    await rejectsWithGuard(get(`https://localhost:${port}/`, agent, { socketPath: "/tmp/x.sock" }), (err) =>
-      assert.match(err.message, /Unix socket/),
-    );
+    await rejectsWithGuard(get(`https://localhost:${port}/`, agent, { socketPath: "/tmp/x.sock" }), (err) => assert.match(err.message, /Unix socket/));
     assert.equal(connections, before);
     agent.destroy();
   });
 
   it("refuses a name whose answers mix public and loopback addresses", async () => {
-    const lookup: LookupAllFunction = (_h, _o, cb) => setImmediate(() => cb(null, [{ address: "1.1.1.1", family: 4 }, { address: "127.0.0.1", family: 4 }]));
+    const lookup: LookupAllFunction = (_h, _o, cb) =>
+      setImmediate(() =>
+        cb(null, [
+          { address: "1.1.1.1", family: 4 },
+          { address: "127.0.0.1", family: 4 },
+        ]),
+      );
     const agent = createGuardedAgent({ lookup, label: "webhook host" });
     await rejectsWithGuard(get(`https://rebind.test:${port}/`, agent), (err) =>
       assert.equal(err.message, 'webhook host "rebind.test" resolves to a loopback address (127.0.0.1)'),

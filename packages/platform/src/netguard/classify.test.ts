@@ -135,7 +135,7 @@ describe("classifyAddress", () => {
     });
   }
 
-  it("gives 169.254.169.254 the reason \"cloud metadata\"", () => {
+  it('gives 169.254.169.254 the reason "cloud metadata"', () => {
     assert.deepEqual(classifyAddress("169.254.169.254"), { allowed: false, reason: "cloud metadata", kind: "metadata" });
   });
 

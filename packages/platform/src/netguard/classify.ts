@@ -58,7 +58,7 @@ const IPV4_RANGES: readonly Range[] = [
   range("ipv4", "100.100.100.200/32", "metadata", "cloud metadata"), // Alibaba Cloud
   range("ipv4", "192.0.0.192/32", "metadata", "cloud metadata"), // Oracle Cloud (legacy)
   range("ipv4", "255.255.255.255/32", "reserved", "limited broadcast"),
-  range("ipv4", "0.0.0.0/8", "reserved", "\"this network\""),
+  range("ipv4", "0.0.0.0/8", "reserved", '"this network"'),
   range("ipv4", "10.0.0.0/8", "private", "private-use"),
   range("ipv4", "100.64.0.0/10", "private", "shared address space (CGNAT)"),
   range("ipv4", "127.0.0.0/8", "loopback", "loopback"),
@@ -156,7 +156,10 @@ function classifyV6Bytes(bytes: Uint8Array, text: string): Verdict {
 
   if (hasPrefix(bytes, NAT64_WKP, 96)) return classifyEmbedded("NAT64 (64:ff9b::/96)", [bytes.subarray(12)]);
   if (hasPrefix(bytes, NAT64_LOCAL, 48)) {
-    return classifyEmbedded("local-use NAT64 (64:ff9b:1::/48; every RFC 6052 layout is checked)", NAT64_LOCAL_LAYOUTS.map((layout) => pick(bytes, layout)));
+    return classifyEmbedded(
+      "local-use NAT64 (64:ff9b:1::/48; every RFC 6052 layout is checked)",
+      NAT64_LOCAL_LAYOUTS.map((layout) => pick(bytes, layout)),
+    );
   }
   if (hasPrefix(bytes, SIX_TO_FOUR, 16)) return classifyEmbedded("6to4 (2002::/16)", [bytes.subarray(2, 6)]);
   if (hasPrefix(bytes, TEREDO, 32)) {

@@ -1,10 +1,4 @@
-import {
-  InterceptingCall,
-  ServerInterceptingCall,
-  status as GrpcStatus,
-  type Interceptor,
-  type ServerInterceptor,
-} from "@grpc/grpc-js";
+import { InterceptingCall, ServerInterceptingCall, status as GrpcStatus, type Interceptor, type ServerInterceptor } from "@grpc/grpc-js";
 import type { Attributes } from "@opentelemetry/api";
 import { recordSince, secondsHistogram } from "./metrics";
 

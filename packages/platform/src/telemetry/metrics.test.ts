@@ -13,7 +13,15 @@ startTelemetry({ serviceName: "metrics-test" });
 
 const identity = { serialize: (value: Buffer) => value, deserialize: (value: Buffer) => value };
 const definition: ServiceDefinition = {
-  say: { path: "/test.v1.EchoService/Say", requestStream: false, responseStream: false, requestSerialize: identity.serialize, requestDeserialize: identity.deserialize, responseSerialize: identity.serialize, responseDeserialize: identity.deserialize },
+  say: {
+    path: "/test.v1.EchoService/Say",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity.serialize,
+    requestDeserialize: identity.deserialize,
+    responseSerialize: identity.serialize,
+    responseDeserialize: identity.deserialize,
+  },
 };
 const EchoClient = makeGenericClientConstructor(definition, "EchoService");
 type Echo = InstanceType<typeof EchoClient> & { say: Parameters<typeof callType<Buffer, Buffer>>[1] };

@@ -67,7 +67,10 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
   setPrometheusExporter(prometheus);
   const readers: MetricReader[] = [prometheus];
-  if (endpoint) readers.push(new PeriodicExportingMetricReader({ exporter: otlpJson() ? new OTLPJsonMetricExporter() : new OTLPMetricExporter(), exportIntervalMillis: 15_000 }));
+  if (endpoint)
+    readers.push(
+      new PeriodicExportingMetricReader({ exporter: otlpJson() ? new OTLPJsonMetricExporter() : new OTLPMetricExporter(), exportIntervalMillis: 15_000 }),
+    );
   const meterProvider = new MeterProvider({ resource, readers });
   metrics.setGlobalMeterProvider(meterProvider);
 

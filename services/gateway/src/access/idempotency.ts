@@ -41,7 +41,9 @@ export function idempotencyOf(ctx: Context, body: Record<string, unknown>): mete
       "Send a unique value per operation, e.g. a UUID, and the same value when retrying it.",
     );
   }
-  const requestDigest = createHash("sha256").update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body)}`).digest("hex");
+  const requestDigest = createHash("sha256")
+    .update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body)}`)
+    .digest("hex");
   return { key, requestDigest };
 }
 

@@ -139,8 +139,7 @@ ${limitsTable("", session.plan)}`,
 <input type="hidden" name="token" value="${escapeHtml(confirmToken)}">
 <button type="submit" id="confirm">Confirm upgrade to ${escapeHtml(plan.name)} · $${number(plan.priceUsd)}</button>
 </form>
-<p class="note">This is Pressroom's local checkout: no card is charged. ` +
-        `Your key moves to ${escapeHtml(plan.name)} as soon as you confirm.</p>`,
+<p class="note">This is Pressroom's local checkout: no card is charged. ` + `Your key moves to ${escapeHtml(plan.name)} as soon as you confirm.</p>`,
       session,
     ),
   };

@@ -1,14 +1,4 @@
-import {
-  IDEMPOTENCY_DESCRIPTION,
-  REPLAYABLE_HEADERS,
-  errorResponse,
-  header,
-  internal,
-  jsonResponse,
-  rateLimited,
-  ref,
-  unauthorized,
-} from "../openapi/shared";
+import { IDEMPOTENCY_DESCRIPTION, REPLAYABLE_HEADERS, errorResponse, header, internal, jsonResponse, rateLimited, ref, unauthorized } from "../openapi/shared";
 
 /**
  * The OpenAPI fragment of billing/: the JSON checkout, the checkout page, its
@@ -157,10 +147,9 @@ export const billingOpenApiPaths = {
           },
         },
         "404": errorResponse("Stripe webhooks are not configured on this server.", ["NOT_FOUND"]),
-        "422": errorResponse(
-          "The body or Stripe-Signature does not verify (wrong secret, altered body, older than 300 s), or the body is too large.",
-          ["PAYLOAD_INVALID"],
-        ),
+        "422": errorResponse("The body or Stripe-Signature does not verify (wrong secret, altered body, older than 300 s), or the body is too large.", [
+          "PAYLOAD_INVALID",
+        ]),
         "500": internal,
       },
     },

@@ -70,7 +70,7 @@ export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Re
     throw errors.payload("request body is not valid JSON", "Send a well-formed JSON object.");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw errors.payload("request body must be a JSON object", "Send a JSON object such as {\"template_id\": \"invoice\", \"data\": {}}.");
+    throw errors.payload("request body must be a JSON object", 'Send a JSON object such as {"template_id": "invoice", "data": {}}.');
   }
   return parsed as Record<string, unknown>;
 }

@@ -12,7 +12,10 @@ export class TrustedProxies {
 
   /** Parses TRUSTED_PROXIES ("10.0.0.0/8, 127.0.0.1, fd00::/8"); throws naming a bad entry. */
   constructor(spec: string) {
-    const entries = spec.split(",").map((s) => s.trim()).filter(Boolean);
+    const entries = spec
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const entry of entries) {
       const [address = "", prefix] = entry.split("/");
       const family = isIP(address);
@@ -41,7 +44,10 @@ export class TrustedProxies {
 export function clientIp(ctx: Context, trusted: TrustedProxies): string {
   const peer = normalise(ctx.req.socket.remoteAddress ?? "unknown");
   if (!trusted.has(peer)) return peer;
-  const forwarded = (ctx.get("x-forwarded-for") || "").split(",").map((part) => normalise(part.trim())).filter(Boolean);
+  const forwarded = (ctx.get("x-forwarded-for") || "")
+    .split(",")
+    .map((part) => normalise(part.trim()))
+    .filter(Boolean);
   for (let i = forwarded.length - 1; i >= 0; i--) {
     if (!trusted.has(forwarded[i]!)) return forwarded[i]!;
   }

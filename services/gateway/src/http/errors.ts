@@ -21,7 +21,8 @@ export function toAppError(err: unknown, logger: Logger, ctx: Context): AppError
   const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
   if (status === 404) return errors.notFound();
   if (status === 405) return errors.methodNotAllowed("a method this route supports");
-  if (typeof status === "number" && status >= 400 && status < 500) return errors.payload("malformed request", "Check the URL encoding, the headers and the request body.");
+  if (typeof status === "number" && status >= 400 && status < 500)
+    return errors.payload("malformed request", "Check the URL encoding, the headers and the request body.");
   logger.error({ err, method: ctx.method, path: ctx.path }, "unhandled error");
   return errors.internal();
 }

@@ -95,7 +95,7 @@ function jobOperation(kind: "render" | "image") {
           post: {
             summary: "The job finished (only when webhook_url was given)",
             description:
-              "Signed with the key's webhook secret: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + \".\" + raw body>. " +
+              'Signed with the key\'s webhook secret: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + raw body>. ' +
               "Verify before parsing; reject when |now − t| > 300 s.",
             parameters: [
               { name: "X-Service-Signature", in: "header", required: true, schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$" } },
@@ -278,7 +278,7 @@ export const jobsOpenApiWebhooks = {
       summary: "A job with webhook_url finished",
       description:
         "POSTed to the request's webhook_url. " +
-        "Header X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over t + \".\" + the raw body, keyed with the key's webhook secret>. " +
+        'Header X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over t + "." + the raw body, keyed with the key\'s webhook secret>. ' +
         "Verify on the raw body before parsing JSON, compare in constant time, and reject when |now − t| > 300 s. " +
         "The event id is the same on every retry: use it to deduplicate.",
       parameters: [{ name: "X-Service-Signature", in: "header", required: true, schema: { type: "string" } }],

@@ -10,7 +10,7 @@ export const outputsOpenApiPaths = {
       description:
         "Authorised by the URL's signature, not by a key: anyone holding the URL can download the output until it expires, " +
         "so pass it point to point and keep it out of logs. " +
-        "exp is the expiry in Unix seconds; sig is the hex HMAC-SHA256 of \"<id>.<exp>\". Outputs live 24 hours by default and are deleted after.",
+        'exp is the expiry in Unix seconds; sig is the hex HMAC-SHA256 of "<id>.<exp>". Outputs live 24 hours by default and are deleted after.',
       tags: ["Outputs"],
       security: [],
       parameters: [

@@ -120,7 +120,10 @@ function openSecrets(box: SecretBox, row: SecretColumns): WebhookSecrets | undef
   const secret = row.webhook_secret_sealed ? box.open(row.key_id, row.webhook_secret_sealed) : row.webhook_secret;
   if (!secret) return undefined;
   const expiresAt = row.previous_webhook_secret_expires_at;
-  const previous = row.previous_webhook_secret_sealed && expiresAt && expiresAt.getTime() > Date.now() ? { secret: box.open(row.key_id, row.previous_webhook_secret_sealed), expiresAt } : undefined;
+  const previous =
+    row.previous_webhook_secret_sealed && expiresAt && expiresAt.getTime() > Date.now()
+      ? { secret: box.open(row.key_id, row.previous_webhook_secret_sealed), expiresAt }
+      : undefined;
   return previous ? { secret, previous } : { secret };
 }
 
@@ -192,7 +195,11 @@ export interface SignupAttempt {
 export async function takeSignupAttempt(db: Db, bucket: string, limitPerHour: number): Promise<SignupAttempt> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`signup:${bucket}`}))`.execute(trx);
-    await trx.deleteFrom("signup_attempts").where("client_ip", "=", bucket).where("attempted_at", "<=", sql<Date>`now() - interval '1 hour'`).execute();
+    await trx
+      .deleteFrom("signup_attempts")
+      .where("client_ip", "=", bucket)
+      .where("attempted_at", "<=", sql<Date>`now() - interval '1 hour'`)
+      .execute();
     const { count, oldest } = await trx
       .selectFrom("signup_attempts")
       .select((eb) => [eb.fn.countAll<string>().as("count"), eb.fn.min("attempted_at").as("oldest")])

@@ -21,7 +21,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("previous_webhook_secret_sealed", "text")
     .addColumn("previous_webhook_secret_expires_at", "timestamptz")
     .execute();
-  await db.schema.alterTable("api_keys").alterColumn("webhook_secret", (c) => c.dropNotNull()).execute();
+  await db.schema
+    .alterTable("api_keys")
+    .alterColumn("webhook_secret", (c) => c.dropNotNull())
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

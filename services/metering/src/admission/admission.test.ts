@@ -23,7 +23,9 @@ describe("admission in PostgreSQL", () => {
   const admit = (keyId: string, plan: string, job = "") => admitRequest(db, { keyId, plan, renderJobId: job, leaseSeconds: LEASE });
   /** Rate events for a key, `secondsAgo` before the database's now. */
   const pastRequests = (keyId: string, count: number, secondsAgo: number) =>
-    sql`insert into rate_events (key_id, at) select ${keyId}, clock_timestamp() - make_interval(secs => ${secondsAgo}) from generate_series(1, ${count})`.execute(db);
+    sql`insert into rate_events (key_id, at) select ${keyId}, clock_timestamp() - make_interval(secs => ${secondsAgo}) from generate_series(1, ${count})`.execute(
+      db,
+    );
 
   before(async () => {
     database = await isolatedDatabase("pressroom_metering_test");
@@ -52,7 +54,11 @@ describe("admission in PostgreSQL", () => {
       assert.ok(refused.retryAfter >= 59 && refused.retryAfter <= 60, String(refused.retryAfter));
       assert.equal(refused.rateReset, refused.retryAfter);
       // A refusal does not count: still exactly 10 in the window.
-      const { count } = (await db.selectFrom("rate_events").select((eb) => eb.fn.countAll<string>().as("count")).where("key_id", "=", k).executeTakeFirstOrThrow());
+      const { count } = await db
+        .selectFrom("rate_events")
+        .select((eb) => eb.fn.countAll<string>().as("count"))
+        .where("key_id", "=", k)
+        .executeTakeFirstOrThrow();
       assert.equal(Number(count), 10);
     });
 
@@ -105,7 +111,10 @@ describe("admission in PostgreSQL", () => {
       const results = await Promise.all(Array.from({ length: 40 }, () => admit(k, "free")));
       assert.equal(results.filter((r) => r.decision === "allowed").length, 10);
       assert.deepEqual(
-        results.filter((r) => r.decision === "allowed").map((r) => r.rateRemaining).sort((a, b) => a - b),
+        results
+          .filter((r) => r.decision === "allowed")
+          .map((r) => r.rateRemaining)
+          .sort((a, b) => a - b),
         [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
       );
     });
@@ -160,7 +169,11 @@ describe("admission in PostgreSQL", () => {
       const first = await releaseForEvent(db, { eventId: newId("evt"), jobId: job, refund: true });
       assert.deepEqual(first, { released: false, refunded: true });
       const again = newId("evt");
-      assert.deepEqual(await releaseForEvent(db, { eventId: again, jobId: job, refund: true }), { released: false, refunded: false }, "another event of the same job refunds nothing more");
+      assert.deepEqual(
+        await releaseForEvent(db, { eventId: again, jobId: job, refund: true }),
+        { released: false, refunded: false },
+        "another event of the same job refunds nothing more",
+      );
       assert.equal(await releaseForEvent(db, { eventId: again, jobId: job, refund: true }), "duplicate");
       assert.deepEqual(await releaseAdmission(db, { jobId: job, refund: true }), { released: false, refunded: false });
       assert.equal((await readUsage(db, k, "free")).rendersUsed, 1, "one refund for one job, however many events");

@@ -25,11 +25,7 @@ const SESSION_ID = /^chk_[0-9a-z]{26}$/;
 const COMPLETING_EVENTS = new Set(["checkout.session.completed", "checkout.session.async_payment_succeeded"]);
 
 const notFound = () =>
-  new AppError(
-    "NOT_FOUND",
-    "checkout session not found",
-    "Start a checkout with POST /v1/billing/checkout and open the checkout_url it answers.",
-  );
+  new AppError("NOT_FOUND", "checkout session not found", "Start a checkout with POST /v1/billing/checkout and open the checkout_url it answers.");
 const expired = () => new AppError("URL_EXPIRED", "this checkout session has expired", "Start a new checkout with POST /v1/billing/checkout.");
 
 function toSession(row: sessions.SessionRow): meteringV1.CheckoutSession {

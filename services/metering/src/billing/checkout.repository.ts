@@ -6,7 +6,11 @@ type Db = Kysely<MeteringDb> | Transaction<MeteringDb>;
 export type SessionRow = Selectable<MeteringDb["checkout_sessions"]>;
 
 export function insertSession(db: Db, row: Omit<SessionRow, "status" | "created_at" | "completed_at" | "confirm_token_hash">): Promise<SessionRow> {
-  return db.insertInto("checkout_sessions").values({ ...row, status: "open" }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto("checkout_sessions")
+    .values({ ...row, status: "open" })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function findSession(db: Db, sessionId: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
@@ -14,7 +18,12 @@ export function findSession(db: Db, sessionId: string, options: { forUpdate?: bo
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
-export function findByProviderSession(db: Db, providerSessionId: string, sessionId: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
+export function findByProviderSession(
+  db: Db,
+  providerSessionId: string,
+  sessionId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<SessionRow | undefined> {
   const query = db
     .selectFrom("checkout_sessions")
     .selectAll()
@@ -31,7 +40,12 @@ const hashToken = (token: string) => createHash("sha256").update(token).digest("
  */
 export async function issueConfirmToken(db: Db, sessionId: string): Promise<string> {
   const token = randomBytes(32).toString("base64url");
-  await db.updateTable("checkout_sessions").set({ confirm_token_hash: hashToken(token) }).where("session_id", "=", sessionId).where("status", "=", "open").execute();
+  await db
+    .updateTable("checkout_sessions")
+    .set({ confirm_token_hash: hashToken(token) })
+    .where("session_id", "=", sessionId)
+    .where("status", "=", "open")
+    .execute();
   return token;
 }
 

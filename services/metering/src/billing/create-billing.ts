@@ -20,9 +20,10 @@ export interface BillingOptions {
 /** Billing with the configured payment provider; says at start which one, loudly when it is the local one. */
 export function createBilling(options: BillingOptions): BillingService {
   const { logger, publicBaseUrl } = options;
-  const stripe = options.provider === "stripe"
-    ? new StripeProvider(createStripeClient(options.stripeSecretKey), { publicBaseUrl, webhookSecret: options.stripeWebhookSecret })
-    : undefined;
+  const stripe =
+    options.provider === "stripe"
+      ? new StripeProvider(createStripeClient(options.stripeSecretKey), { publicBaseUrl, webhookSecret: options.stripeWebhookSecret })
+      : undefined;
   if (stripe) logger.info({ provider: "stripe", stripeWebhooks: stripe.canVerifyWebhooks }, "billing configured");
   else {
     logger.warn(

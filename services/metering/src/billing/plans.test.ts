@@ -6,7 +6,12 @@ import { isUpgrade, upgradeProblem } from "./plans";
 describe("what a checkout may buy", () => {
   it("only paid plans above the key's plan", () => {
     assert.deepEqual(PAID_PLANS, ["starter", "pro", "business"]);
-    for (const [from, to] of [["free", "starter"], ["free", "business"], ["starter", "pro"], ["pro", "business"]] as const) {
+    for (const [from, to] of [
+      ["free", "starter"],
+      ["free", "business"],
+      ["starter", "pro"],
+      ["pro", "business"],
+    ] as const) {
       assert.equal(upgradeProblem(from, to), undefined, `${from} → ${to}`);
       assert.equal(isUpgrade(from, to), true);
     }

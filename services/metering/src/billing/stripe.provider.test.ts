@@ -37,7 +37,13 @@ describe("the Stripe payment provider", () => {
     const provider = new StripeProvider(fake.client, { publicBaseUrl: "https://pressroom.example.com/", webhookSecret: WEBHOOK_SECRET });
     const sessionId = "chk_0mz8k3q1ab2cd3ef4gh5ij6k7l";
     const before = Math.floor(Date.now() / 1000);
-    const created = await provider.createSession({ sessionId, keyId: "key_abc", plan: "pro", fromPlan: "starter", expiresAt: new Date(Date.now() + 2 * 3600_000) });
+    const created = await provider.createSession({
+      sessionId,
+      keyId: "key_abc",
+      plan: "pro",
+      fromPlan: "starter",
+      expiresAt: new Date(Date.now() + 2 * 3600_000),
+    });
     assert.deepEqual(created, { checkoutUrl: "https://checkout.stripe.com/c/pay/cs_test_a1b2c3", providerSessionId: "cs_test_a1b2c3" });
 
     assert.equal(fake.calls.length, 1);
@@ -72,12 +78,18 @@ describe("the Stripe payment provider", () => {
   it("refuses a session without a url", async () => {
     const client: StripeClient = { checkout: { sessions: { create: () => Promise.resolve({ id: "cs_x", url: null }) } }, webhooks: sdk.webhooks };
     const provider = new StripeProvider(client, { publicBaseUrl: "http://localhost:8080", webhookSecret: WEBHOOK_SECRET });
-    await assert.rejects(provider.createSession({ sessionId: "chk_0mz8k3q1ab2cd3ef4gh5ij6k7l", keyId: "k", plan: "pro", fromPlan: "free", expiresAt: new Date() }));
+    await assert.rejects(
+      provider.createSession({ sessionId: "chk_0mz8k3q1ab2cd3ef4gh5ij6k7l", keyId: "k", plan: "pro", fromPlan: "free", expiresAt: new Date() }),
+    );
   });
 
   it("verifies Stripe-Signature over the exact raw body with the SDK", () => {
     const provider = new StripeProvider(fakeStripeClient().client, { publicBaseUrl: "http://localhost:8080", webhookSecret: WEBHOOK_SECRET });
-    const payload = JSON.stringify({ id: "evt_test_1", object: "event", type: "checkout.session.completed", data: { object: { id: "cs_test_1", object: "checkout.session" } } }, null, 2);
+    const payload = JSON.stringify(
+      { id: "evt_test_1", object: "event", type: "checkout.session.completed", data: { object: { id: "cs_test_1", object: "checkout.session" } } },
+      null,
+      2,
+    );
     const header = sdk.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
     const event = provider.verifyWebhook(Buffer.from(payload), header);
     assert.equal(event.id, "evt_test_1");

@@ -8,7 +8,9 @@ import { checkoutPageUrl, type CheckoutRequest, type PaymentProvider, type Provi
  * Checkout Session API cannot be reached offline.
  */
 export interface StripeClient {
-  checkout: { sessions: { create(params: Stripe.Checkout.SessionCreateParams, options?: Stripe.RequestOptions): Promise<Pick<Stripe.Checkout.Session, "id" | "url">> } };
+  checkout: {
+    sessions: { create(params: Stripe.Checkout.SessionCreateParams, options?: Stripe.RequestOptions): Promise<Pick<Stripe.Checkout.Session, "id" | "url">> };
+  };
   webhooks: { constructEvent(payload: string | Uint8Array, header: string, secret: string, tolerance?: number): Stripe.Event };
 }
 

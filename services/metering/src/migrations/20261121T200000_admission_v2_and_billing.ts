@@ -35,7 +35,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("provider", "text", (c) => c.notNull().check(sql`provider in ('local', 'stripe')`))
     .addColumn("plan", "text", (c) => c.notNull())
     .addColumn("from_plan", "text", (c) => c.notNull())
-    .addColumn("status", "text", (c) => c.notNull().defaultTo("open").check(sql`status in ('open', 'completed')`))
+    .addColumn("status", "text", (c) =>
+      c
+        .notNull()
+        .defaultTo("open")
+        .check(sql`status in ('open', 'completed')`),
+    )
     .addColumn("checkout_url", "text", (c) => c.notNull())
     .addColumn("provider_session_id", "text", (c) => c.unique())
     .addColumn("confirm_token_hash", "text")

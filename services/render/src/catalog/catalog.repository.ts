@@ -51,7 +51,13 @@ export async function listLatest(db: Kysely<RenderDb>): Promise<TemplateRow[]> {
     .selectFrom("templates as t")
     .selectAll()
     .where(({ eb, selectFrom }) =>
-      eb("t.version", "=", selectFrom("templates as v").select((v) => v.fn.max("v.version").as("max")).whereRef("v.id", "=", "t.id")),
+      eb(
+        "t.version",
+        "=",
+        selectFrom("templates as v")
+          .select((v) => v.fn.max("v.version").as("max"))
+          .whereRef("v.id", "=", "t.id"),
+      ),
     )
     .orderBy("t.id")
     .execute();

@@ -37,7 +37,12 @@ describe("TemplateCatalog.warm", () => {
     await db.destroy();
     for (const row of rows) {
       const template = await catalog.get(row.id, row.version);
-      const html = await expander.expand({ source: template.body, cacheKey: `${row.id}@${row.version}`, dataJson: JSON.stringify(row.sample_data), timeoutMs: 30_000 });
+      const html = await expander.expand({
+        source: template.body,
+        cacheKey: `${row.id}@${row.version}`,
+        dataJson: JSON.stringify(row.sample_data),
+        timeoutMs: 30_000,
+      });
       assert.match(html, /<\/?[a-z]/i, `${row.id} renders its sample`);
     }
     await assert.rejects(catalog.get("not-warmed", 1));

@@ -23,7 +23,10 @@ describe("TemplateExpander", () => {
     const bomb = expander.expand({ source: BOMB, dataJson: BOMB_DATA, timeoutMs: 1_500 });
     const during: string[] = [];
     for (let i = 0; i < 5; i++) during.push(await expander.expand({ source: "<p>{{n}}</p>", dataJson: JSON.stringify({ n: i }), timeoutMs: 30_000 }));
-    await assert.rejects(bomb, (err: unknown) => err instanceof RenderFailure && err.reason === "deadline" && /template expansion exceeded the 1\.5 s render deadline/.test(err.message));
+    await assert.rejects(
+      bomb,
+      (err: unknown) => err instanceof RenderFailure && err.reason === "deadline" && /template expansion exceeded the 1\.5 s render deadline/.test(err.message),
+    );
     clearInterval(ticker);
     assert.deepEqual(during, ["<p>0</p>", "<p>1</p>", "<p>2</p>", "<p>3</p>", "<p>4</p>"]);
     assert.ok(ticks > 0, "the event loop kept turning during the bomb");

@@ -70,7 +70,13 @@ export class TemplateExpander {
   expand(input: { source: string; cacheKey?: string; dataJson: string; timeoutMs: number }): Promise<string> {
     if (this.closed) return Promise.reject(new RenderFailure("crashed", "the render engine is shutting down"));
     if (this.idle.length + this.busy.size === 0) return Promise.reject(new RenderFailure("crashed", "no template thread could start"));
-    const task: ExpandTask = { id: this.nextId++, source: input.source, cacheKey: input.cacheKey ?? "", dataJson: input.dataJson, maxBytes: this.opts.maxOutputBytes };
+    const task: ExpandTask = {
+      id: this.nextId++,
+      source: input.source,
+      cacheKey: input.cacheKey ?? "",
+      dataJson: input.dataJson,
+      maxBytes: this.opts.maxOutputBytes,
+    };
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         const index = this.queue.indexOf(pending);
@@ -158,7 +164,8 @@ export class TemplateExpander {
     else if (!this.busy.delete(worker)) return false;
     void worker.terminate();
     if (!this.started.has(worker)) {
-      if (this.idle.length + this.busy.size === 0) for (const waiting of this.queue.splice(0)) waiting.reject(new RenderFailure("crashed", "no template thread could start"));
+      if (this.idle.length + this.busy.size === 0)
+        for (const waiting of this.queue.splice(0)) waiting.reject(new RenderFailure("crashed", "no template thread could start"));
       return true;
     }
     if (!this.closed) {

@@ -45,7 +45,15 @@ describe("template settings: script errors", () => {
     cpSync(BUILTIN_DIR, dir, { recursive: true });
     const throwing = (id: string, settings?: object) => {
       mkdirSync(path.join(dir, id));
-      const manifest = { id, name: id, description: "throws", output: "pdf", ...(settings ? { settings } : {}), data_schema: { type: "object" }, sample_data: { who: "Ada" } };
+      const manifest = {
+        id,
+        name: id,
+        description: "throws",
+        output: "pdf",
+        ...(settings ? { settings } : {}),
+        data_schema: { type: "object" },
+        sample_data: { who: "Ada" },
+      };
       writeFileSync(path.join(dir, id, "manifest.json"), JSON.stringify(manifest));
       writeFileSync(path.join(dir, id, "template.hbs"), `<p>Hello {{who}}</p><script>window.analytics.track("view")</script>`);
     };

@@ -83,7 +83,9 @@ describe("render engine: output", () => {
     try {
       const outs = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          i % 2 ? four.render({ html: `<h1>job ${i}</h1>`, kind: "pdf" }) : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", image: { width: 400, height: 200 } }),
+          i % 2
+            ? four.render({ html: `<h1>job ${i}</h1>`, kind: "pdf" })
+            : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", image: { width: 400, height: 200 } }),
         ),
       );
       outs.forEach((out, i) => {
@@ -99,7 +101,11 @@ describe("render engine: output", () => {
   it("runs one renderer per warm page and none for browser UI", async () => {
     const renderers = browserProcesses(engine.stats().browserPid!).filter((p) => p.args.includes("--type=renderer"));
     const webUi = renderers.filter((p) => p.args.includes("--top-chrome-webui"));
-    assert.deepEqual(webUi.map((p) => p.pid), [], "no renderer for Chromium's own UI (omnibox popups): each cost ~0.5 s of CPU after start");
+    assert.deepEqual(
+      webUi.map((p) => p.pid),
+      [],
+      "no renderer for Chromium's own UI (omnibox popups): each cost ~0.5 s of CPU after start",
+    );
     // Two slots and one spare page; no tab of Chromium's own.
     assert.ok(renderers.length <= 3, `${renderers.length} renderers`);
   });
@@ -140,15 +146,26 @@ describe("render engine: isolation between jobs on one page", () => {
   </script>`;
   const fetcher: SubresourceFetcher = async ({ url }) => {
     calls.push(url.href);
-    const js = (body: string, headers: Record<string, string> = {}) => ({ status: 200, headers: { "content-type": "text/javascript", ...headers }, body: Buffer.from(body) });
+    const js = (body: string, headers: Record<string, string> = {}) => ({
+      status: 200,
+      headers: { "content-type": "text/javascript", ...headers },
+      body: Buffer.from(body),
+    });
     if (url.pathname === "/write.js") return js(WRITE_JS, { "set-cookie": "fromheader=leak; Path=/; Secure; SameSite=None" });
     if (url.pathname === "/read.js") return js(READ_JS);
     if (url.pathname === "/hold.svg") await new Promise((resolve) => setTimeout(resolve, 300));
     if (url.pathname === "/pixel.svg" || url.pathname === "/hold.svg") {
-      return { status: 200, headers: { "content-type": "image/svg+xml", "cache-control": "max-age=86400" } as Record<string, string>, body: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>') };
+      return {
+        status: 200,
+        headers: { "content-type": "image/svg+xml", "cache-control": "max-age=86400" } as Record<string, string>,
+        body: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'),
+      };
     }
     // Only the first job's frame is sent a cookie.
-    const frameHeaders: Record<string, string> = { "content-type": "text/html", ...(url.search === "?first" ? { "set-cookie": "frame=leak; Path=/; Secure; SameSite=None" } : {}) };
+    const frameHeaders: Record<string, string> = {
+      "content-type": "text/html",
+      ...(url.search === "?first" ? { "set-cookie": "frame=leak; Path=/; Secure; SameSite=None" } : {}),
+    };
     return { status: 200, headers: frameHeaders, body: Buffer.from(FRAME) };
   };
 
@@ -283,10 +300,18 @@ describe("render engine: sub-requests", () => {
         }
         // The document's load (and so its print) waits until both workers have fetched, or 3 s:
         // a worker that had not run by then would die with the document, unseen either way.
-        for (let i = 0; i < 150 && req.url.pathname === "/hold.svg" && !(seen.includes("https://frame.test/from-worker") && seen.includes("https://frame.test/top-worker")); i++) {
+        for (
+          let i = 0;
+          i < 150 && req.url.pathname === "/hold.svg" && !(seen.includes("https://frame.test/from-worker") && seen.includes("https://frame.test/top-worker"));
+          i++
+        ) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        return { status: 200, headers: { "content-type": "image/svg+xml" }, body: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>') };
+        return {
+          status: 200,
+          headers: { "content-type": "image/svg+xml" },
+          body: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'),
+        };
       }
       if (req.url.hostname === "gzip.test") {
         assert.equal(req.headers["Accept-Encoding"], "gzip, deflate, br");
@@ -296,7 +321,11 @@ describe("render engine: sub-requests", () => {
       if (req.url.hostname === "redirect.test") {
         return req.url.pathname === "/start.js"
           ? { status: 302, headers: { location: "https://redirect.test/final.js" }, body: Buffer.alloc(0) }
-          : { status: 200, headers: { "content-type": "text/javascript" }, body: Buffer.from('document.getElementById("s").textContent = "arrived after redirect";') };
+          : {
+              status: 200,
+              headers: { "content-type": "text/javascript" },
+              body: Buffer.from('document.getElementById("s").textContent = "arrived after redirect";'),
+            };
       }
       return connectingFetcher(req);
     };
@@ -371,7 +400,10 @@ describe("render engine: limits", () => {
 
   it("fails on the real page count when the estimate cannot tell", async () => {
     // 30 short pages by height: estimated at 15 (under the cap of 20), printed as 21, refused.
-    await assert.rejects(engine.render({ kind: "pdf", html: `<style>body{margin:0}div{height:1000px}</style>${"<div>p</div>".repeat(30)}` }), failsWith("page_cap"));
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: `<style>body{margin:0}div{height:1000px}</style>${"<div>p</div>".repeat(30)}` }),
+      failsWith("page_cap"),
+    );
     const ok = await engine.render({ kind: "pdf", html: `<style>div{break-after:page}</style>${"<div>p</div>".repeat(20)}` });
     assert.equal(ok.pages, 20);
   });
@@ -406,7 +438,10 @@ describe("render engine: crashes and recycling", () => {
     try {
       const before = engine.stats();
       assert.ok(before.browserPid);
-      const profile = browserProcesses(before.browserPid).find((p) => p.pid === before.browserPid)!.args.find((a) => a.startsWith("--user-data-dir="))!.slice("--user-data-dir=".length);
+      const profile = browserProcesses(before.browserPid)
+        .find((p) => p.pid === before.browserPid)!
+        .args.find((a) => a.startsWith("--user-data-dir="))!
+        .slice("--user-data-dir=".length);
       assert.ok(existsSync(profile), profile);
       assert.ok(path.basename(profile).startsWith(`pressroom-chromium-${process.pid}-`), "named after its owner, for sweepAbandonedProfiles");
       const busy = engine.render({ kind: "pdf", html: "<script>const t = Date.now(); while (Date.now() - t < 5000) {}</script>", deadlineMs: 20_000 });

@@ -30,10 +30,16 @@ describe("render engine: fonts", () => {
     assert.ok(fonts.length >= 4, JSON.stringify(fonts));
     for (const font of fonts) assert.ok(font.embedded, `not embedded: ${JSON.stringify(font)}`);
     for (const face of ["LiberationSans", "LiberationSerif", "LiberationMono"]) {
-      assert.ok(fonts.some((f) => f.name.endsWith(`+${face}`)), `${face} is used and embedded: ${fonts.map((f) => f.name).join(", ")}`);
+      assert.ok(
+        fonts.some((f) => f.name.endsWith(`+${face}`)),
+        `${face} is used and embedded: ${fonts.map((f) => f.name).join(", ")}`,
+      );
     }
     // CJK and colour emoji are drawn as (Type 3) glyph programs with a Unicode map.
-    assert.ok(fonts.some((f) => f.type === "Type 3" && f.unicode), "CJK and emoji glyphs are embedded");
+    assert.ok(
+      fonts.some((f) => f.type === "Type 3" && f.unicode),
+      "CJK and emoji glyphs are embedded",
+    );
     const text = pdfText(out.data);
     assert.match(text, /請求書の合計 中文发票 한국어 청구서/);
     assert.match(text, /🎉\s*📄\s*✅/u);

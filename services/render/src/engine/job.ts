@@ -66,7 +66,10 @@ export function seconds(ms: number): string {
 }
 
 export function resourceBudget(budgetBytes: number): RenderFailure {
-  return new RenderFailure("resource_budget", `the document's sub-resources add up to more than ${Math.round(budgetBytes / 1024 / 1024)} MiB (the sub-resource budget)`);
+  return new RenderFailure(
+    "resource_budget",
+    `the document's sub-resources add up to more than ${Math.round(budgetBytes / 1024 / 1024)} MiB (the sub-resource budget)`,
+  );
 }
 
 export function pageCap(maxPages: number): RenderFailure {

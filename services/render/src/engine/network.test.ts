@@ -15,14 +15,29 @@ describe("network policy", () => {
 
   it("blocks top-level navigations and other schemes", () => {
     assert.deepEqual(decideRequest({ url: "https://evil.test/", resourceType: "Document", isMainFrame: true }, served), { kind: "block", navigation: true });
-    for (const url of ["file:///etc/passwd", "chrome://settings", "chrome-extension://x/y", "ftp://x/", "ws://127.0.0.1:1/", "wss://x/", "javascript:1", "gopher://x"]) {
+    for (const url of [
+      "file:///etc/passwd",
+      "chrome://settings",
+      "chrome-extension://x/y",
+      "ftp://x/",
+      "ws://127.0.0.1:1/",
+      "wss://x/",
+      "javascript:1",
+      "gopher://x",
+    ]) {
       assert.deepEqual(decideRequest({ url, resourceType: "Other", isMainFrame: false }, served), { kind: "block", navigation: false }, url);
     }
   });
 
   it("never reaches other jobs' origins", () => {
-    assert.deepEqual(decideRequest({ url: "https://other.document.pressroom.invalid/x", resourceType: "Image", isMainFrame: false }, served), { kind: "block", navigation: false });
-    assert.deepEqual(decideRequest({ url: "https://pressroom.invalid/", resourceType: "Image", isMainFrame: false }, served), { kind: "block", navigation: false });
+    assert.deepEqual(decideRequest({ url: "https://other.document.pressroom.invalid/x", resourceType: "Image", isMainFrame: false }, served), {
+      kind: "block",
+      navigation: false,
+    });
+    assert.deepEqual(decideRequest({ url: "https://pressroom.invalid/", resourceType: "Image", isMainFrame: false }, served), {
+      kind: "block",
+      navigation: false,
+    });
   });
 
   it("hands http(s) sub-resources to the fetcher and lets data:/blob: through", () => {
@@ -37,7 +52,7 @@ describe("network policy", () => {
       "Content-Type": "image/png",
       "Strict-Transport-Security": "max-age=1",
       "Content-Encoding": "gzip",
-      "Alt-Svc": "h3=\":443\"",
+      "Alt-Svc": 'h3=":443"',
       "Set-Cookie": "a=1\nb=2",
       "Cache-Control": "max-age=3600",
     });
@@ -54,7 +69,10 @@ describe("network policy", () => {
 
 describe("content encoding", () => {
   it("asks only for encodings it can decode", () => {
-    assert.deepEqual(fetcherRequestHeaders({ "Accept-Encoding": "gzip, deflate, br, zstd", Accept: "*/*" }), { Accept: "*/*", "Accept-Encoding": "gzip, deflate, br" });
+    assert.deepEqual(fetcherRequestHeaders({ "Accept-Encoding": "gzip, deflate, br, zstd", Accept: "*/*" }), {
+      Accept: "*/*",
+      "Accept-Encoding": "gzip, deflate, br",
+    });
   });
 
   it("decodes what the fetcher returns still encoded (Chromium would not)", async () => {

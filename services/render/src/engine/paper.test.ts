@@ -11,14 +11,26 @@ describe("paper", () => {
     assert.equal(cssLengthToInches("72pt", "m"), 1);
     assert.equal(cssLengthToInches("", "m"), 0);
     assert.equal(cssLengthToInches("12", "m"), 12 / 96);
-    assert.throws(() => cssLengthToInches("1em", "marginTop"), (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && /marginTop/.test(err.message));
+    assert.throws(
+      () => cssLengthToInches("1em", "marginTop"),
+      (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && /marginTop/.test(err.message),
+    );
   });
 
   it("derives print parameters and the viewport from page settings", () => {
     const layout = layoutOf({
       html: "",
       kind: "pdf",
-      page: { format: "A4", landscape: true, marginTop: "10mm", marginRight: "10mm", marginBottom: "10mm", marginLeft: "10mm", headerTemplate: "", footerTemplate: "<span class=pageNumber></span>" },
+      page: {
+        format: "A4",
+        landscape: true,
+        marginTop: "10mm",
+        marginRight: "10mm",
+        marginBottom: "10mm",
+        marginLeft: "10mm",
+        headerTemplate: "",
+        footerTemplate: "<span class=pageNumber></span>",
+      },
     });
     assert.equal(layout.print?.landscape, true);
     assert.equal(layout.print?.preferCSSPageSize, false);
@@ -39,11 +51,30 @@ describe("paper", () => {
     assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 0, height: 10 } }), invalid);
     assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, deviceScaleFactor: 3 as 2 } }), invalid);
     assert.throws(
-      () => layoutOf({ html: "", kind: "pdf", page: { format: "B7", landscape: false, marginTop: "", marginRight: "", marginBottom: "", marginLeft: "", headerTemplate: "", footerTemplate: "" } }),
+      () =>
+        layoutOf({
+          html: "",
+          kind: "pdf",
+          page: { format: "B7", landscape: false, marginTop: "", marginRight: "", marginBottom: "", marginLeft: "", headerTemplate: "", footerTemplate: "" },
+        }),
       invalid,
     );
     assert.throws(
-      () => layoutOf({ html: "", kind: "pdf", page: { format: "A6", landscape: false, marginTop: "3in", marginRight: "", marginBottom: "3in", marginLeft: "", headerTemplate: "", footerTemplate: "" } }),
+      () =>
+        layoutOf({
+          html: "",
+          kind: "pdf",
+          page: {
+            format: "A6",
+            landscape: false,
+            marginTop: "3in",
+            marginRight: "",
+            marginBottom: "3in",
+            marginLeft: "",
+            headerTemplate: "",
+            footerTemplate: "",
+          },
+        }),
       invalid,
     );
   });

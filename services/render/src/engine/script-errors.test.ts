@@ -25,18 +25,30 @@ describe("render engine: script errors", () => {
   after(() => engine.close());
 
   it("fails a document whose script throws, naming the exception's first line", async () => {
-    await assert.rejects(engine.render({ kind: "pdf", html: `<p>x</p><script>throw new TypeError("total is not a number\\nsecond line")</script>` }), scriptError(/: TypeError: total is not a number$/));
-    await assert.rejects(engine.render({ kind: "png", html: `<script>undefinedFunction()</script>`, image: { width: 100, height: 50 } }), scriptError(/ReferenceError: undefinedFunction is not defined/));
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: `<p>x</p><script>throw new TypeError("total is not a number\\nsecond line")</script>` }),
+      scriptError(/: TypeError: total is not a number$/),
+    );
+    await assert.rejects(
+      engine.render({ kind: "png", html: `<script>undefinedFunction()</script>`, image: { width: 100, height: 50 } }),
+      scriptError(/ReferenceError: undefinedFunction is not defined/),
+    );
     await assert.rejects(engine.render({ kind: "pdf", html: `<script>throw "plain"</script>` }), scriptError(/plain/));
   });
 
   it("fails on an error thrown by a load handler and on an unhandled promise rejection", async () => {
-    await assert.rejects(engine.render({ kind: "pdf", html: `<script>addEventListener("load", () => { throw new Error("late") })</script>` }), scriptError(/Error: late$/));
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: `<script>addEventListener("load", () => { throw new Error("late") })</script>` }),
+      scriptError(/Error: late$/),
+    );
     await assert.rejects(engine.render({ kind: "pdf", html: `<script>Promise.reject(new RangeError("nope"))</script>` }), scriptError(/RangeError: nope/));
   });
 
   it("renders scripts that throw nothing uncaught, and does not carry an error over to the next job", async () => {
-    const caught = await engine.render({ kind: "pdf", html: `<p id="p"></p><script>try { null.x } catch { document.getElementById("p").textContent = "caught it" }</script>` });
+    const caught = await engine.render({
+      kind: "pdf",
+      html: `<p id="p"></p><script>try { null.x } catch { document.getElementById("p").textContent = "caught it" }</script>`,
+    });
     assert.match(pdfText(caught.data), /caught it/);
     await assert.rejects(engine.render({ kind: "pdf", html: `<script>throw new Error("one")</script>` }), scriptError(/Error: one$/));
     assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>clean</p>" })).data), /clean/);

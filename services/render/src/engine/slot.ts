@@ -31,7 +31,6 @@ export interface SlotDeps {
   logger?: EngineLogger;
 }
 
-
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
 const IO_CHUNK = 4 * 1024 * 1024;
@@ -237,7 +236,13 @@ export class Slot {
     await this.wipe();
   }
 
-  private async execute(job: ActiveJob, kind: "pdf" | "png", layout: JobLayout, inShell: boolean, scriptErrors: "fail" | "ignore"): Promise<{ data: Uint8Array; pages: number }> {
+  private async execute(
+    job: ActiveJob,
+    kind: "pdf" | "png",
+    layout: JobLayout,
+    inShell: boolean,
+    scriptErrors: "fail" | "ignore",
+  ): Promise<{ data: Uint8Array; pages: number }> {
     const s = this.session;
     const { width, height, deviceScaleFactor } = layout.viewport;
     const viewportKey = `${width}x${height}@${deviceScaleFactor}`;
@@ -386,7 +391,10 @@ export class Slot {
       void this.serveHtml(requestId, SHELL_HTML).catch(noop);
       return;
     }
-    const decision = decideRequest({ url: e.request.url, resourceType: e.resourceType, isMainFrame }, job && { documentUrl: job.documentUrl, documentServed: job.documentServed });
+    const decision = decideRequest(
+      { url: e.request.url, resourceType: e.resourceType, isMainFrame },
+      job && { documentUrl: job.documentUrl, documentServed: job.documentServed },
+    );
     switch (decision.kind) {
       case "document":
         job!.documentServed = true;
@@ -394,7 +402,9 @@ export class Slot {
         void this.serveHtml(requestId, job!.html).catch(noop);
         return;
       case "not_found":
-        void s.send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" }).catch(noop);
+        void s
+          .send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" })
+          .catch(noop);
         return;
       case "continue":
         void s.send("Fetch.continueRequest", { requestId }).catch(noop);
@@ -404,7 +414,15 @@ export class Slot {
         if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
         return;
       case "fetch":
-        void answerSubrequest({ session: s, job: job!, event: e, url: decision.url, fetcher: this.deps.fetchSubresource, timeoutMs: this.deps.subrequestTimeoutMs, current: () => this.job === job });
+        void answerSubrequest({
+          session: s,
+          job: job!,
+          event: e,
+          url: decision.url,
+          fetcher: this.deps.fetchSubresource,
+          timeoutMs: this.deps.subrequestTimeoutMs,
+          current: () => this.job === job,
+        });
         return;
     }
   }

@@ -51,15 +51,7 @@ export interface RenderOutput {
 }
 
 export type FailureReason =
-  | "deadline"
-  | "page_cap"
-  | "output_cap"
-  | "resource_budget"
-  | "renderer_crashed"
-  | "crashed"
-  | "blocked_navigation"
-  | "invalid_document"
-  | "script_error";
+  "deadline" | "page_cap" | "output_cap" | "resource_budget" | "renderer_crashed" | "crashed" | "blocked_navigation" | "invalid_document" | "script_error";
 
 /**
  * Why a document could not be rendered. The message is safe to show the

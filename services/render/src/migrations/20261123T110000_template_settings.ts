@@ -8,7 +8,10 @@ import { sql, type Kysely } from "kysely";
  * Frozen in time: never import application code here.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("templates").addColumn("settings", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`)).execute();
+  await db.schema
+    .alterTable("templates")
+    .addColumn("settings", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

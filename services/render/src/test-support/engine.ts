@@ -111,7 +111,8 @@ export const connectingFetcher: SubresourceFetcher = ({ url, method, signal }) =
 /** Collects log lines; fails loudly on none. */
 export function testLogger(): EngineLogger & { lines: string[] } {
   const lines: string[] = [];
-  const log = (level: string) => (obj: object, msg?: string) => lines.push(`${level} ${msg ?? ""} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}`);
+  const log = (level: string) => (obj: object, msg?: string) =>
+    lines.push(`${level} ${msg ?? ""} ${JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? v.message : v))}`);
   return { lines, info: log("info"), warn: log("warn"), error: log("error") };
 }
 
@@ -128,7 +129,13 @@ export function browserProcesses(browserPid: number): { pid: number; args: strin
       // pgrp is the 5th field of /proc/<pid>/stat; the command name before it may hold spaces.
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp === browserPid) found.push({ pid: Number(entry), args: readFileSync(`/proc/${entry}/cmdline`, "utf8").split(/[\0 ]+/).filter(Boolean) });
+      if (pgrp === browserPid)
+        found.push({
+          pid: Number(entry),
+          args: readFileSync(`/proc/${entry}/cmdline`, "utf8")
+            .split(/[\0 ]+/)
+            .filter(Boolean),
+        });
     } catch {
       // the process exited while being read
     }

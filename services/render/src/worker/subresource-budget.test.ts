@@ -26,7 +26,13 @@ describe("the sub-resource budget of a job", () => {
   };
 
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, deadlineMs: 20_000, subresourceBudgetBytes: 1024 * KIB, fetchSubresource: fetcher });
+    engine = await RenderEngine.start({
+      executablePath: EXECUTABLE,
+      slots: 1,
+      deadlineMs: 20_000,
+      subresourceBudgetBytes: 1024 * KIB,
+      fetchSubresource: fetcher,
+    });
   });
   after(() => engine?.close());
 
@@ -41,7 +47,8 @@ describe("the sub-resource budget of a job", () => {
   it("fails a document whose sub-resources add up to more than the budget, naming it", async () => {
     await assert.rejects(
       engine.render({ kind: "pdf", html: images(8, 200) }),
-      (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget" && !err.retryable && /more than 1 MiB \(the sub-resource budget\)/.test(err.message),
+      (err: unknown) =>
+        err instanceof RenderFailure && err.reason === "resource_budget" && !err.retryable && /more than 1 MiB \(the sub-resource budget\)/.test(err.message),
     );
   });
 

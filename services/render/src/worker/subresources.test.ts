@@ -18,10 +18,19 @@ const TEST_DNS: Record<string, string[]> = {
   "mapped.hostile.test": ["::ffff:127.0.0.1"],
   "lan.hostile.test": ["10.0.0.7"],
 };
-const testLookup = ((hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => {
+const testLookup = ((
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => {
   const answers = TEST_DNS[hostname];
   if (!answers) return dns.lookup(hostname, options, callback);
-  setImmediate(() => callback(null, answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))));
+  setImmediate(() =>
+    callback(
+      null,
+      answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+    ),
+  );
 }) as unknown as typeof dns.lookup;
 
 /**
@@ -115,8 +124,10 @@ describe("hostile documents, through the production sub-request fetcher", () => 
   it("re-checks every redirect hop: a public host redirecting to private addresses gets nothing", async () => {
     const hops = [`http://127.0.0.1:${port}/secret`, `http://rebind.hostile.test:${port}/secret`, "http://169.254.169.254/latest/meta-data/iam"];
     const html = hops
-      .map((to, i) => `<img src="https://cdn.public-stand-in.test/logo${i}.png?to=${encodeURIComponent(to)}">
-        <iframe src="https://cdn.public-stand-in.test/frame${i}?to=${encodeURIComponent(to)}"></iframe>`)
+      .map(
+        (to, i) => `<img src="https://cdn.public-stand-in.test/logo${i}.png?to=${encodeURIComponent(to)}">
+        <iframe src="https://cdn.public-stand-in.test/frame${i}?to=${encodeURIComponent(to)}"></iframe>`,
+      )
       .join("");
     const out = await engine.render({ kind: "pdf", html: `${html}<p>redirects</p>` });
     assert.doesNotMatch(pdfText(out.data), new RegExp(SECRET));

@@ -202,7 +202,13 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
     const stored = await storeOutput(
       this.deps.storage,
-      { outputId: "", contentType: output.contentType, filename: `${accepted.templateId || "document"}-${job.id}.${extension}`, jobId: job.id, keyId: job.keyId },
+      {
+        outputId: "",
+        contentType: output.contentType,
+        filename: `${accepted.templateId || "document"}-${job.id}.${extension}`,
+        jobId: job.id,
+        keyId: job.keyId,
+      },
       output.data,
     );
     const succeeded = jobEvent("job.succeeded", {

@@ -152,7 +152,11 @@ describe("storage gRPC: recent outputs served from memory", () => {
     const stored = await put(cached.client, randomBytes(1_000));
     assert.ok(cached.deps.recentOutputs.get(stored.outputId));
     // Due now, as if its time had passed; the signed URL itself stays valid.
-    await db.updateTable("outputs").set({ expires_at: new Date(Date.now() - 1_000) }).where("output_id", "=", stored.outputId).execute();
+    await db
+      .updateTable("outputs")
+      .set({ expires_at: new Date(Date.now() - 1_000) })
+      .where("output_id", "=", stored.outputId)
+      .execute();
     assert.ok((await sweepExpired(cached.deps)) >= 1);
     assert.equal(cached.deps.recentOutputs.get(stored.outputId), undefined);
     await expectExpired(download(cached.client, stored.url));

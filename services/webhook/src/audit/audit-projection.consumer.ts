@@ -58,7 +58,12 @@ export class AuditProjectionConsumer extends EventConsumer<StoredJobEvent> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, MAX_BATCH);
       try {
-        await this.deps.db.transaction().execute((trx) => projectEvents(trx, batch.map((p) => p.stored)));
+        await this.deps.db.transaction().execute((trx) =>
+          projectEvents(
+            trx,
+            batch.map((p) => p.stored),
+          ),
+        );
         for (const p of batch) p.done();
       } catch (err) {
         for (const p of batch) p.done(err);

@@ -41,7 +41,12 @@ export async function projectEvents(trx: Transaction<WebhookDb> | Kysely<Webhook
     .execute();
   const ids = new Set(fresh.map((r) => r.event_id));
   const rows = events.filter((stored) => ids.has(stored.event.id)).map(row);
-  if (rows.length) await trx.insertInto("audit_job_events").values(rows).onConflict((oc) => oc.column("event_id").doNothing()).execute();
+  if (rows.length)
+    await trx
+      .insertInto("audit_job_events")
+      .values(rows)
+      .onConflict((oc) => oc.column("event_id").doNothing())
+      .execute();
   return rows.length;
 }
 

@@ -12,14 +12,24 @@ function job(events: JobEvent[]) {
 }
 
 const base = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_0000000000aaaaaaaaaaaaaaaa" };
-const accepted = jobEvent("job.accepted", { ...base, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: "https://example.com/hook", dataJson: "{}" }) });
+const accepted = jobEvent("job.accepted", {
+  ...base,
+  source: "gateway",
+  accepted: jobEventsV1.JobAccepted.fromPartial({ webhookUrl: "https://example.com/hook", dataJson: "{}" }),
+});
 
 describe("callback body", () => {
   it("on success: the terminal event's id and time, the signed URL, error null, fields in the documented order", () => {
     const succeeded = jobEvent("job.succeeded", {
       ...base,
       source: "render",
-      succeeded: jobEventsV1.JobSucceeded.fromPartial({ outputId: "out_1", url: "https://pressroom.example/v1/outputs/out_1?exp=1&sig=ab", expiresAt: "2026-11-22T12:00:00.000Z", contentType: "application/pdf", sizeBytes: "10" }),
+      succeeded: jobEventsV1.JobSucceeded.fromPartial({
+        outputId: "out_1",
+        url: "https://pressroom.example/v1/outputs/out_1?exp=1&sig=ab",
+        expiresAt: "2026-11-22T12:00:00.000Z",
+        contentType: "application/pdf",
+        sizeBytes: "10",
+      }),
     });
     const body = callbackBody(job([accepted, succeeded]));
     assert.ok(body);
@@ -52,7 +62,11 @@ describe("callback body", () => {
       expires_at: null,
       error: { code: "RENDER_FAILED", message: "template error" },
     });
-    const withAttempts = job([accepted, failed, jobEvent("job.webhook_attempted", { ...base, source: "webhook", webhookAttempted: { attempt: 1, status: 500, error: "", nextAttemptAt: "" } })]);
+    const withAttempts = job([
+      accepted,
+      failed,
+      jobEvent("job.webhook_attempted", { ...base, source: "webhook", webhookAttempted: { attempt: 1, status: 500, error: "", nextAttemptAt: "" } }),
+    ]);
     assert.equal(callbackBody(withAttempts)!.text, body.text);
   });
 

@@ -41,7 +41,7 @@ export function callbackBody(job: JobState): { eventId: string; text: string } |
     job_id: job.id,
     status: succeeded ? "succeeded" : "failed",
     url: succeeded ? (job.result?.url ?? null) : null,
-    expires_at: succeeded ? (job.result?.expiresAt || null) : null,
+    expires_at: succeeded ? job.result?.expiresAt || null : null,
     error: succeeded ? null : { code: job.error?.code || "INTERNAL_ERROR", message: job.error?.message || "the render failed" },
   };
   return { eventId: terminal.id, text: JSON.stringify(body) };
@@ -75,7 +75,9 @@ export function signatureHeaders(input: { eventId: string; body: string; secrets
   if (keys.length > 0) {
     headers["webhook-id"] = input.eventId;
     headers["webhook-timestamp"] = t;
-    headers["webhook-signature"] = keys.map((key) => `v1,${createHmac("sha256", key).update(`${input.eventId}.${t}.`, "utf8").update(input.body, "utf8").digest("base64")}`).join(" ");
+    headers["webhook-signature"] = keys
+      .map((key) => `v1,${createHmac("sha256", key).update(`${input.eventId}.${t}.`, "utf8").update(input.body, "utf8").digest("base64")}`)
+      .join(" ");
   }
   return headers;
 }

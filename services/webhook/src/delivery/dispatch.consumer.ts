@@ -30,7 +30,10 @@ export interface DispatchDeps {
  */
 export class DispatchConsumer extends EventConsumer<StoredJobEvent> {
   constructor(private readonly deps: DispatchDeps) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.webhookDispatch, concurrency: 16 }, jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]));
+    super(
+      { js: deps.js, stream: streams.JOBS, consumer: consumers.webhookDispatch, concurrency: 16 },
+      jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]),
+    );
   }
 
   protected onError(err: unknown, msg: JsMsg): void {

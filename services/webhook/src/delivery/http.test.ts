@@ -57,7 +57,10 @@ describe("callback HTTP client", () => {
   it("refuses a host name when any of its addresses is private, link-local or the metadata address", async () => {
     for (const addresses of [["10.0.0.7"], ["93.184.215.14", "192.168.1.1"], ["169.254.169.254"], ["::ffff:127.0.0.1"], ["fd00::1"], ["100.64.0.1"]]) {
       const lookup = (_host: string, _options: unknown, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
-        callback(null, addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+        );
       const poster = createPoster({ timeoutMs: 1_000, lookup });
       const result = await poster.post("https://hooks.example.com/in", "{}", {});
       poster.close();

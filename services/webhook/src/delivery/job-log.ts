@@ -10,11 +10,7 @@ const MAX_CONFLICTS = 8;
  * is success; otherwise the append is retried after the new last webhook
  * event. Returns the event's stream sequence.
  */
-export async function appendAfter(
-  bus: { js: JetStreamClient; jsm: JetStreamManager },
-  event: JobEvent,
-  expectLastSeq: number,
-): Promise<number> {
+export async function appendAfter(bus: { js: JetStreamClient; jsm: JetStreamManager }, event: JobEvent, expectLastSeq: number): Promise<number> {
   let expected = expectLastSeq;
   for (let conflicts = 0; ; conflicts++) {
     try {

@@ -7,11 +7,20 @@ const PRODUCTION: RetryPolicy = { baseMs: 5_000, capMs: 4 * HOUR, windowMs: 24 *
 
 describe("retry schedule", () => {
   it("draws the first retry from [0, 5 s) and doubles the range after each attempt, up to the cap", () => {
-    assert.deepEqual([1, 2, 3, 4].map((n) => backoffCeilingMs(PRODUCTION, n)), [5_000, 10_000, 20_000, 40_000]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => backoffCeilingMs(PRODUCTION, n)),
+      [5_000, 10_000, 20_000, 40_000],
+    );
     assert.equal(backoffCeilingMs(PRODUCTION, 30), 4 * HOUR);
     assert.equal(backoffCeilingMs(PRODUCTION, 10_000), 4 * HOUR);
-    assert.equal(retryDelayMs(PRODUCTION, 1, () => 0), 0);
-    assert.equal(retryDelayMs(PRODUCTION, 1, () => 0.999_999), 4_999);
+    assert.equal(
+      retryDelayMs(PRODUCTION, 1, () => 0),
+      0,
+    );
+    assert.equal(
+      retryDelayMs(PRODUCTION, 1, () => 0.999_999),
+      4_999,
+    );
     for (let i = 0; i < 1_000; i++) {
       const delay = retryDelayMs(PRODUCTION, 3);
       assert.ok(delay >= 0 && delay < 20_000);

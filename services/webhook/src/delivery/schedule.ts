@@ -53,10 +53,7 @@ export function formatDuration(ms: number): string {
  * A Retry-After that reaches past the window ends the delivery: retrying
  * earlier would ignore what the receiver asked.
  */
-export function nextStep(
-  policy: RetryPolicy,
-  input: { attempt: number; finishedAt: Date; now: Date; retryAfterMs?: number; random?: () => number },
-): NextStep {
+export function nextStep(policy: RetryPolicy, input: { attempt: number; finishedAt: Date; now: Date; retryAfterMs?: number; random?: () => number }): NextStep {
   const now = input.now.getTime();
   const deadline = input.finishedAt.getTime() + policy.windowMs;
   if (now >= deadline) return { kind: "exhausted", reason: `no success within the retry window (${formatDuration(policy.windowMs)})` };

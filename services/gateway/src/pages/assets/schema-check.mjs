@@ -31,13 +31,16 @@ function check(schema, value, path, problems) {
   const fail = (message) => problems.push({ path, message });
   if (schema.type !== undefined) {
     const types = [].concat(schema.type);
-    if (!types.some((type) => hasType(value, type))) return fail(`must be ${types.map((t) => (t === "integer" ? "an integer" : t === "array" || t === "object" ? `an ${t}` : `a ${t}`)).join(" or ")}`);
+    if (!types.some((type) => hasType(value, type)))
+      return fail(`must be ${types.map((t) => (t === "integer" ? "an integer" : t === "array" || t === "object" ? `an ${t}` : `a ${t}`)).join(" or ")}`);
   }
-  if (schema.enum && !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))) fail(`must be one of ${schema.enum.map((o) => JSON.stringify(o)).join(", ")}`);
+  if (schema.enum && !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value)))
+    fail(`must be one of ${schema.enum.map((o) => JSON.stringify(o)).join(", ")}`);
   if (schema.anyOf && !schema.anyOf.some((option) => validate(option, value).length === 0)) fail("matches none of the allowed shapes");
   if (typeof value === "string") {
     const length = [...value].length;
-    if (schema.minLength !== undefined && length < schema.minLength) fail(schema.minLength === 1 ? "must not be empty" : `must be at least ${plural(schema.minLength, "character")}`);
+    if (schema.minLength !== undefined && length < schema.minLength)
+      fail(schema.minLength === 1 ? "must not be empty" : `must be at least ${plural(schema.minLength, "character")}`);
     if (schema.maxLength !== undefined && length > schema.maxLength) fail(`must be at most ${plural(schema.maxLength, "character")}`);
     if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) fail(`must match ${schema.pattern}`);
     if (schema.format === "date" && !isDate(value)) fail("must be a date (YYYY-MM-DD)");

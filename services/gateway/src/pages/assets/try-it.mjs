@@ -82,7 +82,9 @@ async function render(data) {
       headers: { Authorization: `Bearer ${form.dataset.key}`, "Content-Type": "application/json" },
       body: JSON.stringify({ template_id: form.dataset.template, data }),
     });
-    const body = await response.json().catch(() => ({ error: `unexpected answer (HTTP ${response.status})`, code: "INTERNAL_ERROR", hint: "Retry in a moment." }));
+    const body = await response
+      .json()
+      .catch(() => ({ error: `unexpected answer (HTTP ${response.status})`, code: "INTERNAL_ERROR", hint: "Retry in a moment." }));
     status.textContent = "";
     if (response.status === 200) showResult(body);
     else if (response.ok) status.textContent = `Still rendering: job ${body.id} is ${body.status}.`;
@@ -108,7 +110,10 @@ form.addEventListener("submit", (event) => {
   }
   const found = validate(schema, data);
   if (found.length) {
-    showProblems(`The data does not match the template's schema (${found.length} problem${found.length === 1 ? "" : "s"}); nothing was sent.`, found.map((p) => `${p.path}: ${p.message}`));
+    showProblems(
+      `The data does not match the template's schema (${found.length} problem${found.length === 1 ? "" : "s"}); nothing was sent.`,
+      found.map((p) => `${p.path}: ${p.message}`),
+    );
     field.focus();
     return;
   }
