@@ -1,22 +1,10 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { DEAD_PROXY } from "./chromium";
-import {
-  ActiveJob,
-  NotStarted,
-  blockedNavigation,
-  estimatedPagesOverCap,
-  exceptionLine,
-  outputCap,
-  pageCap,
-  probeScript,
-  scriptError,
-  seconds,
-  type Limits,
-} from "./job";
+import { ActiveJob, NotStarted, blockedNavigation, estimatedPagesOverCap, exceptionLine, pageCap, probeScript, scriptError, seconds, type Limits } from "./job";
 import { decideRequest, newDocumentOrigin } from "./network";
 import { answerSubrequest } from "./subrequest";
 import type { JobLayout } from "./paper";
-import { countPdfPages } from "./pdf";
+import { capturePng, printPdf } from "./print";
 import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
 
 export interface SlotDeps {
@@ -33,7 +21,6 @@ export interface SlotDeps {
 
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
-const IO_CHUNK = 4 * 1024 * 1024;
 /**
  * Per-origin storage a document can write (Storage.clearDataForOrigin types).
  * "all" would add the shader cache and other browser-wide caches, which cost
@@ -280,61 +267,7 @@ export class Slot {
       throw pageCap(job.limits.maxPages);
     }
 
-    if (kind === "png") {
-      const shot = await s.send("Page.captureScreenshot", {
-        format: "png",
-        clip: { x: 0, y: 0, width, height, scale: 1 },
-        captureBeyondViewport: false,
-        optimizeForSpeed: true,
-        fromSurface: true,
-      });
-      const data = Buffer.from(shot.data, "base64");
-      if (data.byteLength > job.limits.maxOutputBytes) throw outputCap(job.limits.maxOutputBytes);
-      return { data, pages: 1 };
-    }
-
-    let stream: string | undefined;
-    try {
-      const printed = await s.send("Page.printToPDF", {
-        ...layout.print,
-        printBackground: true,
-        pageRanges: `1-${job.limits.maxPages + 1}`,
-        transferMode: "ReturnAsStream",
-        generateTaggedPDF: true,
-        generateDocumentOutline: false,
-      });
-      stream = printed.stream;
-    } catch (err) {
-      if (job.failure) throw job.failure;
-      const message = err instanceof Error ? err.message : String(err);
-      if (/content area is empty|invalid print parameters|page range/i.test(message)) {
-        throw new RenderFailure("invalid_document", "the page settings leave nothing to print on");
-      }
-      throw err;
-    }
-    if (!stream) throw new Error("printToPDF returned no stream");
-    const data = await this.readStream(stream, job.limits.maxOutputBytes);
-    const pages = countPdfPages(data);
-    if (pages > job.limits.maxPages) throw pageCap(job.limits.maxPages);
-    return { data, pages };
-  }
-
-  private async readStream(handle: string, maxOutputBytes: number): Promise<Uint8Array> {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    try {
-      for (;;) {
-        const chunk = await this.session.send("IO.read", { handle, size: IO_CHUNK });
-        const bytes = Buffer.from(chunk.data, chunk.base64Encoded ? "base64" : "utf8");
-        total += bytes.byteLength;
-        if (total > maxOutputBytes) throw outputCap(maxOutputBytes);
-        chunks.push(bytes);
-        if (chunk.eof) break;
-      }
-    } finally {
-      void this.session.send("IO.close", { handle }).catch(noop);
-    }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+    return kind === "png" ? capturePng(s, width, height, job.limits.maxOutputBytes) : printPdf(s, job, layout);
   }
 
   private nextLoad(): Promise<void> {

@@ -1,0 +1,74 @@
+import type { CDPSession } from "puppeteer-core";
+import { outputCap, pageCap, type ActiveJob } from "./job";
+import type { JobLayout } from "./paper";
+import { countPdfPages } from "./pdf";
+import { RenderFailure } from "./types";
+
+/** What Chromium hands over of a printed PDF per read. */
+const IO_CHUNK = 4 * 1024 * 1024;
+
+const noop = () => {};
+
+/** The page's viewport as a PNG, refused past the output cap. */
+export async function capturePng(session: CDPSession, width: number, height: number, maxOutputBytes: number): Promise<{ data: Uint8Array; pages: number }> {
+  const shot = await session.send("Page.captureScreenshot", {
+    format: "png",
+    clip: { x: 0, y: 0, width, height, scale: 1 },
+    captureBeyondViewport: false,
+    optimizeForSpeed: true,
+    fromSurface: true,
+  });
+  const data = Buffer.from(shot.data, "base64");
+  if (data.byteLength > maxOutputBytes) throw outputCap(maxOutputBytes);
+  return { data, pages: 1 };
+}
+
+/**
+ * The document printed as a (tagged) PDF: at most one page past the job's cap
+ * is printed, the stream is read in chunks and abandoned past the output cap,
+ * and the pages are counted in the result.
+ */
+export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobLayout): Promise<{ data: Uint8Array; pages: number }> {
+  let stream: string | undefined;
+  try {
+    const printed = await session.send("Page.printToPDF", {
+      ...layout.print,
+      printBackground: true,
+      pageRanges: `1-${job.limits.maxPages + 1}`,
+      transferMode: "ReturnAsStream",
+      generateTaggedPDF: true,
+      generateDocumentOutline: false,
+    });
+    stream = printed.stream;
+  } catch (err) {
+    if (job.failure) throw job.failure;
+    const message = err instanceof Error ? err.message : String(err);
+    if (/content area is empty|invalid print parameters|page range/i.test(message)) {
+      throw new RenderFailure("invalid_document", "the page settings leave nothing to print on");
+    }
+    throw err;
+  }
+  if (!stream) throw new Error("printToPDF returned no stream");
+  const data = await readStream(session, stream, job.limits.maxOutputBytes);
+  const pages = countPdfPages(data);
+  if (pages > job.limits.maxPages) throw pageCap(job.limits.maxPages);
+  return { data, pages };
+}
+
+async function readStream(session: CDPSession, handle: string, maxOutputBytes: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const chunk = await session.send("IO.read", { handle, size: IO_CHUNK });
+      const bytes = Buffer.from(chunk.data, chunk.base64Encoded ? "base64" : "utf8");
+      total += bytes.byteLength;
+      if (total > maxOutputBytes) throw outputCap(maxOutputBytes);
+      chunks.push(bytes);
+      if (chunk.eof) break;
+    }
+  } finally {
+    void session.send("IO.close", { handle }).catch(noop);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
