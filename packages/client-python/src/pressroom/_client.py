@@ -84,15 +84,18 @@ class Pressroom:
         html: Optional[str] = None,
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
+        as_bytes: bool = False,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id`` or raw ``html`` filled with ``data``.
 
         Without ``webhook_url`` the answer is the finished output (or ``queued``
         when the service's wait ran out: poll ``job(id)``); with it, always
-        ``queued``, and the result arrives by signed callback.
+        ``queued``, and the result arrives by signed callback. With
+        ``as_bytes=True`` (no ``webhook_url``) the PDF itself comes back in the
+        same request, as ``result.content``.
         """
         body = _fields(template_id=template_id, html=html, data=data, webhook_url=webhook_url)
-        return RenderResult(self._call("POST", "/v1/render", body, self._idempotency_key(idempotency_key)))
+        return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes)
 
     def image(
         self,
@@ -101,10 +104,26 @@ class Pressroom:
         data: Mapping[str, Any],
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
+        as_bytes: bool = False,
     ) -> RenderResult:
-        """POST /v1/image: a PNG from an image template. Same answers as ``render``."""
+        """POST /v1/image: a PNG from an image template. Same answers as ``render``, ``as_bytes`` too."""
         body = _fields(template_id=template_id, data=data, webhook_url=webhook_url)
-        return RenderResult(self._call("POST", "/v1/image", body, self._idempotency_key(idempotency_key)))
+        return self._render("/v1/image", "image/png", body, idempotency_key, as_bytes)
+
+    def _render(self, path: str, document_type: str, body: dict[str, Any], idempotency_key: Optional[str], as_bytes: bool) -> RenderResult:
+        key = self._idempotency_key(idempotency_key)
+        if not as_bytes:
+            return RenderResult(self._call("POST", path, body, key))
+        if "webhook_url" in body:
+            raise ValueError("Pressroom: as_bytes needs a synchronous render (no webhook_url)")
+        fields, content = self._transport.request_document(path, document_type, self.__api_key, body, key)
+        result = RenderResult(fields)
+        if content is not None:
+            result["content"] = content
+        elif result.status == "succeeded" and result.url:
+            # A service that answers JSON anyway: the document is one more request away.
+            result["content"] = self.download(result.url)
+        return result
 
     def templates(self) -> list[Template]:
         """GET /v1/templates: the public catalog."""

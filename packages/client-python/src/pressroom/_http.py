@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from email.message import Message
 from typing import Any, Callable, Optional, TypeVar
 
 from ._errors import PressroomError
@@ -122,13 +123,13 @@ class Transport:
         self.max_retry_wait = float(max_retry_wait)
         self._opener = urllib.request.build_opener(_NoRedirects)
 
-    def _exchange(self, method: str, url: str, headers: dict[str, str], body: Optional[bytes]) -> tuple[int, bytes]:
-        """One request: the status and body of a 2xx answer; PressroomError for anything else."""
+    def _exchange(self, method: str, url: str, headers: dict[str, str], body: Optional[bytes]) -> tuple[int, bytes, Message]:
+        """One request: the status, body and headers of a 2xx answer; PressroomError for anything else."""
         request = urllib.request.Request(url, data=body, headers=headers, method=method)
         try:
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
-                    return response.status, response.read()
+                    return response.status, response.read(), response.headers
             except urllib.error.HTTPError as answer:
                 with answer:
                     text = answer.read().decode("utf-8", "replace")
@@ -206,11 +207,55 @@ class Transport:
             data = json.dumps(body, separators=(",", ":")).encode("utf-8")
 
         def attempt() -> Any:
-            status, raw = self._exchange(method, url, headers, data)
+            status, raw, _ = self._exchange(method, url, headers, data)
             try:
                 return json.loads(raw.decode("utf-8"))
             except ValueError:
                 raise PressroomError("INTERNAL_ERROR", status, f"HTTP {status} answer is not JSON", _NO_BODY_HINT) from None
+
+        return self._with_retries(attempt)
+
+    def request_document(
+        self,
+        path: str,
+        document_type: str,
+        api_key: str,
+        body: Mapping[str, Any],
+        idempotency_key: Optional[str] = None,
+    ) -> tuple[Any, Optional[bytes]]:
+        """A sync render asking for the document itself (``Accept: document_type``).
+
+        Returns the answer's fields and the document's bytes; for a JSON answer
+        (a job still running: 202) its fields and None. The document's fields
+        come from the headers that stand for the JSON.
+        """
+        url = f"{self.base_url}{path}"
+        headers = {
+            "Accept": document_type,
+            "User-Agent": USER_AGENT,
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+        }
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+
+        def attempt() -> tuple[Any, Optional[bytes]]:
+            status, raw, answer = self._exchange("POST", url, headers, data)
+            if answer.get_content_type() == document_type:
+                fields = {
+                    "id": answer.get("Pressroom-Job-Id"),
+                    "status": "succeeded",
+                    "url": answer.get("Content-Location"),
+                    "expires_at": answer.get("Pressroom-Expires-At"),
+                    "content_type": document_type,
+                    "size_bytes": len(raw),
+                }
+                return fields, raw
+            try:
+                return json.loads(raw.decode("utf-8")), None
+            except ValueError:
+                raise PressroomError("INTERNAL_ERROR", status, f"HTTP {status} answer is neither {document_type} nor JSON", _NO_BODY_HINT) from None
 
         return self._with_retries(attempt)
 

@@ -67,6 +67,8 @@ class RenderResult(ApiObject):
     expires_at: Optional[str]
     content_type: Optional[str]
     size_bytes: Optional[int]
+    content: Optional[bytes]
+    """With ``as_bytes=True``: the document itself, from the same request (the same bytes ``url`` serves)."""
 
 
 class Template(ApiObject):

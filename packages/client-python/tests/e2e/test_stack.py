@@ -147,6 +147,19 @@ class Rendering(Stack):
         self.assertEqual(len(sent), 1)
         self.assertNotIn("Authorization", sent[0], "the signed URL is the credential: no key is sent")
 
+    def test_render_as_bytes_gets_the_pdf_in_the_same_request(self) -> None:
+        result = self.client.render(html="<h1>Hello {{name}}</h1>", data={"name": "Ada"}, as_bytes=True)
+        self.assertEqual((result.status, result.content_type), ("succeeded", "application/pdf"))
+        self.assertTrue((result.content or b"").startswith(b"%PDF-"))
+        self.assertEqual(result.size_bytes, len(result.content or b""))
+        self.assertEqual(self.client.job(result.id).status, "succeeded")
+        self.assertEqual(self.client.download(result.url or ""), result.content, "the stored output is the document answered")
+
+    def test_image_as_bytes(self) -> None:
+        result = self.client.image(template_id="social-card", data=self.sample("social-card"), as_bytes=True)
+        self.assertEqual(result.content_type, "image/png")
+        self.assertTrue((result.content or b"").startswith(b"\x89PNG\r\n\x1a\n"))
+
     def test_render_a_template_with_retries_on(self) -> None:
         retrying = Pressroom(api_key=setting("PRESSROOM_E2E_API_KEY"), base_url=self.base_url, max_retries=2)
         result = retrying.render(template_id="invoice", data=self.sample("invoice"))

@@ -102,6 +102,41 @@ class Endpoints(ServerTest):
             self.server.last.json(), {"html": "<h1>{{title}}</h1>", "data": {"title": "Hi"}, "webhook_url": "https://example.com/hook"}
         )
 
+    def test_render_as_bytes_asks_for_the_pdf_and_returns_it_with_the_job(self) -> None:
+        pdf = b"%PDF-1.7\n...%%EOF\n"
+        headers = {
+            "Content-Type": "application/pdf",
+            "Pressroom-Job-Id": "job_01",
+            "Content-Location": SUCCEEDED["url"],
+            "Pressroom-Expires-At": SUCCEEDED["expires_at"],
+        }
+        self.server.handler = always(Reply(200, pdf, headers))
+        result = self.client.render(template_id="invoice", data={}, as_bytes=True, idempotency_key="doc-1")
+        self.assertEqual(self.server.last.headers["accept"], "application/pdf")
+        self.assertEqual(self.server.last.headers["idempotency-key"], "doc-1")
+        self.assertEqual(result.content, pdf)
+        self.assertEqual(
+            (result.id, result.status, result.url, result.expires_at, result.content_type, result.size_bytes),
+            ("job_01", "succeeded", SUCCEEDED["url"], SUCCEEDED["expires_at"], "application/pdf", len(pdf)),
+        )
+
+    def test_image_as_bytes_asks_for_png_and_a_running_job_comes_back_queued(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_04", "status": "queued"})
+        result = self.client.image(template_id="og-image", data={}, as_bytes=True)
+        self.assertEqual(self.server.last.headers["accept"], "image/png")
+        self.assertEqual((result.status, result.content), ("queued", None))
+
+    def test_as_bytes_downloads_when_the_service_answers_json_and_refuses_a_webhook(self) -> None:
+        pdf = b"%PDF-1.7 fallback"
+        url = f"{self.server.base_url}/v1/outputs/out_1?exp=1&sig=ab"
+        self.server.handler = lambda request: (
+            json_reply(200, {**SUCCEEDED, "url": url}) if request.method == "POST" else Reply(200, pdf, {"Content-Type": "application/pdf"})
+        )
+        self.assertEqual(self.client.render(html="<p>x</p>", data={}, as_bytes=True).content, pdf)
+        self.assertNotIn("authorization", self.server.last.headers)
+        with self.assertRaisesRegex(ValueError, "as_bytes needs a synchronous render"):
+            self.client.render(html="<p>x</p>", data={}, webhook_url="https://example.com/hook", as_bytes=True)
+
     def test_image_posts_to_v1_image(self) -> None:
         self.server.handler = lambda request: json_reply(200, {**SUCCEEDED, "content_type": "image/png"})
         result = self.client.image(template_id="social-card", data={"title": "Launch"})
