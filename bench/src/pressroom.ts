@@ -37,8 +37,26 @@ export async function renderThroughPressroom(baseUrl: string, apiKey: string, do
   return body.id;
 }
 
-export function runPressroom(baseUrl: string, keys: string[], doc: BenchDocument, concurrency: number, count: number): Promise<RunStats> {
+/** One request that answers with the document itself (Accept: the document's type): one round trip. */
+export async function documentThroughPressroom(baseUrl: string, apiKey: string, doc: BenchDocument): Promise<void> {
+  const type = doc.kind === "pdf" ? "application/pdf" : "image/png";
+  const response = await fetch(`${baseUrl}${doc.endpoint}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", accept: type },
+    body: JSON.stringify({ template_id: doc.templateId, data: doc.data }),
+  });
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const magic = Buffer.from(bytes.subarray(0, 4)).toString("latin1");
+  if (response.status !== 200 || response.headers.get("content-type") !== type || (doc.kind === "pdf" ? magic !== "%PDF" : magic !== "\x89PNG")) {
+    throw new Error(`render failed: ${response.status} ${Buffer.from(bytes.subarray(0, 200)).toString("utf8")}`);
+  }
+}
+
+/** POST then download (`oneTrip` false), or the document in the POST's answer (`oneTrip` true). */
+export function runPressroom(baseUrl: string, keys: string[], doc: BenchDocument, concurrency: number, count: number, oneTrip = false): Promise<RunStats> {
   return drive(concurrency, count, 2, async (worker) => {
-    await renderThroughPressroom(baseUrl, keys[worker % keys.length]!, doc);
+    const key = keys[worker % keys.length]!;
+    if (oneTrip) await documentThroughPressroom(baseUrl, key, doc);
+    else await renderThroughPressroom(baseUrl, key, doc);
   });
 }
