@@ -53,7 +53,12 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
     postgres = await startPrivatePostgres(pgDir);
     harness = await startHarness({
       databaseServer: postgres.url,
-      serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }), gateway: { SYNC_WAIT_MS: "20000" } },
+      serviceEnv: {
+        webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }),
+        gateway: { SYNC_WAIT_MS: "20000" },
+        // Short leases, swept often: a render admitted by a gateway killed before it could submit it is refunded within the suite.
+        metering: { SLOT_LEASE_SECONDS: "20", SWEEP_INTERVAL_MS: "2000" },
+      },
     });
     nc = await connect({ servers: harness.stack.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   });
@@ -177,10 +182,10 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
     const succeeded = jobs.filter((job) => job.status === "succeeded");
     const charged = succeeded.length + jobs.filter((job) => job.status === "failed" && !job.error?.refund).length;
     const usage = await eventually(
-      "every slot comes back",
+      "every slot comes back and every lost admission is refunded",
       async () => {
         const u = (await api.get("/v1/keys/usage", { key: apiKey })).json;
-        return u?.concurrency?.in_flight === 0 ? u : undefined;
+        return u?.concurrency?.in_flight === 0 && u?.renders?.used === charged ? u : undefined;
       },
       60_000,
       1_000,

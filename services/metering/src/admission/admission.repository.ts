@@ -113,6 +113,17 @@ export async function renewLease(db: Db, jobId: string, leaseSeconds: number): P
   return result.numUpdatedRows > 0n;
 }
 
+/** The jobs whose slot's lease has ended (at most `limit`). */
+export async function expiredSlots(db: Db, limit = 500): Promise<string[]> {
+  const rows = await db
+    .selectFrom("slots")
+    .select("job_id")
+    .where("lease_expires_at", "<", sql<Date>`clock_timestamp()`)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.job_id);
+}
+
 /** The jobs whose slot's lease ends within `withinSeconds` (and has not ended yet). */
 export async function expiringSlots(db: Db, withinSeconds: number): Promise<string[]> {
   const rows = await db

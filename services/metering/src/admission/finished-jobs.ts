@@ -1,7 +1,7 @@
-import { isAuthentic, readJobEvents, readLastJobEvent, type Logger } from "@pressroom/platform";
+import { isAuthentic, readFirstJobEvent, readJobEvents, readLastJobEvent, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamManager } from "nats";
-import { expiringSlots, heldJobs, releaseForEvent, renewLease } from "./admission.repository";
+import { expiredSlots, expiringSlots, heldJobs, releaseAdmission, releaseForEvent, renewLease } from "./admission.repository";
 import type { MeteringDb } from "../db";
 
 /** The type of the job's latest event, with one direct get; undefined when it has none. */
@@ -68,4 +68,26 @@ export async function renewQueuedLeases(deps: { db: Kysely<MeteringDb>; jsm: Jet
     }
   }
   return renewed;
+}
+
+/**
+ * Refunds the unit of every admitted job whose slot's lease ended while
+ * JetStream still knows nothing of it: it was lost before it was submitted
+ * (the gateway died between Admit and its publish, or could not reach
+ * metering to release it). Its slot goes with it. A job with events is left
+ * to its own terminal event. Run by the sweep before it deletes expired
+ * slots; throws when JOBS cannot be read, so that nothing is deleted
+ * unrefunded. Returns how many were refunded.
+ */
+export async function refundLostAdmissions(deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger }): Promise<number> {
+  let refunded = 0;
+  for (const jobId of await expiredSlots(deps.db)) {
+    if (await readFirstJobEvent(deps.jsm, jobId)) continue;
+    const outcome = await releaseAdmission(deps.db, { jobId, refund: true });
+    if (outcome.refunded) {
+      refunded++;
+      deps.logger.warn({ jobId }, "refunded an admitted job that was never submitted");
+    }
+  }
+  return refunded;
 }

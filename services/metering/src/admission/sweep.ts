@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { JetStreamManager } from "nats";
 import type { MeteringDb } from "../db";
 import { sweep } from "./admission.repository";
-import { renewQueuedLeases } from "./finished-jobs";
+import { refundLostAdmissions, renewQueuedLeases } from "./finished-jobs";
 import { sweepIdempotencyKeys } from "./idempotency.repository";
 
 export interface AdmissionSweepDeps {
@@ -16,8 +16,9 @@ export interface AdmissionSweepDeps {
 
 /**
  * Every intervalMs on this replica: renews the leases of jobs still queued or
- * rendering, then deletes what no decision needs any more (sweep() and
- * sweepIdempotencyKeys()). Every replica runs it; doing it twice is harmless.
+ * rendering, refunds admitted jobs that were lost before submission, then
+ * deletes what no decision needs any more (sweep() and sweepIdempotencyKeys()).
+ * Every replica runs it; doing it twice is harmless.
  */
 export class AdmissionSweep {
   private timer: NodeJS.Timeout | undefined;
@@ -30,8 +31,9 @@ export class AdmissionSweep {
     this.timer = setInterval(() => {
       const run = renewQueuedLeases({ db, jsm, logger }, leaseSeconds)
         .then(async (renewed) => {
+          const lost = await refundLostAdmissions({ db, jsm, logger });
           const [removed, idempotencyKeys] = await Promise.all([sweep(db), sweepIdempotencyKeys(db)]);
-          return { renewed, ...removed, idempotencyKeys };
+          return { renewed, lost, ...removed, idempotencyKeys };
         })
         .then(
           (removed) => logger.debug({ removed }, "metering sweep"),
