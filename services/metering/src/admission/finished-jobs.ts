@@ -54,8 +54,8 @@ export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: Je
  * queued or rendering (its latest event is job.accepted or job.started), so a
  * job that waits long in a backlog keeps its slot and the key cannot exceed
  * its plan. Slots of jobs that never got an event (lost before acceptance)
- * are left to expire. Run by every replica's sweep; renewing twice is
- * harmless. Returns how many were renewed.
+ * are left to expire, and refundLostAdmissions refunds them. Run by every
+ * replica's sweep; renewing twice is harmless. Returns how many were renewed.
  */
 export async function renewQueuedLeases(deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger }, leaseSeconds: number): Promise<number> {
   let renewed = 0;
