@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { readJobEvents, streams } from "@pressroom/platform";
-import { waitFor } from "@pressroom/stack";
+import { runMigrations, waitFor } from "@pressroom/stack";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import pg from "pg";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
@@ -128,15 +128,14 @@ describe("retention: no request text in JOBS, sealed and rotatable webhook secre
     assert.deepEqual(afterExpiry.v1, [hmac(fresh, later, afterExpiry.t)], "after the 24 h, the new secret alone");
   });
 
-  it("a plaintext secret left by an earlier version is sealed when identity starts, and stays the key's secret", async () => {
+  it("a plaintext secret left by an earlier version is sealed by identity's one-off step, and stays the key's secret", async () => {
     const { apiKey, keyId } = await h.admin.createKey("business");
     const legacy = `whsec_${randomBytes(32).toString("base64")}`;
     h.api.remember(legacy);
     await db.query("update identity.api_keys set webhook_secret = $2, webhook_secret_sealed = null where key_id = $1", [keyId, legacy]);
     assert.equal((await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json.secret, legacy, "read as it is until sealed");
 
-    await h.stack.services.kill("identity");
-    await h.stack.services.restart("identity");
+    await runMigrations(h.stack.databaseUrl, h.stack.secretEncryptionKey);
     const row = (await db.query("select webhook_secret, webhook_secret_sealed from identity.api_keys where key_id = $1", [keyId])).rows[0];
     assert.equal(row.webhook_secret, null);
     assert.match(row.webhook_secret_sealed, /^v1\./);

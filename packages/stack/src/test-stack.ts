@@ -27,6 +27,8 @@ export interface TestStack {
   ports: StackPorts;
   services: RunningServices;
   signingSecret: string;
+  /** Identity's sealing key, the one the migrations seeded with (to run them again: runMigrations). */
+  secretEncryptionKey: string;
   /** All output the services wrote so far. */
   output(): string;
   stop(): Promise<void>;
@@ -113,6 +115,7 @@ export async function startTestStack(
     ports,
     services: running,
     signingSecret,
+    secretEncryptionKey,
     output: () => [...running.processes.values()].map((p) => p.output.join("")).join(""),
     async stop() {
       await running.stop();
