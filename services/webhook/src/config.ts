@@ -6,7 +6,6 @@ const HOUR = 3_600 * SECOND;
 export const configSchema = z
   .object({
     ...baseConfigShape,
-    HEALTH_PORT: env.port(7106),
     DATABASE_URL: z.string().min(1),
     NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
     IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
