@@ -87,6 +87,8 @@ describe("foldJob", () => {
     }
     const byGateway = foldJob([...history(accepted(), started()), forged(succeeded(), "gateway")])!;
     assert.equal(byGateway.lastSeqOf.gateway, 20);
+    const byNoWriter = foldJob([...history(accepted()), forged(succeeded(), "constructor")])!;
+    assert.deepEqual(byNoWriter.lastSeqOf, { gateway: 10, render: 0, webhook: 0 }, "an unknown token is no writer's");
     assert.equal(foldJob([forged(accepted(), "webhook")]), undefined, "an acceptance only the gateway or render may write");
     const restored = foldJob([forged(accepted(), "render")])!;
     assert.equal(restored.status, "queued", "render restores an acceptance the gateway could not append");

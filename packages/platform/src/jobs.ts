@@ -107,7 +107,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
   const lastSeqOf = Object.fromEntries(JOB_WRITERS.map((writer) => [writer, 0])) as Record<JobWriter, number>;
   for (const stored of events) {
     const { seq, event, writer } = stored;
-    if (writer in lastSeqOf) lastSeqOf[writer as JobWriter] = seq;
+    if ((JOB_WRITERS as readonly string[]).includes(writer)) lastSeqOf[writer as JobWriter] = seq;
     if (!isAuthentic(stored)) continue;
     if (event.type === "job.accepted" && event.accepted) {
       if (state) continue;
