@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { component, type K8sObject, NAMESPACE, render } from "./test-support/helm";
+import { component, type K8sObject, NAMESPACE, PRODUCTION_VALUES, render } from "./test-support/helm";
 import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
 import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./test-support/workloads";
 
 /**
  * The NetworkPolicies of the default install (bundled NATS and Postgres),
- * evaluated as a whole: who may open a connection to whom, on which port,
- * against issue 12's allow-lists.
+ * and of the production example (external NATS and Postgres, the cluster's
+ * service range excluded from public egress), evaluated as a whole: who may
+ * open a connection to whom, on which port, against issue 12's allow-lists.
  */
 
 const POSTGRES_PORT = 5432;
@@ -22,6 +23,7 @@ const KUBE_DNS: Endpoint = {
   labels: { "k8s-app": "kube-dns" },
   ports: [{ name: "dns", containerPort: 53, protocol: "UDP" }],
 };
+const ip = (address: string): Endpoint => ({ ip: address });
 const OTHER_APP: Endpoint = { ip: "10.244.201.3", namespace: "shop", labels: { app: "shop" } };
 
 describe("the NetworkPolicies", () => {
@@ -32,7 +34,6 @@ describe("the NetworkPolicies", () => {
     if (!found) throw new Error(`no pod with app.kubernetes.io/component=${name}; rendered: ${[...pods.keys()].join(", ")}`);
     return found;
   };
-  const ip = (address: string): Endpoint => ({ ip: address });
   const may = (from: Endpoint, to: Endpoint, port: number, protocol = "TCP") => policies.allows(from, to, port, protocol);
 
   before(() => {
@@ -142,5 +143,58 @@ describe("the NetworkPolicies", () => {
 
   it("every service and the setup Job may resolve names with the cluster DNS", () => {
     for (const source of [...SERVICES, "provision"]) assert.equal(may(pod(source), KUBE_DNS, 53, "UDP"), true, `${source} → kube-dns:53/udp`);
+  });
+});
+
+describe("the NetworkPolicies of the production example values", () => {
+  let policies: NetworkPolicies;
+  const pods = new Map<string, Endpoint>();
+  /** The external NATS and Postgres, in namespaces of their own; an address in the cluster's service range. */
+  const NATS: Endpoint = { ip: "10.244.210.4", namespace: "nats", labels: { app: "nats" }, ports: [{ containerPort: NATS_PORT, protocol: "TCP" }] };
+  const POSTGRES: Endpoint = { ip: "10.244.211.4", namespace: "db", labels: { app: "postgres" }, ports: [{ containerPort: POSTGRES_PORT, protocol: "TCP" }] };
+  const CLUSTER_SERVICE = "10.96.0.10";
+  const pod = (name: string): Endpoint => pods.get(name) ?? assert.fail(`no pod with app.kubernetes.io/component=${name}`);
+  const may = (from: Endpoint, to: Endpoint, port: number) => policies.allows(from, to, port, "TCP");
+
+  before(() => {
+    const objects: K8sObject[] = render({ valuesFiles: [PRODUCTION_VALUES] });
+    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {} });
+    workloads(objects).forEach((w, i) => {
+      pods.set(component(w) ?? w.metadata.name, {
+        ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
+        namespace: w.metadata.namespace ?? NAMESPACE,
+        labels: w.spec.template.metadata?.labels ?? {},
+        ports: [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers].flatMap((c) => c.ports ?? []),
+      });
+    });
+  });
+
+  it("bundles no NATS or Postgres, and a pod of another namespace reaches the gateway's HTTP port only", () => {
+    assert.ok(!pods.has("nats") && !pods.has("postgresql"), [...pods.keys()].join(", "));
+    assert.equal(may(OTHER_APP, pod("gateway"), HTTP_PORT), true);
+    for (const target of SERVICES) {
+      for (const port of [GRPC_PORT, HEALTH_PORT]) assert.equal(may(OTHER_APP, pod(target), port), false, `shop → ${target}:${port}`);
+    }
+  });
+
+  it("every service and the setup Job reach the external NATS; the database services and the Job the external Postgres; the gateway no database", () => {
+    for (const source of [...SERVICES, "provision"]) assert.equal(may(pod(source), NATS, NATS_PORT), true, `${source} → external nats:4222`);
+    for (const source of [...MIGRATED, "provision"]) assert.equal(may(pod(source), POSTGRES, POSTGRES_PORT), true, `${source} → external postgres:5432`);
+    assert.equal(may(pod("gateway"), POSTGRES, POSTGRES_PORT), false, "gateway → postgres");
+  });
+
+  it("render and webhook reach public addresses, never the cluster's services, private ranges or the metadata address", () => {
+    assert.equal(may(pod("render"), ip(PUBLIC), 443), true, "render → public 443");
+    assert.equal(may(pod("webhook"), ip(PUBLIC), 443), true, "webhook → public 443");
+    assert.equal(may(pod("webhook"), ip(PUBLIC), 80), false, "webhook → public 80");
+    for (const source of ["render", "webhook"]) {
+      for (const address of [CLUSTER_SERVICE, METADATA, PRIVATE, "172.16.0.1", "192.168.1.1"]) {
+        assert.equal(may(pod(source), ip(address), 443), false, `${source} → ${address}:443`);
+      }
+    }
+    // The production example bills with Stripe: metering reaches its API (public 443), nothing else outside.
+    assert.equal(may(pod("metering"), ip(PUBLIC), 443), true, "metering → Stripe's API");
+    assert.equal(may(pod("metering"), ip(CLUSTER_SERVICE), 443), false, "metering → cluster service range");
+    for (const service of ["gateway", "identity", "storage"]) assert.equal(may(pod(service), ip(PUBLIC), 443), false, `${service} → public 443`);
   });
 });

@@ -529,6 +529,18 @@ describe("migrations and NATS provisioning run once, before the services", () =>
     }
   });
 
+  it("each migration step gets the database URL, and identity's also the key it seals the demo key's webhook secret with", () => {
+    for (const name of ["defaults", "production"] as const) {
+      for (const c of steps(setupJobs(rendered(name))[0]!)) {
+        const service = migrationOf(c);
+        if (!service) continue;
+        const secrets = (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => `${e.name}=${e.valueFrom!.secretKeyRef!.key}`);
+        const expected = ["DATABASE_URL=DATABASE_URL", ...(service === "identity" ? ["WEBHOOK_SECRET_ENCRYPTION_KEY=WEBHOOK_SECRET_ENCRYPTION_KEY"] : [])];
+        assert.deepEqual(secrets.sort(), expected, `${name}: ${c.name}`);
+      }
+    }
+  });
+
   it("what a pre-install hook Job reads exists before it: its ConfigMaps, Secrets and ServiceAccount are earlier hooks", () => {
     const objects = rendered("production");
     for (const job of setupJobs(objects).filter((j) => hooks(j).includes("pre-install"))) {
