@@ -1,6 +1,7 @@
 import type { Browser, CDPSession, Protocol } from "puppeteer-core";
 import { launchChromium, type LaunchSettings } from "./chromium";
-import { Slot, withTimeout, type SlotDeps } from "./slot";
+import { noop, withTimeout } from "./async";
+import { Slot, type SlotDeps } from "./slot";
 import { RenderFailure, type EngineLogger } from "./types";
 
 /** The generation stopped handing out pages (crash, recycle): take one from the next. */
@@ -23,8 +24,6 @@ interface Waiter {
 
 const CLOSE_MS = 3_000;
 const OPEN_FAILURES_BEFORE_RELAUNCH = 5;
-const noop = () => {};
-
 /**
  * One Chromium process and its warm pages. Replaced as a whole when the browser
  * dies or hangs, and retired (after its in-flight jobs) when it is recycled.

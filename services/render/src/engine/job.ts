@@ -1,4 +1,5 @@
 import type { Protocol } from "puppeteer-core";
+import { noop } from "./async";
 import { FifoSemaphore } from "./fifo";
 import { RenderFailure } from "./types";
 
@@ -9,8 +10,6 @@ export interface Limits {
 
 /** Sub-requests of one document the fetcher works on at once; the rest wait. */
 const FETCHES_PER_JOB = 16;
-
-const noop = () => {};
 
 /**
  * The page (or the whole browser) went away before the job's document started

@@ -1,4 +1,5 @@
 import type { CDPSession } from "puppeteer-core";
+import { noop } from "./async";
 import { outputCap, pageCap, type ActiveJob } from "./job";
 import type { JobLayout } from "./paper";
 import { countPdfPages } from "./pdf";
@@ -6,8 +7,6 @@ import { RenderFailure } from "./types";
 
 /** What Chromium hands over of a printed PDF per read. */
 const IO_CHUNK = 4 * 1024 * 1024;
-
-const noop = () => {};
 
 /** The page's viewport as a PNG, refused past the output cap. */
 export async function capturePng(session: CDPSession, width: number, height: number, maxOutputBytes: number): Promise<{ data: Uint8Array; pages: number }> {

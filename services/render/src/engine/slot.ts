@@ -1,4 +1,5 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
+import { noop, withTimeout } from "./async";
 import { DEAD_PROXY } from "./chromium";
 import { ActiveJob, NotStarted, blockedNavigation, estimatedPagesOverCap, exceptionLine, pageCap, probeScript, scriptError, seconds, type Limits } from "./job";
 import { decideRequest, newDocumentOrigin } from "./network";
@@ -54,8 +55,6 @@ const WARM_UP_LAYOUT: JobLayout = {
   pageHeightPx: 1047,
 };
 const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 };
-
-const noop = () => {};
 
 /**
  * One browser context with one page, driven over its own CDP session (no
@@ -387,13 +386,4 @@ export class Slot {
       return err instanceof Error && /not found|Failed to find context/i.test(err.message);
     }
   }
-}
-
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,9 +1,8 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
+import { noop } from "./async";
 import { resourceBudget, type ActiveJob } from "./job";
 import { MAX_DECODED_BYTES, SubresourceTooLarge, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
 import type { SubresourceFetcher } from "./types";
-
-const noop = () => {};
 
 /**
  * Answers one http(s) sub-request of a job through the SubresourceFetcher
