@@ -123,37 +123,47 @@ export async function withDeadline<T>(transport: Transport, url: string, run: (s
   }
 }
 
-/** One JSON call of the API. `apiKey` undefined means no Authorization header. */
-export async function requestJson<T>(
-  transport: Transport,
-  method: "GET" | "POST",
-  path: string,
-  options: { apiKey?: string; body?: unknown; idempotencyKey?: string } = {},
-): Promise<T> {
-  const url = `${transport.baseUrl}${path}`;
-  const headers: Record<string, string> = { Accept: "application/json", "User-Agent": USER_AGENT };
+interface CallOptions {
+  /** Undefined: no Authorization header. */
+  apiKey?: string;
+  body?: unknown;
+  idempotencyKey?: string;
+}
+
+/** The request of one API call: what it accepts, its key, Idempotency-Key and JSON body. */
+function requestInit(method: "GET" | "POST", accept: string, options: CallOptions): RequestInit {
+  const headers: Record<string, string> = { Accept: accept, "User-Agent": USER_AGENT };
   if (options.apiKey !== undefined) headers.Authorization = `Bearer ${options.apiKey}`;
   if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
-  const init: RequestInit = { method, headers };
-  if (options.body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(options.body);
+  if (options.body === undefined) return { method, headers };
+  headers["Content-Type"] = "application/json";
+  return { method, headers, body: JSON.stringify(options.body) };
+}
+
+/** The JSON of a 2xx answer; `what` names what was expected when it is not JSON. */
+function parseAnswer(response: Response, text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new PressroomError({
+      code: "INTERNAL_ERROR",
+      status: response.status,
+      message: `HTTP ${response.status} answer is not ${what}`,
+      hint: "Check baseUrl (a proxy may have answered); retry with exponential backoff.",
+      cause: err,
+    });
   }
+}
+
+/** One JSON call of the API. */
+export async function requestJson<T>(transport: Transport, method: "GET" | "POST", path: string, options: CallOptions = {}): Promise<T> {
+  const url = `${transport.baseUrl}${path}`;
+  const init = requestInit(method, "application/json", options);
   return withDeadline(transport, url, async (signal) => {
     const response = await transport.fetch(url, { ...init, signal });
     const text = await response.text();
     if (!response.ok) throw errorFromResponse(response, text);
-    try {
-      return JSON.parse(text) as T;
-    } catch (err) {
-      throw new PressroomError({
-        code: "INTERNAL_ERROR",
-        status: response.status,
-        message: `HTTP ${response.status} answer is not JSON`,
-        hint: "Check baseUrl (a proxy may have answered); retry with exponential backoff.",
-        cause: err,
-      });
-    }
+    return parseAnswer(response, text, "JSON") as T;
   });
 }
 
@@ -166,34 +176,17 @@ export async function requestDocument(
   transport: Transport,
   path: string,
   documentType: string,
-  options: { apiKey: string; body: unknown; idempotencyKey?: string },
+  options: CallOptions & { apiKey: string; body: unknown },
 ): Promise<{ bytes: Uint8Array; headers: Headers } | { json: unknown }> {
   const url = `${transport.baseUrl}${path}`;
-  const headers: Record<string, string> = {
-    Accept: documentType,
-    "User-Agent": USER_AGENT,
-    Authorization: `Bearer ${options.apiKey}`,
-    "Content-Type": "application/json",
-  };
-  if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
+  const init = requestInit("POST", documentType, options);
   return withDeadline(transport, url, async (signal) => {
-    const response = await transport.fetch(url, { method: "POST", headers, body: JSON.stringify(options.body), signal });
+    const response = await transport.fetch(url, { ...init, signal });
     if (!response.ok) throw errorFromResponse(response, await response.text());
     if (response.headers.get("content-type")?.split(";")[0]?.trim() === documentType) {
       return { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
     }
-    const text = await response.text();
-    try {
-      return { json: JSON.parse(text) as unknown };
-    } catch (err) {
-      throw new PressroomError({
-        code: "INTERNAL_ERROR",
-        status: response.status,
-        message: `HTTP ${response.status} answer is neither ${documentType} nor JSON`,
-        hint: "Check baseUrl (a proxy may have answered); retry with exponential backoff.",
-        cause: err,
-      });
-    }
+    return { json: parseAnswer(response, await response.text(), `${documentType} or JSON`) };
   });
 }
 

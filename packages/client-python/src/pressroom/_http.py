@@ -101,6 +101,21 @@ def error_from_response(status: int, retry_after_header: Optional[str], text: st
     )
 
 
+def _call_request(
+    accept: str, api_key: Optional[str], body: Optional[Mapping[str, Any]], idempotency_key: Optional[str]
+) -> tuple[dict[str, str], Optional[bytes]]:
+    """The headers and JSON body of one API call: what it accepts, its key and Idempotency-Key."""
+    headers = {"Accept": accept, "User-Agent": USER_AGENT}
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = idempotency_key
+    if body is None:
+        return headers, None
+    headers["Content-Type"] = "application/json"
+    return headers, json.dumps(body, separators=(",", ":")).encode("utf-8")
+
+
 class Transport:
     """Where and how requests go: base URL, per-operation socket timeout, retry policy."""
 
@@ -196,15 +211,7 @@ class Transport:
     ) -> Any:
         """One JSON call of the API. No ``api_key`` means no Authorization header."""
         url = f"{self.base_url}{path}"
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if api_key is not None:
-            headers["Authorization"] = f"Bearer {api_key}"
-        if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
-        data = None
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-            data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+        headers, data = _call_request("application/json", api_key, body, idempotency_key)
 
         def attempt() -> Any:
             status, raw, _ = self._exchange(method, url, headers, data)
@@ -230,15 +237,7 @@ class Transport:
         come from the headers that stand for the JSON.
         """
         url = f"{self.base_url}{path}"
-        headers = {
-            "Accept": document_type,
-            "User-Agent": USER_AGENT,
-            "Authorization": f"Bearer {api_key}",
-            "Content-Type": "application/json",
-        }
-        if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
-        data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+        headers, data = _call_request(document_type, api_key, body, idempotency_key)
 
         def attempt() -> tuple[Any, Optional[bytes]]:
             status, raw, answer = self._exchange("POST", url, headers, data)
