@@ -380,8 +380,9 @@ describe("render engine: limits", () => {
   });
   after(() => engine.close());
 
-  it("kills an infinite loop at the deadline and keeps serving", async () => {
-    await assert.rejects(engine.render({ kind: "pdf", html: "<script>while(true){}</script>", deadlineMs: 2_000 }), (err: unknown) => {
+  it("kills an infinite loop at the deadline, naming the job's whole deadline, and keeps serving", async () => {
+    const job = { kind: "pdf", html: "<script>while(true){}</script>", deadlineMs: 1_800, jobDeadlineMs: 2_000 } as const;
+    await assert.rejects(engine.render(job), (err: unknown) => {
       failsWith("deadline")(err);
       assert.match((err as Error).message, /2 s deadline/);
       return true;

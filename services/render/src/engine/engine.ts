@@ -2,7 +2,7 @@ import { DEFAULT_CHROMIUM_PATH } from "./chromium";
 import { FifoSemaphore } from "./fifo";
 import { Generation, GenerationGone, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
-import { NotStarted } from "./job";
+import { deadlineOf, NotStarted } from "./job";
 import type { Slot } from "./slot";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
@@ -106,14 +106,14 @@ export class RenderEngine {
   async render(job: RenderJob, { signal, holdPageUntil }: RenderCallOptions = {}): Promise<RenderOutput> {
     if (this.closed) throw shuttingDown();
     const layout = layoutOf(job);
-    const deadlineMs = job.deadlineMs && job.deadlineMs > 0 ? Math.min(job.deadlineMs, this.deadlineMs) : this.deadlineMs;
+    const deadline = deadlineOf(job, this.deadlineMs);
     const release = await this.permits.acquire(signal);
     try {
       for (let attempt = 1; ; attempt++) {
         const { slot, generation } = await this.takeSlot(signal);
         if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
         try {
-          return await slot.run(job.html, job.kind, layout, deadlineMs, { signal, scriptErrors: job.scriptErrors });
+          return await slot.run(job.html, job.kind, layout, deadline, { signal, scriptErrors: job.scriptErrors });
         } catch (err) {
           if (!(err instanceof NotStarted)) throw err;
           // The page or browser failed before this document ran: not the document's doing.

@@ -1,7 +1,7 @@
 import type { Protocol } from "puppeteer-core";
 import { noop } from "./async";
 import { FifoSemaphore } from "./fifo";
-import { RenderFailure } from "./types";
+import { RenderFailure, type RenderJob } from "./types";
 
 export interface Limits {
   maxPages: number;
@@ -58,6 +58,18 @@ export class ActiveJob {
     this.controller.abort(failure);
     this.rejectInterrupted(failure);
   }
+}
+
+/** How long a render may run from the moment it gets a page, and the deadline its failure names. */
+export interface Deadline {
+  ms: number;
+  namedMs: number;
+}
+
+/** The job's own deadline where it is the lower one, the engine's otherwise. */
+export function deadlineOf(job: Pick<RenderJob, "deadlineMs" | "jobDeadlineMs">, engineMs: number): Deadline {
+  if (!job.deadlineMs || job.deadlineMs <= 0 || job.deadlineMs >= engineMs) return { ms: engineMs, namedMs: engineMs };
+  return { ms: job.deadlineMs, namedMs: Math.min(job.jobDeadlineMs ?? job.deadlineMs, engineMs) };
 }
 
 export function seconds(ms: number): string {

@@ -1,7 +1,19 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop, withTimeout } from "./async";
 import { DEAD_PROXY } from "./chromium";
-import { ActiveJob, NotStarted, blockedNavigation, estimatedPagesOverCap, exceptionLine, pageCap, probeScript, scriptError, seconds, type Limits } from "./job";
+import {
+  ActiveJob,
+  NotStarted,
+  blockedNavigation,
+  estimatedPagesOverCap,
+  exceptionLine,
+  pageCap,
+  probeScript,
+  scriptError,
+  seconds,
+  type Deadline,
+  type Limits,
+} from "./job";
 import { decideRequest, newDocumentOrigin } from "./network";
 import { answerSubrequest } from "./subrequest";
 import type { JobLayout } from "./paper";
@@ -165,7 +177,7 @@ export class Slot {
     html: string,
     kind: "pdf" | "png",
     layout: JobLayout,
-    deadlineMs: number,
+    deadline: Deadline,
     { signal, limits = this.deps, scriptErrors = "fail" }: { signal?: AbortSignal; limits?: Limits; scriptErrors?: "fail" | "ignore" } = {},
   ): Promise<RenderOutput> {
     const started = performance.now();
@@ -173,7 +185,7 @@ export class Slot {
     this.shell = undefined;
     const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes);
     this.job = job;
-    const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadlineMs)} deadline`)), deadlineMs);
+    const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadline.namedMs)} deadline`)), deadline.ms);
     const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
@@ -218,7 +230,7 @@ export class Slot {
    * renderer (~150 ms); doing it here keeps that off the first real job.
    */
   async warmUp(): Promise<void> {
-    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, HOUSEKEEPING_MS, { limits: WARM_UP_LIMITS });
+    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, { ms: HOUSEKEEPING_MS, namedMs: HOUSEKEEPING_MS }, { limits: WARM_UP_LIMITS });
     await this.wipe();
   }
 

@@ -21,6 +21,12 @@ export interface RenderJob {
   /** Lowers the engine's deadline for this job; never raises it. */
   deadlineMs?: number;
   /**
+   * The whole deadline the job was given, when `deadlineMs` is what earlier steps
+   * (template expansion) left of it: the `deadline` failure names this one, so the
+   * customer reads the deadline they were promised, not the remainder.
+   */
+  jobDeadlineMs?: number;
+  /**
    * An uncaught exception in the document's script (or an unhandled promise
    * rejection) before it is printed: "fail" (the default) fails the render
    * with `script_error`, naming the exception's first line; "ignore" renders anyway.

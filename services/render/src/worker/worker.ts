@@ -252,11 +252,12 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         image: imageSettingsOf(row),
         scriptErrors: row.settings.script_errors ?? "fail",
         deadlineMs: left(),
+        jobDeadlineMs: deadlineMs,
       };
     }
     const html = await expander.expand({ source: accepted.html, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
     renderMetrics.templateExpanded(started);
-    return { html, kind: accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf", deadlineMs: left() };
+    return { html, kind: accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf", deadlineMs: left(), jobDeadlineMs: deadlineMs };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
