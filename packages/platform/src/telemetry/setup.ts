@@ -12,7 +12,7 @@ import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { RuntimeNodeInstrumentation } from "@opentelemetry/instrumentation-runtime-node";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { setPrometheusExporter } from "./metrics";
@@ -45,7 +45,10 @@ function otlpJson(): boolean {
 /**
  * Starts tracing and metrics for one process. Spans are exported by OTLP/HTTP
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (or to the given exporter, in
- * tests); every exporter is wrapped so no secret leaves the process. Metrics
+ * tests); every exporter is wrapped so no secret leaves the process. With no
+ * exporter, tracing is not installed at all: its context tracking and the
+ * instrumentations are a large share of every service's CPU per request
+ * (bench/RESULTS.md, "cpu"), for spans nobody would receive. Metrics
  * are always served to Prometheus (`/metrics` on the health port) and also
  * pushed by OTLP when the endpoint is set. The instrumentations above record
  * spans only: their metrics would label customers' hosts and peers, so every
@@ -57,12 +60,11 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
 
   const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName });
-  const spanProcessors: SpanProcessor[] = [];
   const exporter = options.exporter ?? (endpoint ? (otlpJson() ? new OTLPJsonTraceExporter() : new OTLPTraceExporter()) : undefined);
-  if (exporter) spanProcessors.push(new BatchSpanProcessor(new RedactingSpanExporter(exporter)));
-
-  const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
-  tracerProvider.register();
+  const tracerProvider = exporter
+    ? new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new RedactingSpanExporter(exporter))] })
+    : undefined;
+  tracerProvider?.register();
 
   const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
   setPrometheusExporter(prometheus);
@@ -74,14 +76,14 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   const meterProvider = new MeterProvider({ resource, readers });
   metrics.setGlobalMeterProvider(meterProvider);
 
-  const traced = instrumentations();
+  const traced = tracerProvider ? instrumentations() : [];
   registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation()] });
   const noMeters = { getMeter: () => createNoopMeter() };
   for (const instrumentation of traced) instrumentation.setMeterProvider(noMeters);
 
   const handle: TelemetryHandle = {
     async shutdown() {
-      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      await Promise.allSettled([tracerProvider?.shutdown(), meterProvider.shutdown()]);
     },
   };
   (globalThis as GlobalWithHandle)[HANDLE] = handle;
