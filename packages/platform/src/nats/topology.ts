@@ -29,6 +29,8 @@ export const subjects = {
   /** Every event of one job, in order, whoever wrote it. */
   jobEvents: (jobId: string) => `pressroom.job.${jobId}.*.v1`,
   allJobs: "pressroom.job.*.*.v1",
+  /** Every job's events from one writer: render's are the lifecycle (started, succeeded, failed) that metering and callbacks act on. */
+  jobsBy: (writer: JobWriter) => `pressroom.job.*.${writer}.v1`,
   /**
    * Core NATS only, captured by no stream: a job's terminal event, announced
    * by the worker once JetStream has acknowledged its append.
@@ -129,7 +131,7 @@ export const CONSUMERS: ConsumerSpec[] = [
       durable_name: consumers.meteringJobs,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      filter_subject: subjects.allJobs,
+      filter_subject: subjects.jobsBy("render"),
       ack_wait: nanos(30_000),
       max_ack_pending: 10_000,
     },
@@ -140,7 +142,7 @@ export const CONSUMERS: ConsumerSpec[] = [
       durable_name: consumers.webhookDispatch,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      filter_subject: subjects.allJobs,
+      filter_subject: subjects.jobsBy("render"),
       ack_wait: nanos(30_000),
       max_ack_pending: 10_000,
     },
