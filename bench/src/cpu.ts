@@ -1,6 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import { startTestStack } from "@pressroom/stack";
-import { benchDocuments } from "./documents";
+import { benchDocuments, type BenchDocument } from "./documents";
 import { benchKeys, runPressroom } from "./pressroom";
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
@@ -61,34 +64,82 @@ function spent(before: ReturnType<typeof sample>, after: ReturnType<typeof sampl
   return totals;
 }
 
-/**
- * CPU per render by process group, at a given concurrency: where the
- * machine's cores go besides Chromium's own work.
- */
-export async function cpu(count: number, concurrency = 4): Promise<string> {
-  const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: String(concurrency) } });
+/** The six services' own processes: "Node CPU per document" counts these (render's Chromium aside). */
+const NODE_SERVICES = ["gateway", "identity", "metering", "render", "storage", "webhook"];
+
+interface CpuRow {
+  doc: string;
+  throughput: number;
+  /** CPU ms per request by process group. */
+  per: [string, number][];
+}
+
+const nodeMs = (row: CpuRow) => row.per.filter(([name]) => NODE_SERVICES.includes(name)).reduce((s, [, v]) => s + v, 0);
+const totalMs = (row: CpuRow) => row.per.reduce((s, [, v]) => s + v, 0);
+
+/** An OTLP/HTTP endpoint that accepts every export and keeps nothing: what tracing costs the services, not a collector. */
+async function discardingCollector(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** CPU per request for each document, on a fresh stack started with `env`. */
+async function measure(env: Record<string, string>, docs: BenchDocument[], count: number, concurrency: number): Promise<CpuRow[]> {
+  const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: String(concurrency), ...env } });
   try {
     const keys = await benchKeys(stack, concurrency);
     const roots = new Map<string, number>([...stack.services.processes].map(([name, p]) => [name, p.child.pid!]));
     roots.set("bench client", process.pid);
-    const lines = [
-      `${count} requests per document at concurrency ${concurrency}; CPU ms per request by process group (services include their children: render includes Chromium):`,
-      "",
-    ];
-    for (const doc of benchDocuments()) {
+    const rows: CpuRow[] = [];
+    for (const doc of docs) {
       await runPressroom(stack.baseUrl, keys, doc, concurrency, concurrency * 3);
       const before = sample(roots);
       const stats = await runPressroom(stack.baseUrl, keys, doc, concurrency, count);
       const after = sample(roots);
-      const per = [...spent(before, after)].map(([name, ticks]) => [name, (ticks * TICK_MS) / stats.count] as const).sort((a, b) => b[1] - a[1]);
-      const total = per.reduce((s, [, v]) => s + v, 0);
-      lines.push(
-        `${doc.name}: ${stats.throughput.toFixed(1)}/s, ${total.toFixed(0)} ms CPU per request: ${per.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ")}`,
-      );
-      process.stdout.write(`${lines.at(-1)}\n`);
+      const per = [...spent(before, after)].map(([name, ticks]) => [name, (ticks * TICK_MS) / stats.count] as [string, number]).sort((a, b) => b[1] - a[1]);
+      rows.push({ doc: doc.name, throughput: stats.throughput, per });
+      process.stdout.write(`${line(rows.at(-1)!)}\n`);
     }
-    return lines.join("\n");
+    return rows;
   } finally {
     await stack.stop();
   }
+}
+
+const line = (row: CpuRow) =>
+  `${row.doc}: ${row.throughput.toFixed(1)}/s, ${totalMs(row).toFixed(0)} ms CPU per request, the six services' Node processes ${nodeMs(row).toFixed(1)}: ` +
+  row.per.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ");
+
+/**
+ * CPU per render by process group, at a given concurrency: where the
+ * machine's cores go besides Chromium's own work. Then the invoice again
+ * with tracing exported, for what turning it on costs.
+ */
+export async function cpu(count: number, concurrency = 4): Promise<string> {
+  const docs = benchDocuments();
+  const cores = availableParallelism();
+  const rows = await measure({}, docs, count, concurrency);
+  const collector = await discardingCollector();
+  const traced = await measure({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, docs.slice(0, 1), count, concurrency).finally(() => collector.close());
+  const plain = rows[0]!;
+  const withTraces = traced[0]!;
+  return [
+    `${count} requests per document at concurrency ${concurrency}; CPU ms per request by process group (services include their children: render includes Chromium):`,
+    "",
+    ...rows.map(line),
+    "",
+    "The machine's bound: at this concurrency its cores are saturated, so its throughput should be the cores' time over the CPU per request:",
+    "",
+    "| document | predicted (cores × 1000 ms / CPU per request) | measured | Node services per request |",
+    "|---|---|---|---|",
+    ...rows.map((r) => `| ${r.doc} | ${((cores * 1000) / totalMs(r)).toFixed(1)}/s | ${r.throughput.toFixed(1)}/s | ${nodeMs(r).toFixed(1)} ms |`),
+    "",
+    `With tracing on (every span exported by OTLP/HTTP to a collector that discards them), the invoice: ${line(withTraces)}.`,
+    `Tracing costs the six services ${(nodeMs(withTraces) - nodeMs(plain)).toFixed(1)} ms of CPU per invoice in this run.`,
+  ].join("\n");
 }
