@@ -9,6 +9,7 @@ import { admission } from "./admission";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { engineBench } from "./engine";
+import { profile } from "./profile";
 import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
@@ -236,6 +237,7 @@ async function main(): Promise<void> {
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
+    profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];
