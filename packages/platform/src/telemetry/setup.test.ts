@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { describe, it } from "node:test";
 import { context, trace } from "@opentelemetry/api";
 import { startTelemetry, shutdownTelemetry } from "./setup";
@@ -22,6 +24,18 @@ describe("telemetry without an exporter", () => {
   it("patches no module for spans", () => {
     const http = createRequire(__filename)("node:http") as typeof import("node:http");
     assert.equal((http.request as { __wrapped?: boolean }).__wrapped, undefined);
+  });
+
+  it("is not started again in a worker thread, which inherits the preload", async () => {
+    const preload = `require(${JSON.stringify(require.resolve("tsx/cjs"))}); require(${JSON.stringify(path.join(__dirname, "register.ts"))});`;
+    const probe = `${preload} require("node:worker_threads").parentPort.postMessage(globalThis[Symbol.for("pressroom.telemetry")] !== undefined);`;
+    const worker = new Worker(probe, { eval: true });
+    const [started] = (await new Promise((resolve, reject) => {
+      worker.once("message", (m) => resolve([m]));
+      worker.once("error", reject);
+    })) as [boolean];
+    await worker.terminate();
+    assert.equal(started, false);
   });
 
   it("shuts down cleanly", async () => {

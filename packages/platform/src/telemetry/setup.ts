@@ -37,6 +37,13 @@ export function instrumentations(): Instrumentation[] {
   ];
 }
 
+/**
+ * How often the event-loop delay is sampled. The instrumentation's default, every 10 ms, is a
+ * timer that woke each process 100 times a second, idle or not: a few milliseconds of CPU per
+ * second per process (`npm run bench -- cpu`). Ten samples a second still show a loop that stalls.
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 /** OTLP/HTTP with protobuf bodies (the OpenTelemetry default), or JSON when OTEL_EXPORTER_OTLP_PROTOCOL is http/json. */
 function otlpJson(): boolean {
   return process.env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json";
@@ -77,7 +84,7 @@ export function startTelemetry(options: { serviceName: string; exporter?: SpanEx
   metrics.setGlobalMeterProvider(meterProvider);
 
   const traced = tracerProvider ? instrumentations() : [];
-  registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation()] });
+  registerInstrumentations({ instrumentations: [...traced, new RuntimeNodeInstrumentation({ monitoringPrecision: EVENT_LOOP_SAMPLE_MS })] });
   const noMeters = { getMeter: () => createNoopMeter() };
   for (const instrumentation of traced) instrumentation.setMeterProvider(noMeters);
 
