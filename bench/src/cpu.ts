@@ -88,13 +88,31 @@ async function discardingCollector(): Promise<{ url: string; close: () => Promis
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** CPU per request for each document, on a fresh stack started with `env`. */
-async function measure(env: Record<string, string>, docs: BenchDocument[], count: number, concurrency: number): Promise<CpuRow[]> {
+/** How long the idle stack is watched. */
+const IDLE_MS = 10_000;
+
+/** CPU per request for each document, on a fresh stack started with `env`; with `idle`, first the stack's CPU per second with no requests. */
+async function measure(
+  env: Record<string, string>,
+  docs: BenchDocument[],
+  count: number,
+  concurrency: number,
+  idle?: (perSecond: [string, number][]) => void,
+): Promise<CpuRow[]> {
   const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: String(concurrency), ...env } });
   try {
     const keys = await benchKeys(stack, concurrency);
     const roots = new Map<string, number>([...stack.services.processes].map(([name, p]) => [name, p.child.pid!]));
     roots.set("bench client", process.pid);
+    if (idle) {
+      await runPressroom(stack.baseUrl, keys, docs[0]!, concurrency, concurrency * 3);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const before = sample(roots);
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+      idle(
+        [...spent(before, sample(roots))].map(([name, ticks]) => [name, (ticks * TICK_MS * 1000) / IDLE_MS] as [string, number]).sort((a, b) => b[1] - a[1]),
+      );
+    }
     const rows: CpuRow[] = [];
     for (const doc of docs) {
       await runPressroom(stack.baseUrl, keys, doc, concurrency, concurrency * 3);
@@ -123,7 +141,8 @@ const line = (row: CpuRow) =>
 export async function cpu(count: number, concurrency = 4): Promise<string> {
   const docs = benchDocuments();
   const cores = availableParallelism();
-  const rows = await measure({}, docs, count, concurrency);
+  let idle: [string, number][] = [];
+  const rows = await measure({}, docs, count, concurrency, (perSecond) => (idle = perSecond));
   const collector = await discardingCollector();
   const traced = await measure({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, docs.slice(0, 1), count, concurrency).finally(() => collector.close());
   const plain = rows[0]!;
@@ -138,6 +157,12 @@ export async function cpu(count: number, concurrency = 4): Promise<string> {
     "| document | predicted (cores × 1000 ms / CPU per request) | measured | Node services per request |",
     "|---|---|---|---|",
     ...rows.map((r) => `| ${r.doc} | ${((cores * 1000) / totalMs(r)).toFixed(1)}/s | ${r.throughput.toFixed(1)}/s | ${nodeMs(r).toFixed(1)} ms |`),
+    "",
+    `Idle (no requests, ${IDLE_MS / 1000} s after a few), CPU ms per second: ${idle.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(", ")}; ` +
+      `the six services ${idle
+        .filter(([n]) => NODE_SERVICES.includes(n))
+        .reduce((t, [, v]) => t + v, 0)
+        .toFixed(1)}.`,
     "",
     `With tracing on (every span exported by OTLP/HTTP to a collector that discards them), the invoice: ${line(withTraces)}.`,
     `Tracing costs the six services ${(nodeMs(withTraces) - nodeMs(plain)).toFixed(1)} ms of CPU per invoice in this run.`,
