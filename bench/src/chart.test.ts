@@ -6,17 +6,22 @@ const run = (p50: number, p99: number, throughput: number) => ({ p50, p99, throu
 
 describe("the compare chart", () => {
   const rows: CompareRow[] = [
-    { doc: "invoice <1 page>", concurrency: 1, floor: run(37, 54, 26.2), pressroom: run(103, 145, 9.7) },
-    { doc: "invoice <1 page>", concurrency: 4, floor: run(110, 177, 35.3), pressroom: run(289, 486, 12.9) },
-    { doc: "report", concurrency: 1, floor: run(435, 542, 2.2), pressroom: run(483, 617, 2) },
-    { doc: "report", concurrency: 4, floor: run(788, 1169, 4.6), pressroom: run(1002, 1479, 3.7) },
+    { doc: "invoice <1 page>", concurrency: 1, floor: run(37, 54, 26.2), pressroom: run(103, 145, 9.7), jsreport: run(129, 160, 7.4) },
+    { doc: "invoice <1 page>", concurrency: 4, floor: run(110, 177, 35.3), pressroom: run(289, 486, 12.9), jsreport: run(380, 520, 10.8) },
+    { doc: "report", concurrency: 1, floor: run(435, 542, 2.2), pressroom: run(483, 617, 2), jsreport: run(600, 700, 1.6) },
+    { doc: "report", concurrency: 4, floor: run(788, 1169, 4.6), pressroom: run(1002, 1479, 3.7), jsreport: run(1400, 1700, 2.8) },
   ];
   const svg = compareChart(rows, "Run on commit abc");
 
-  it("draws latency and throughput for each document, floor and Pressroom, at each concurrency", () => {
+  it("draws latency and throughput for each document, floor, Pressroom and jsreport, at each concurrency", () => {
     assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-    assert.equal((svg.match(/<polyline /g) ?? []).length, 2 * (4 + 2), "per document: p50 and p99 of both, and both throughputs");
-    assert.equal((svg.match(/<circle /g) ?? []).length, 2 * 2 * 6);
+    assert.equal(
+      (svg.match(/<polyline /g) ?? []).length,
+      2 * (5 + 3),
+      "per document: p50 and p99 of floor and Pressroom, jsreport's p50, and the three throughputs",
+    );
+    assert.equal((svg.match(/<circle /g) ?? []).length, 2 * 2 * 8);
+    assert.ok(svg.includes("<title>jsreport c=4: 10.8/s</title>"));
     assert.ok(svg.includes("<title>Pressroom p99 c=4: 1480 ms</title>"));
     assert.ok(svg.includes("<title>floor c=1: 26.2/s</title>"));
     assert.ok(svg.includes("invoice &lt;1 page&gt;: latency"), "text is escaped");

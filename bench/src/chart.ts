@@ -5,12 +5,13 @@ export interface CompareRow {
   concurrency: number;
   floor: Pick<RunStats, "p50" | "p99" | "throughput">;
   pressroom: Pick<RunStats, "p50" | "p99" | "throughput">;
+  jsreport: Pick<RunStats, "p50" | "p99" | "throughput">;
 }
 
 const PANEL_W = 360;
 const PANEL_H = 220;
 const MARGIN = { left: 58, right: 24, top: 34, bottom: 40 };
-const COLORS = { floor: "#7a7a7a", pressroom: "#1f6feb" };
+const COLORS = { floor: "#7a7a7a", pressroom: "#1f6feb", jsreport: "#d4760a" };
 
 const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
@@ -57,13 +58,13 @@ function panel(x: number, y: number, title: string, unit: string, levels: number
 
 /**
  * The compare run as an SVG: per document, latency p50 (solid) and p99
- * (dashed), and throughput, by concurrency, for the Chromium floor (grey)
- * and Pressroom end to end (blue).
+ * (dashed), and throughput, by concurrency, for the Chromium floor (grey),
+ * Pressroom end to end (blue) and jsreport (orange, p50 only).
  */
 export function compareChart(rows: CompareRow[], caption: string): string {
   const docs = [...new Set(rows.map((r) => r.doc))];
   const width = PANEL_W * 2;
-  const legendH = 40;
+  const legendH = 58;
   const height = legendH + docs.length * PANEL_H + 24;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">`,
@@ -75,11 +76,13 @@ export function compareChart(rows: CompareRow[], caption: string): string {
     ["floor p99", COLORS.floor, true],
     ["Pressroom p50 / throughput", COLORS.pressroom, false],
     ["Pressroom p99", COLORS.pressroom, true],
+    ["jsreport p50 / throughput", COLORS.jsreport, false],
   ];
   legend.forEach(([label, color, dashed], i) => {
-    const lx = [16, 196, 336, 546][i]!;
-    parts.push(`<line x1="${lx}" x2="${lx + 24}" y1="20" y2="20" stroke="${color}" stroke-width="2"${dashed ? ' stroke-dasharray="5 4"' : ""}/>`);
-    parts.push(`<text x="${lx + 30}" y="24" class="legend">${escape(label)}</text>`);
+    const lx = [16, 196, 336, 546, 16][i]!;
+    const ly = i < 4 ? 20 : 40;
+    parts.push(`<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${dashed ? ' stroke-dasharray="5 4"' : ""}/>`);
+    parts.push(`<text x="${lx + 30}" y="${ly + 4}" class="legend">${escape(label)}</text>`);
   });
   docs.forEach((doc, d) => {
     const mine = rows.filter((r) => r.doc === doc).sort((a, b) => a.concurrency - b.concurrency);
@@ -91,10 +94,12 @@ export function compareChart(rows: CompareRow[], caption: string): string {
         { label: "floor p99", color: COLORS.floor, dashed: true, points: mine.map((r) => r.floor.p99) },
         { label: "Pressroom p50", color: COLORS.pressroom, dashed: false, points: mine.map((r) => r.pressroom.p50) },
         { label: "Pressroom p99", color: COLORS.pressroom, dashed: true, points: mine.map((r) => r.pressroom.p99) },
+        { label: "jsreport p50", color: COLORS.jsreport, dashed: false, points: mine.map((r) => r.jsreport.p50) },
       ]),
       panel(PANEL_W, y, `${doc}: throughput`, "/s", levels, [
         { label: "floor", color: COLORS.floor, dashed: false, points: mine.map((r) => r.floor.throughput) },
         { label: "Pressroom", color: COLORS.pressroom, dashed: false, points: mine.map((r) => r.pressroom.throughput) },
+        { label: "jsreport", color: COLORS.jsreport, dashed: false, points: mine.map((r) => r.jsreport.throughput) },
       ]),
     );
   });

@@ -1,0 +1,168 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { homedir } from "node:os";
+import path from "node:path";
+import { chromiumArgs } from "@pressroom/render/engine";
+import { descendantsOf } from "@pressroom/stack";
+import type { BenchDocument } from "./documents";
+import { drive, type RunStats } from "./stats";
+
+/**
+ * jsreport 4.7, the last line that runs on Node 20. Installed from the npm
+ * registry into a cache outside the repository at the first run, without
+ * puppeteer's own browser download: it is given the same Chromium binary.
+ */
+const PACKAGES = ["@jsreport/jsreport-core@4.7.1", "@jsreport/jsreport-chrome-pdf@4.3.0", "@jsreport/jsreport-express@4.2.3"];
+const HOME = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), ".cache"), "pressroom-bench", "jsreport-4.7.1");
+const INSTALLED = path.join(HOME, ".installed");
+const READY = "jsreport ready";
+
+/** Its server: the HTTP API, the chrome-pdf and chrome-image recipes, a Chromium pool of one page per worker, nothing stored. */
+const START_SCRIPT = `const settings = JSON.parse(process.env.JSREPORT_BENCH);
+const jsreport = require("@jsreport/jsreport-core")({
+  extensions: {
+    express: { httpPort: settings.port },
+    "chrome-pdf": { strategy: "chrome-pool", numberOfWorkers: settings.workers, launchOptions: { executablePath: settings.chromium, args: settings.args } },
+  },
+  workers: { numberOfWorkers: settings.workers },
+  reportTimeout: 60000,
+  store: { provider: "memory" },
+  blobStorage: { provider: "memory" },
+  logger: { console: { transport: "console", level: "warn" } },
+  discover: false,
+});
+jsreport.use(require("@jsreport/jsreport-express")());
+jsreport.use(require("@jsreport/jsreport-chrome-pdf")());
+jsreport.init().then(() => console.log(${JSON.stringify(READY)}), (err) => { console.error(err); process.exit(1); });
+`;
+
+function install(): void {
+  if (existsSync(INSTALLED)) return;
+  mkdirSync(HOME, { recursive: true });
+  writeFileSync(path.join(HOME, "package.json"), JSON.stringify({ private: true }));
+  process.stdout.write(`installing ${PACKAGES.join(" ")} into ${HOME}\n`);
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...PACKAGES], {
+    cwd: HOME,
+    stdio: "inherit",
+    env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: "1" },
+  });
+  writeFileSync(INSTALLED, PACKAGES.join("\n"));
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** What jsreport is asked to render: the document's HTML as is (engine "none"; Pressroom expands the same template itself). */
+function templateOf(doc: BenchDocument): Record<string, unknown> {
+  if (doc.kind === "png") {
+    const { width, height } = doc.image!;
+    return {
+      content: doc.html,
+      engine: "none",
+      recipe: "chrome-image",
+      chromeImage: { type: "png", viewportWidth: width, viewportHeight: height, clipX: 0, clipY: 0, clipWidth: width, clipHeight: height },
+    };
+  }
+  const pdf = doc.pdf!;
+  return {
+    content: doc.html,
+    engine: "none",
+    recipe: "chrome-pdf",
+    chrome: {
+      format: pdf.format,
+      landscape: pdf.landscape,
+      marginTop: pdf.margin.top,
+      marginRight: pdf.margin.right,
+      marginBottom: pdf.margin.bottom,
+      marginLeft: pdf.margin.left,
+      printBackground: true,
+      displayHeaderFooter: Boolean(pdf.headerTemplate || pdf.footerTemplate),
+      headerTemplate: pdf.headerTemplate || "<span></span>",
+      footerTemplate: pdf.footerTemplate || "<span></span>",
+    },
+  };
+}
+
+/** A real peer in the compare run: jsreport's own HTTP API, started and stopped by the bench. */
+export class JsreportPeer {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly baseUrl: string,
+  ) {}
+
+  static async start(chromium: string, workers: number): Promise<JsreportPeer> {
+    install();
+    const startScript = path.join(HOME, "start.js");
+    writeFileSync(startScript, START_SCRIPT);
+    const port = await freePort();
+    // jsreport hands Chromium the document over its own loopback HTTP: the engine's containment
+    // flags (a dead proxy for everything, loopback included) would stop it; the speed flags stay.
+    const args = chromiumArgs({ sandbox: false, rendererHeapMiB: 512 }).filter((arg) => !/^--(proxy-|host-resolver-rules)/.test(arg));
+    const child = spawn(process.execPath, [startScript], {
+      cwd: HOME,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, JSREPORT_BENCH: JSON.stringify({ port, workers, chromium, args }) },
+    });
+    let output = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`jsreport did not start in 120 s:\n${output}`)), 120_000);
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString("utf8");
+        if (output.includes(READY)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout!.on("data", collect);
+      child.stderr!.on("data", collect);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`jsreport exited with ${code}:\n${output}`));
+      });
+    });
+    return new JsreportPeer(child, `http://127.0.0.1:${port}`);
+  }
+
+  private async renderOnce(doc: BenchDocument): Promise<void> {
+    const response = await fetch(`${this.baseUrl}/api/report`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ template: templateOf(doc) }),
+    });
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const magic = Buffer.from(bytes.subarray(0, 4)).toString("latin1");
+    if (response.status !== 200 || (doc.kind === "pdf" ? magic !== "%PDF" : magic !== "\x89PNG")) {
+      throw new Error(`jsreport failed: ${response.status} ${Buffer.from(bytes.subarray(0, 300)).toString("utf8")}`);
+    }
+  }
+
+  run(doc: BenchDocument, concurrency: number, count: number): Promise<RunStats> {
+    return drive(concurrency, count, 2, () => this.renderOnce(doc));
+  }
+
+  /** Stops jsreport and its Chromium, which puppeteer starts in a process group of its own. */
+  async close(): Promise<void> {
+    const descendants = descendantsOf(this.child.pid!);
+    if (this.child.exitCode === null) {
+      const exited = new Promise((resolve) => this.child.once("exit", resolve));
+      process.kill(-this.child.pid!, "SIGTERM");
+      const timer = setTimeout(() => process.kill(-this.child.pid!, "SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    for (const pid of descendants) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
