@@ -31,10 +31,10 @@ function countFor(doc: BenchDocument): number {
   return Math.max(8, Math.round((doc.templateId === "report" ? 16 : 60) * SCALE));
 }
 
-/** The commit the numbers come from, and whether the tree had changes on top of it. */
+/** The commit the numbers come from, and whether the tree had changes on top of it (besides what the bench itself writes). */
 function revision(): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-  const changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md") !== "";
+  const changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md", ":!bench/compare.svg") !== "";
   return `commit ${git("rev-parse", "--short", "HEAD")}${changed ? " with uncommitted changes" : ""}`;
 }
 
