@@ -164,7 +164,7 @@ export async function cpu(count: number, concurrency = 4): Promise<string> {
         .reduce((t, [, v]) => t + v, 0)
         .toFixed(1)}.`,
     "",
-    `With tracing on (every span exported by OTLP/HTTP to a collector that discards them), the invoice: ${line(withTraces)}.`,
+    `With tracing on (every span exported by OTLP/HTTP to a collector that discards them): ${line(withTraces)}.`,
     `Tracing costs the six services ${(nodeMs(withTraces) - nodeMs(plain)).toFixed(1)} ms of CPU per invoice in this run.`,
   ].join("\n");
 }
