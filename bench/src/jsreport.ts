@@ -18,12 +18,18 @@ const HOME = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), ".cach
 const INSTALLED = path.join(HOME, ".installed");
 const READY = "jsreport ready";
 
-/** Its server: the HTTP API, the chrome-pdf and chrome-image recipes, a Chromium pool of one page per worker, nothing stored. */
+/**
+ * Its server: the HTTP API, the chrome-pdf and chrome-image recipes, nothing stored. jsreport renders
+ * each request in one of its worker threads, and each thread keeps its own chrome-pool: the pool's
+ * numberOfWorkers is per thread, so one browser per thread makes one Chromium per concurrent request
+ * (a new page in it per render). numberOfWorkers equal to the threads would start their square
+ * (16 browsers at c=4, measured), most of them launched during the timed renders.
+ */
 const START_SCRIPT = `const settings = JSON.parse(process.env.JSREPORT_BENCH);
 const jsreport = require("@jsreport/jsreport-core")({
   extensions: {
     express: { httpPort: settings.port },
-    "chrome-pdf": { strategy: "chrome-pool", numberOfWorkers: settings.workers, launchOptions: { executablePath: settings.chromium, args: settings.args } },
+    "chrome-pdf": { strategy: "chrome-pool", numberOfWorkers: 1, launchOptions: { executablePath: settings.chromium, args: settings.args } },
   },
   workers: { numberOfWorkers: settings.workers },
   reportTimeout: 60000,
