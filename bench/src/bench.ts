@@ -92,8 +92,8 @@ async function compare(): Promise<string> {
     "![Latency p50 and p99 and throughput by concurrency, the Chromium floor and Pressroom](compare.svg)",
     "",
     "Pressroom: POST, then the download of its URL. One trip: POST with `Accept: application/pdf` (or `image/png`), the document in the answer. " +
-      "jsreport: 4.7.1 with chrome-pdf / chrome-image, one Chromium per concurrent request (a worker thread each, a new page per render) on the same binary, " +
-      "through its HTTP API (`POST /api/report`), given the already expanded HTML (engine `none`), so it does no templating where Pressroom does.",
+      "jsreport: 4.7.1 with chrome-pdf / chrome-image, one Chromium per concurrent request (a worker thread each, a new page per render), " +
+      "on the same binary with the floor's flags, through its HTTP API (`POST /api/report`), given the already expanded HTML (engine `none`), so it does no templating where Pressroom does.",
     "",
     "| document | concurrency | floor p50 | floor p99 | floor throughput | Pressroom p50 | Pressroom p99 | Pressroom throughput | one trip p50 | one trip throughput | jsreport p50 | jsreport throughput | p50 ratio | throughput ratio |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",

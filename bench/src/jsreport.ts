@@ -107,9 +107,9 @@ export class JsreportPeer {
     const startScript = path.join(HOME, "start.js");
     writeFileSync(startScript, START_SCRIPT);
     const port = await freePort();
-    // jsreport hands Chromium the document over its own loopback HTTP: the engine's containment
-    // flags (a dead proxy for everything, loopback included) would stop it; the speed flags stay.
-    const args = chromiumArgs({ sandbox: false, rendererHeapMiB: 512 }).filter((arg) => !/^--(proxy-|host-resolver-rules)/.test(arg));
+    // The floor's flags, containment included: jsreport writes the HTML to a temporary file and opens
+    // it as a file: URL, which no proxy or host rule touches, and the documents load nothing else.
+    const args = chromiumArgs({ sandbox: false, rendererHeapMiB: 512 });
     const child = spawn(process.execPath, [startScript], {
       cwd: HOME,
       detached: true,
