@@ -116,8 +116,9 @@ export class JsreportPeer {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, JSREPORT_BENCH: JSON.stringify({ port, workers, chromium, args }) },
     });
+    const peer = new JsreportPeer(child, `http://127.0.0.1:${port}`);
     let output = "";
-    await new Promise<void>((resolve, reject) => {
+    const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`jsreport did not start in 120 s:\n${output}`)), 120_000);
       const collect = (chunk: Buffer) => {
         output += chunk.toString("utf8");
@@ -133,7 +134,12 @@ export class JsreportPeer {
         reject(new Error(`jsreport exited with ${code}:\n${output}`));
       });
     });
-    return new JsreportPeer(child, `http://127.0.0.1:${port}`);
+    // A server that did not come up is stopped all the same: it runs detached, nothing else would end it.
+    await ready.catch(async (err: unknown) => {
+      await peer.close();
+      throw err;
+    });
+    return peer;
   }
 
   private async renderOnce(doc: BenchDocument): Promise<void> {
@@ -156,7 +162,8 @@ export class JsreportPeer {
   /** Stops jsreport and its Chromium, which puppeteer starts in a process group of its own. */
   async close(): Promise<void> {
     const descendants = descendantsOf(this.child.pid!);
-    if (this.child.exitCode === null) {
+    // A child killed by a signal has a signalCode and no exitCode: its exit event is already past.
+    if (this.child.exitCode === null && this.child.signalCode === null) {
       const exited = new Promise((resolve) => this.child.once("exit", resolve));
       process.kill(-this.child.pid!, "SIGTERM");
       const timer = setTimeout(() => process.kill(-this.child.pid!, "SIGKILL"), 5_000);
