@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
@@ -12,8 +12,11 @@ import { drive, type RunStats } from "./stats";
  * jsreport 4.7, the last line that runs on Node 20. Installed from the npm
  * registry into a cache outside the repository at the first run, without
  * puppeteer's own browser download: it is given the same Chromium binary.
+ * puppeteer is chrome-pdf's peer dependency (">=21.1.x"), which npm would
+ * otherwise fill with whatever is newest that day: pinned to the version of
+ * the floor's puppeteer-core.
  */
-const PACKAGES = ["@jsreport/jsreport-core@4.7.1", "@jsreport/jsreport-chrome-pdf@4.3.0", "@jsreport/jsreport-express@4.2.3"];
+const PACKAGES = ["@jsreport/jsreport-core@4.7.1", "@jsreport/jsreport-chrome-pdf@4.3.0", "@jsreport/jsreport-express@4.2.3", "puppeteer@24.43.1"];
 const HOME = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), ".cache"), "pressroom-bench", "jsreport-4.7.1");
 const INSTALLED = path.join(HOME, ".installed");
 const READY = "jsreport ready";
@@ -43,12 +46,13 @@ jsreport.use(require("@jsreport/jsreport-chrome-pdf")());
 jsreport.init().then(() => console.log(${JSON.stringify(READY)}), (err) => { console.error(err); process.exit(1); });
 `;
 
+/** Installs once; again when the pinned list changed (the marker holds the list it was made for). */
 function install(): void {
-  if (existsSync(INSTALLED)) return;
+  if (existsSync(INSTALLED) && readFileSync(INSTALLED, "utf8") === PACKAGES.join("\n")) return;
   mkdirSync(HOME, { recursive: true });
   writeFileSync(path.join(HOME, "package.json"), JSON.stringify({ private: true }));
   process.stdout.write(`installing ${PACKAGES.join(" ")} into ${HOME}\n`);
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...PACKAGES], {
+  execFileSync("npm", ["install", "--save-exact", "--no-audit", "--no-fund", "--loglevel=error", ...PACKAGES], {
     cwd: HOME,
     stdio: "inherit",
     env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: "1" },
