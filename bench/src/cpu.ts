@@ -1,46 +1,21 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { benchKeys, runPressroom } from "./pressroom";
-
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  comm: string;
-  ticks: number;
-}
-
-function processes(): Proc[] {
-  const all: Proc[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const fields = stat.slice(close + 2).split(" ");
-      all.push({ pid: Number(entry), ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // The process ended while we read.
-    }
-  }
-  return all;
-}
+import { allProcStats, type ProcStat } from "./proc";
 
 /**
- * CPU ticks per process and its group: each service's process, its other
+ * CPU ms so far per process and its group: each service's process, its other
  * descendants by name (render's Chromium), nats-server, PostgreSQL, this process.
  */
-function sample(roots: Map<string, number>): Map<number, { group: string; ticks: number }> {
-  const all = processes();
-  const children = new Map<number, Proc[]>();
+function sample(roots: Map<string, number>): Map<number, { group: string; cpuMs: number }> {
+  const all = allProcStats();
+  const children = new Map<number, ProcStat[]>();
   for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
-  const claimed = new Map<number, { group: string; ticks: number }>();
-  const add = (group: string, p: Proc) => claimed.set(p.pid, { group, ticks: p.ticks });
+  const claimed = new Map<number, { group: string; cpuMs: number }>();
+  const add = (group: string, p: ProcStat) => claimed.set(p.pid, { group, cpuMs: p.cpuMs });
   for (const p of all) {
     if (p.comm === "nats-server") add("nats-server", p);
     else if (p.comm.startsWith("postgres")) add("postgres", p);
@@ -57,10 +32,10 @@ function sample(roots: Map<string, number>): Map<number, { group: string; ticks:
   return claimed;
 }
 
-/** CPU ticks spent per group between two samples. A process that ended in between is not counted; one that started is, in full. */
+/** CPU ms spent per group between two samples. A process that ended in between is not counted; one that started is, in full. */
 function spent(before: ReturnType<typeof sample>, after: ReturnType<typeof sample>): Map<string, number> {
   const totals = new Map<string, number>();
-  for (const [pid, { group, ticks }] of after) totals.set(group, (totals.get(group) ?? 0) + ticks - (before.get(pid)?.ticks ?? 0));
+  for (const [pid, { group, cpuMs }] of after) totals.set(group, (totals.get(group) ?? 0) + cpuMs - (before.get(pid)?.cpuMs ?? 0));
   return totals;
 }
 
@@ -91,39 +66,43 @@ async function discardingCollector(): Promise<{ url: string; close: () => Promis
 /** How long the idle stack is watched. */
 const IDLE_MS = 10_000;
 
-/** CPU per request for each document, on a fresh stack started with `env`; with `idle`, first the stack's CPU per second with no requests. */
+/** Each group's CPU ms divided by `per` (requests, or seconds), largest first. */
+const divided = (totals: Map<string, number>, per: number): [string, number][] =>
+  [...totals].map(([name, ms]) => [name, ms / per] as [string, number]).sort((a, b) => b[1] - a[1]);
+
+/**
+ * CPU per request for each document, on a fresh stack started with `env`;
+ * with `watchIdle`, first the stack's CPU per second with no requests.
+ */
 async function measure(
   env: Record<string, string>,
   docs: BenchDocument[],
   count: number,
   concurrency: number,
-  idle?: (perSecond: [string, number][]) => void,
-): Promise<CpuRow[]> {
+  watchIdle = false,
+): Promise<{ rows: CpuRow[]; idle: [string, number][] }> {
   const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: String(concurrency), ...env } });
   try {
     const keys = await benchKeys(stack, concurrency);
     const roots = new Map<string, number>([...stack.services.processes].map(([name, p]) => [name, p.child.pid!]));
     roots.set("bench client", process.pid);
-    if (idle) {
+    let idle: [string, number][] = [];
+    if (watchIdle) {
       await runPressroom(stack.baseUrl, keys, docs[0]!, concurrency, concurrency * 3);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       const before = sample(roots);
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-      idle(
-        [...spent(before, sample(roots))].map(([name, ticks]) => [name, (ticks * TICK_MS * 1000) / IDLE_MS] as [string, number]).sort((a, b) => b[1] - a[1]),
-      );
+      idle = divided(spent(before, sample(roots)), IDLE_MS / 1000);
     }
     const rows: CpuRow[] = [];
     for (const doc of docs) {
       await runPressroom(stack.baseUrl, keys, doc, concurrency, concurrency * 3);
       const before = sample(roots);
       const stats = await runPressroom(stack.baseUrl, keys, doc, concurrency, count);
-      const after = sample(roots);
-      const per = [...spent(before, after)].map(([name, ticks]) => [name, (ticks * TICK_MS) / stats.count] as [string, number]).sort((a, b) => b[1] - a[1]);
-      rows.push({ doc: doc.name, throughput: stats.throughput, per });
+      rows.push({ doc: doc.name, throughput: stats.throughput, per: divided(spent(before, sample(roots)), stats.count) });
       process.stdout.write(`${line(rows.at(-1)!)}\n`);
     }
-    return rows;
+    return { rows, idle };
   } finally {
     await stack.stop();
   }
@@ -141,12 +120,11 @@ const line = (row: CpuRow) =>
 export async function cpu(count: number, concurrency = 4): Promise<string> {
   const docs = benchDocuments();
   const cores = availableParallelism();
-  let idle: [string, number][] = [];
-  const rows = await measure({}, docs, count, concurrency, (perSecond) => (idle = perSecond));
+  const { rows, idle } = await measure({}, docs, count, concurrency, true);
   const collector = await discardingCollector();
   const traced = await measure({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, docs.slice(0, 1), count, concurrency).finally(() => collector.close());
   const plain = rows[0]!;
-  const withTraces = traced[0]!;
+  const withTraces = traced.rows[0]!;
   return [
     `${count} requests per document at concurrency ${concurrency}; CPU ms per request by process group (services include their children: render includes Chromium):`,
     "",

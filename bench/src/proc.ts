@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { descendantsOf } from "@pressroom/stack";
 
 /** Proportional set size: resident memory with shared pages divided among their sharers, so a tree's sum is honest. */
@@ -14,4 +14,36 @@ function pssKb(pid: number): number {
 /** Memory of a process and all its descendants (Chromium's included), in MiB (sum of PSS). */
 export function treeRssMiB(pid: number): number {
   return [pid, ...descendantsOf(pid)].reduce((total, p) => total + pssKb(p), 0) / 1024;
+}
+
+/** One process as /proc/<pid>/stat tells it: parent, name, and CPU time (user and system, all threads) in ms. */
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  cpuMs: number;
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** Throws if the process is gone. */
+export function procStat(pid: number): ProcStat {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const close = stat.lastIndexOf(")");
+  const fields = stat.slice(close + 2).split(" ");
+  return { pid, ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, close), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+}
+
+/** Every process of the machine, those that end while they are read left out. */
+export function allProcStats(): ProcStat[] {
+  const all: ProcStat[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      all.push(procStat(Number(entry)));
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  return all;
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments } from "./documents";
 import { benchKeys, runPressroom } from "./pressroom";
+import { procStat } from "./proc";
 
 interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string } }[];
@@ -48,13 +49,6 @@ function stageShares(profile: CpuProfile): Map<string, number> {
   return new Map([...counts].map(([stage, n]) => [stage, n / Math.max(1, busy)]));
 }
 
-/** CPU ticks (user and system, all threads) of a process so far, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function profilesIn(dir: string, expected: number): Promise<Map<string, CpuProfile>> {
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -91,9 +85,9 @@ export async function profile(count: number, concurrency = 4): Promise<string> {
     const toggle = () => [...pids.values()].forEach((pid) => process.kill(pid, "SIGUSR2"));
     toggle();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const before = new Map([...pids].map(([name, pid]) => [name, cpuMs(pid)]));
+    const before = new Map([...pids].map(([name, pid]) => [name, procStat(pid).cpuMs]));
     const stats = await runPressroom(stack.baseUrl, keys, invoice, concurrency, count);
-    const spent = new Map([...pids].map(([name, pid]) => [name, (cpuMs(pid) - before.get(name)!) / stats.count]));
+    const spent = new Map([...pids].map(([name, pid]) => [name, (procStat(pid).cpuMs - before.get(name)!) / stats.count]));
     toggle();
     const profiles = await profilesIn(dir, pids.size);
     const services = [...profiles.keys()].sort();
