@@ -114,5 +114,34 @@ describe("sync renders answered with the document (Accept)", () => {
     assert.deepEqual(Buffer.from(await client.download(document.url)), Buffer.from(document.bytes));
   });
 
+  it("serves a sync job's URL from the gateway that answered it while storage is down, and no other URL", async () => {
+    const answered = await post("/v1/render", invoice);
+    assert.equal(answered.status, 200, answered.text);
+    const url = new URL(answered.json.url);
+    const path = `${url.pathname}${url.search}`;
+    const sig = url.searchParams.get("sig")!;
+    const forged = new URL(url);
+    forged.searchParams.set("sig", `${sig[0] === "a" ? "b" : "a"}${sig.slice(1)}`);
+    const forgedPath = `${forged.pathname}${forged.search}`;
+    await h.stack.services.kill("storage");
+    try {
+      const download = await h.api.get(path);
+      assert.equal(download.status, 200, download.text);
+      assert.equal(download.headers["content-type"], "application/pdf");
+      assert.equal(Number(download.headers["content-length"]), answered.json.size_bytes);
+      assert.match(download.headers["content-disposition"] ?? "", /^inline; filename=".*\.pdf"/);
+      assert.match(pdfText(download.body), /Invoice A-17/);
+      // Any other signature goes to storage, the only one that can check it: down, so no document.
+      const other = await h.api.get(forgedPath);
+      assert.equal(other.status, 500, other.text);
+      assert.equal(errorShape(other).code, "INTERNAL_ERROR");
+    } finally {
+      await h.stack.services.restart("storage");
+    }
+    const refused = await h.api.get(forgedPath);
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(errorShape(refused).code, "URL_INVALID");
+  });
+
   endOfSuiteChecks(() => h);
 });

@@ -93,7 +93,7 @@ describe("metrics: every documented metric from real traffic, with bounded label
     const demo = await key("demo");
     const free = await key("free");
 
-    // A render that succeeds, downloaded (a cache hit), and an unknown output (a miss).
+    // A render that succeeds, downloaded (served by the gateway, to which render announced it), and an unknown output (a miss in storage).
     const hello = await submit("/v1/render", HELLO, business.apiKey);
     const done = await finished(hello.id, business.apiKey);
     assert.equal(done.status, "succeeded");
@@ -108,6 +108,8 @@ describe("metrics: every documented metric from real traffic, with bounded label
     assert.deepEqual([tooLong.status, flaky.status, gone.status], [202, 202, 202]);
     assert.equal((await finished(tooLong.id, business.apiKey)).status, "failed");
     for (const job of [flaky, gone]) assert.equal((await finished(job.id, business.apiKey)).status, "succeeded");
+    // A webhook job's output is not announced: its download comes from storage (a cache hit there).
+    assert.equal((await h.api.download(String((await finished(flaky.id, business.apiKey)).url))).status, 200);
     // The render service is restarted below: what it counted so far is read now.
     await metricReaches("render", "pressroom_jobs_succeeded_total", { output: "pdf" }, 3);
     const firstRender = await metricReaches("render", "pressroom_jobs_failed_total", { error_code: "RENDER_FAILED" }, 1);
@@ -188,6 +190,9 @@ describe("metrics: every documented metric from real traffic, with bounded label
     assert.equal(total("pressroom_jobs_succeeded_total", render, { output: "pdf" }), 5);
     assert.equal(total("pressroom_render_duration", render, { output: "pdf", outcome: "succeeded" }), 5);
     assert.equal(total("pressroom_render_slots", render), 4, "busy + idle is the pool's size, 2 in each process");
+
+    assert.ok(total("pressroom_gateway_outputs_served_total", gateway, { source: "announced" }) >= 1);
+    assert.ok(total("pressroom_gateway_outputs_served_total", gateway, { source: "storage" }) >= 1);
 
     const storage = of("storage");
     assert.ok(total("pressroom_storage_cache_lookups_total", storage, { result: "hit" }) >= 1);

@@ -7,6 +7,7 @@ export * from "./jobs";
 export * from "./lifecycle";
 export * from "./logger";
 export * from "./plans";
+export * from "./recent-outputs";
 export * from "./templates";
 export * from "./webhook-url";
 export * from "./db/db";

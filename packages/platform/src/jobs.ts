@@ -70,8 +70,14 @@ export interface JobState {
   history: { id: string; type: string; time: string; source: string }[];
 }
 
-/** What a caller waiting for a job needs of its end. */
-export type JobOutcome = Pick<JobState, "id" | "status" | "result" | "error">;
+/** A succeeded job's output as its announcement carried it (see announceOutcome). */
+export interface AnnouncedOutput {
+  filename: string;
+  data: Uint8Array;
+}
+
+/** What a caller waiting for a job needs of its end; `output` only when the announcement carried it. */
+export type JobOutcome = Pick<JobState, "id" | "status" | "result" | "error"> & { output?: AnnouncedOutput };
 
 export function isTerminal(status: JobStatus): boolean {
   return status === "succeeded" || status === "failed";
@@ -265,20 +271,25 @@ export function appendJobEvent(js: JetStreamClient, writer: JobWriter, event: Jo
 
 /**
  * Tells whoever waits for the job (a gateway answering a sync request) how it
- * ended. Call it only after JetStream acknowledged the terminal event's
- * append: the announcement is then a fact, and the waiter need not re-read
- * the history. Core NATS, at most once: a waiter that misses it falls back
- * to the history.
+ * ended, with the output's bytes when given (a succeeded job whose caller
+ * waits for it, see the render worker). Call it only after JetStream
+ * acknowledged the terminal event's append: the announcement is then a fact,
+ * and the waiter need not re-read the history. Core NATS, at most once: a
+ * waiter that misses it falls back to the history.
  */
-export function announceOutcome(nc: NatsConnection, event: JobEvent): void {
-  nc.publish(subjects.jobOutcome(event.jobId), jobEventsV1.JobEvent.encode(event).finish());
+export function announceOutcome(nc: NatsConnection, event: JobEvent, output?: AnnouncedOutput): void {
+  const announced = output && { filename: output.filename, data: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength) };
+  nc.publish(subjects.jobOutcome(event.jobId), jobEventsV1.JobOutcomeAnnouncement.encode({ event, output: announced }).finish());
 }
 
 /** The outcome an announcement carries, if it is a terminal event of that job. */
 export function outcomeOf(jobId: string, data: Uint8Array): JobOutcome | undefined {
-  const event = jobEventsV1.JobEvent.decode(data);
-  if (event.jobId !== jobId) return undefined;
-  if (event.type === "job.succeeded" && event.succeeded) return { id: jobId, status: "succeeded", result: event.succeeded };
+  const { event, output } = jobEventsV1.JobOutcomeAnnouncement.decode(data);
+  if (!event || event.jobId !== jobId) return undefined;
+  if (event.type === "job.succeeded" && event.succeeded) {
+    // A copy of its own: the decoded bytes are a view of the message, which the caller may keep.
+    return { id: jobId, status: "succeeded", result: event.succeeded, ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data) } } : {}) };
+  }
   if (event.type === "job.failed" && event.failed) return { id: jobId, status: "failed", error: event.failed };
   return undefined;
 }

@@ -20,6 +20,12 @@ export const configSchema = z.object({
   /** Comma-separated proxy addresses whose X-Forwarded-For is trusted for the client IP. */
   TRUSTED_PROXIES: z.string().default(""),
   MAX_BODY_BYTES: env.int(2 * 1024 * 1024, 1024),
+  /**
+   * Memory for the outputs render announces with a sync job's end (see render's
+   * RENDER_ANNOUNCED_OUTPUT_MAX_BYTES), per replica: the document answer and the URL's
+   * first downloads come from it instead of storage; 0 turns it off.
+   */
+  OUTPUT_CACHE_MAX_BYTES: env.int(32 * 1024 * 1024),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,8 +1,9 @@
-import type { Logger } from "@pressroom/platform";
+import type { Logger, RecentOutputs } from "@pressroom/platform";
 import type { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import type { TrustedProxies } from "./http/client-ip";
 import type { JobBus } from "./jobs/submit";
+import type { KeptOutputInfo } from "./outputs/routes";
 import type { TemplateDirectory } from "./templates/directory";
 
 /** Everything the HTTP app needs; main.ts builds it, tests build their own. */
@@ -13,6 +14,8 @@ export interface GatewayDeps {
   templates: TemplateDirectory;
   bus: JobBus;
   syncWaitMs: number;
+  /** Outputs announced with their job's end, by output id (see outputs/routes.ts). */
+  recentOutputs: RecentOutputs<KeptOutputInfo>;
   maxBodyBytes: number;
   trustedProxies: TrustedProxies;
   isReady: () => Promise<boolean>;

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer } from "node:http";
-import { Lifecycle, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
+import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
 import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -7,6 +7,7 @@ import type { GatewayDeps } from "./deps";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
 import { observeRenderQueue } from "./jobs/queue-metrics";
+import { KEPT_OUTPUT_MAX_BYTES } from "./outputs/routes";
 import { createServer } from "./server";
 import { TemplateDirectory } from "./templates/directory";
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
     bus: { nc, js: nc.jetstream(), jsm },
     syncWaitMs: config.SYNC_WAIT_MS,
+    recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: KEPT_OUTPUT_MAX_BYTES }),
     maxBodyBytes: config.MAX_BODY_BYTES,
     trustedProxies: new TrustedProxies(config.TRUSTED_PROXIES),
     isReady: () => lifecycle.isReady(),

@@ -28,6 +28,12 @@ export const configSchema = z.object({
   RENDER_ALLOW_LOOPBACK: env.bool(false),
   /** Development and tests only: extra CA (PEM file) trusted for documents' sub-requests. */
   RENDER_EXTRA_CA_FILE: z.string().optional(),
+  /**
+   * A succeeded sync job's output up to this size travels in the worker's announcement to the
+   * waiting gateway, which answers with it and serves its first downloads without storage
+   * (never more than the NATS server's max_payload allows); 0 announces no outputs.
+   */
+  RENDER_ANNOUNCED_OUTPUT_MAX_BYTES: env.int(512 * 1024, 0),
   WORKER_NAME: z.string().default(`render-${process.pid}`),
 });
 

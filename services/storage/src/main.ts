@@ -3,12 +3,11 @@
  * Postgres, signed download URLs, and the expiry sweep. One gRPC service
  * (server.ts) and the sweep (service.ts).
  */
-import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer } from "@pressroom/platform";
+import { Lifecycle, RecentOutputs, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer } from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { ObjectWriter } from "./outputs/object-writer";
 import { openOutputStore } from "./outputs/output-store";
-import { RecentOutputs } from "./outputs/recent-outputs";
 import { createServer } from "./server";
 import { createService } from "./service";
 

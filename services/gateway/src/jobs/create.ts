@@ -7,7 +7,7 @@ import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, th
 import type { GatewayDeps } from "../deps";
 import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
-import { sendOutput, signedOutputOf } from "../outputs/routes";
+import { keepAnnouncedOutput, sendOutput, signedOutputOf } from "../outputs/routes";
 import { checkTemplateData, type TemplateInfo } from "../templates/directory";
 import { JobWatch } from "./job-watch";
 import { jobMetrics } from "./metrics";
@@ -117,6 +117,7 @@ async function answerSucceeded(deps: GatewayDeps, ctx: Context, kind: JobKind, b
 
 async function answerOutcome(deps: GatewayDeps, ctx: Context, kind: JobKind, job: JobOutcome): Promise<void> {
   if (job.status === "failed") throw failedError(job);
+  keepAnnouncedOutput(deps, job);
   await answerSucceeded(deps, ctx, kind, succeededBody(job));
 }
 

@@ -86,8 +86,31 @@ describe("JobWatch: the sync wait", () => {
     const jobId = newId("job");
     const watch = new JobWatch(bus, jobId);
     await nc.flush();
-    nc.publish(`pressroom.outcome.${jobId}.v1`, jobEventsV1.JobEvent.encode(succeeded(newId("job"))).finish());
+    nc.publish(`pressroom.outcome.${jobId}.v1`, jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded(newId("job")), output: undefined }).finish());
     assert.equal(await watch.wait(800), undefined);
+  });
+
+  it("hands over the output an announcement carries, as a copy of its own", async () => {
+    const jobId = newId("job");
+    const waiting = new JobWatch(bus, jobId).wait(10_000);
+    await nc.flush();
+    const data = Buffer.from("%PDF-1.7 forty-two bytes of a document....");
+    announceOutcome(nc, succeeded(jobId), { filename: "invoice-1.pdf", data });
+    const outcome = await waiting;
+    assert.equal(outcome?.output?.filename, "invoice-1.pdf");
+    assert.deepEqual(Buffer.from(outcome!.output!.data), data);
+    assert.equal(outcome!.output!.data.byteOffset, 0, "not a view into the NATS message");
+    assert.equal(outcome!.output!.data.buffer.byteLength, data.length);
+  });
+
+  it("has no output when the announcement carries none", async () => {
+    const jobId = newId("job");
+    const waiting = new JobWatch(bus, jobId).wait(10_000);
+    await nc.flush();
+    announceOutcome(nc, succeeded(jobId));
+    const outcome = await waiting;
+    assert.equal(outcome?.status, "succeeded");
+    assert.equal(outcome?.output, undefined);
   });
 
   it("keeps an outcome announced before wait() was called", async () => {

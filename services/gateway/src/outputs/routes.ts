@@ -1,8 +1,10 @@
+import { timingSafeEqual } from "node:crypto";
 import { Readable } from "node:stream";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, fromGrpcError } from "@pressroom/platform";
+import { AppError, fromGrpcError, type JobOutcome, type RecentOutputInfo } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { GatewayDeps } from "../deps";
+import { outputMetrics } from "./metrics";
 
 const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
 
@@ -13,6 +15,15 @@ function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
   return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
+
+/** An announced output the gateway keeps: what a download answers, and the signature storage gave its URL. */
+export interface KeptOutputInfo extends RecentOutputInfo {
+  exp: string;
+  sig: string;
+}
+
+/** Outputs larger than this are not kept (render announces up to 512 KiB by default). */
+export const KEPT_OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The parts of a signed output URL: the output's id and its signature. */
 export interface SignedOutput {
@@ -36,12 +47,53 @@ export function signedOutputOf(url: string): SignedOutput | undefined {
 }
 
 /**
- * Answers with an output's bytes, streamed from storage once it has checked
- * the signature (in constant time): status 200, its type, length and file
- * name. HEAD answers the headers only.
+ * Keeps the output a succeeded job's announcement carried, under the URL
+ * storage signed for it: the document answer and the URL's first downloads
+ * are served from it. Render alone may announce outcomes (NATS permissions),
+ * after storage stored the output under that URL.
+ */
+export function keepAnnouncedOutput(deps: GatewayDeps, job: JobOutcome): void {
+  const { result, output } = job;
+  const signed = result && output ? signedOutputOf(result.url) : undefined;
+  if (!result || !output || !signed || output.data.byteLength !== Number(result.sizeBytes)) return;
+  const info = { contentType: result.contentType, filename: output.filename, expiresAt: new Date(result.expiresAt), exp: signed.exp, sig: signed.sig };
+  deps.recentOutputs.add(signed.outputId, { info, bytes: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength) });
+}
+
+/** Whether a download's signature is, byte for byte, the one storage gave the kept output (compared in constant time). */
+function sameSignature(info: KeptOutputInfo, exp: string, sig: string): boolean {
+  const given = Buffer.from(sig);
+  const kept = Buffer.from(info.sig);
+  return exp === info.exp && given.length === kept.length && timingSafeEqual(given, kept);
+}
+
+/** The headers of an output's answer: status 200, its type, length, file name, and caching until it expires. */
+function answerOutput(ctx: Context, info: { contentType: string; filename: string; expiresAt: Date }, size: number): void {
+  const remaining = Math.max(0, Math.floor((info.expiresAt.getTime() - Date.now()) / 1000));
+  ctx.status = 200;
+  ctx.type = info.contentType;
+  ctx.length = size;
+  ctx.set("Content-Disposition", contentDisposition(info.filename));
+  ctx.set("Referrer-Policy", "no-referrer");
+  ctx.set("Cache-Control", `private, max-age=${remaining}`);
+  ctx.set("X-Content-Type-Options", "nosniff");
+}
+
+/**
+ * Answers with an output's bytes: those announced to this replica when the
+ * URL is the one storage signed for them and has not expired, else streamed
+ * from storage once it has checked the signature (in constant time). HEAD
+ * answers the headers only.
  */
 export async function sendOutput(deps: GatewayDeps, ctx: Context, { outputId, exp, sig }: SignedOutput): Promise<void> {
   if (!OUTPUT_ID.test(outputId)) throw invalid();
+  const kept = deps.recentOutputs.get(outputId);
+  if (kept && sameSignature(kept.info, exp, sig)) {
+    outputMetrics.served("announced");
+    answerOutput(ctx, kept.info, kept.bytes.length);
+    ctx.body = kept.bytes;
+    return;
+  }
   const stream = deps.clients.storage.getOutput({ outputId, exp, sig }, { deadline: Date.now() + 5 * 60_000 });
   const messages = stream[Symbol.asyncIterator]() as AsyncIterator<storageV1.GetOutputResponse>;
   let first: IteratorResult<storageV1.GetOutputResponse>;
@@ -59,14 +111,8 @@ export async function sendOutput(deps: GatewayDeps, ctx: Context, { outputId, ex
     stream.cancel();
     throw new AppError("INTERNAL_ERROR", "output stream without metadata", "Retry with exponential backoff.");
   }
-  const remaining = Math.max(0, Math.floor((Date.parse(info.expiresAt) - Date.now()) / 1000));
-  ctx.status = 200;
-  ctx.type = info.contentType;
-  ctx.length = Number(info.sizeBytes);
-  ctx.set("Content-Disposition", contentDisposition(info.filename));
-  ctx.set("Referrer-Policy", "no-referrer");
-  ctx.set("Cache-Control", `private, max-age=${remaining}`);
-  ctx.set("X-Content-Type-Options", "nosniff");
+  outputMetrics.served("storage");
+  answerOutput(ctx, { contentType: info.contentType, filename: info.filename, expiresAt: new Date(info.expiresAt) }, Number(info.sizeBytes));
   if (ctx.method === "HEAD") {
     stream.cancel();
     return;

@@ -17,6 +17,7 @@ import {
   subjects,
   SUBMIT_GIVE_UP_MS,
   withSpan,
+  type AnnouncedOutput,
   type JobState,
   type Logger,
 } from "@pressroom/platform";
@@ -37,10 +38,15 @@ export interface WorkerDeps {
   /** The render deadline, template expansion included. */
   deadlineMs: number;
   storage: storageV1.StorageServiceClient;
+  /** The largest output announced with its bytes (see announcedOutput); 0: none. */
+  announcedOutputMaxBytes: number;
   logger: Logger;
   workerName: string;
   slots: number;
 }
+
+/** Room left in an announcement for the event and the framing around the output. */
+const ANNOUNCEMENT_OVERHEAD_BYTES = 16 * 1024;
 
 /** How often a long render tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
@@ -200,12 +206,13 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     lastSeq: number,
   ): Promise<void> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
+    const filename = `${accepted.templateId || "document"}-${job.id}.${extension}`;
     const stored = await storeOutput(
       this.deps.storage,
       {
         outputId: "",
         contentType: output.contentType,
-        filename: `${accepted.templateId || "document"}-${job.id}.${extension}`,
+        filename,
         jobId: job.id,
         keyId: job.keyId,
       },
@@ -231,9 +238,20 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
     }
-    announceOutcome(this.deps.nc, succeeded);
+    announceOutcome(this.deps.nc, succeeded, this.announcedOutput(accepted, filename, output.data));
     renderMetrics.jobSucceeded(extension);
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
+  }
+
+  /**
+   * The output to announce with the outcome: only a sync job's (a gateway
+   * waits for it; a webhook job's caller does not), and only up to the
+   * configured size and what the NATS server accepts in one message.
+   */
+  private announcedOutput(accepted: jobEventsV1.JobAccepted, filename: string, data: Uint8Array): AnnouncedOutput | undefined {
+    if (accepted.webhookUrl || this.deps.announcedOutputMaxBytes === 0) return undefined;
+    const serverMax = (this.deps.nc.info?.max_payload ?? 0) - ANNOUNCEMENT_OVERHEAD_BYTES;
+    return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data } : undefined;
   }
 
   /** Expands the template off the event loop; the render gets what is left of the deadline. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
-import { createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, startGrpcServer, type GrpcServerHandle } from "@pressroom/platform";
+import { RecentOutputs, createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, startGrpcServer, type GrpcServerHandle } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
@@ -13,7 +13,6 @@ import { sweepExpired } from "./expiry-sweep";
 import { ObjectWriter } from "./object-writer";
 import { openOutputStore } from "./output-store";
 import type { StorageDeps } from "./outputs.grpc";
-import { RecentOutputs } from "./recent-outputs";
 import { signedUrl } from "./signing";
 
 const MiB = 1024 * 1024;

@@ -1,13 +1,12 @@
 import type { ServerReadableStream, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, newId, toGrpcError, withSpan, type Logger } from "@pressroom/platform";
+import { AppError, newId, toGrpcError, withSpan, type Logger, type RecentOutputs } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import type { ObjectWriter } from "./object-writer";
 import { storageMetrics } from "./metrics";
 import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
-import type { RecentOutputs } from "./recent-outputs";
 import { checkSignature, signedUrl } from "./signing";
 
 export interface StorageDeps {

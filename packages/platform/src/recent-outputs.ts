@@ -5,8 +5,8 @@ export interface RecentOutputInfo {
   expiresAt: Date;
 }
 
-export interface RecentOutput {
-  info: RecentOutputInfo;
+export interface RecentOutput<I extends RecentOutputInfo = RecentOutputInfo> {
+  info: I;
   bytes: Buffer;
 }
 
@@ -20,14 +20,15 @@ export interface RecentOutputsOptions {
 }
 
 /**
- * Outputs this replica stored recently, in memory: most downloads follow the
- * render within seconds, and serving them from here skips PostgreSQL and the
- * object store. Bounded by total bytes, the least recently used leaving first;
- * an expired output is never served.
+ * Outputs a replica saw recently, in memory (storage: those it stored; the
+ * gateway: those announced to it): most downloads follow the render within
+ * seconds, and serving them from here skips a read of the object store.
+ * Bounded by total bytes, the least recently used leaving first; an expired
+ * output is never served.
  */
-export class RecentOutputs {
+export class RecentOutputs<I extends RecentOutputInfo = RecentOutputInfo> {
   /** A Map iterates in insertion order and get() re-inserts, so the first entry is the least recently used. */
-  private readonly entries = new Map<string, RecentOutput>();
+  private readonly entries = new Map<string, RecentOutput<I>>();
   private bytes = 0;
   private readonly now: () => number;
 
@@ -46,7 +47,7 @@ export class RecentOutputs {
   }
 
   /** Keeps the output (replacing one under the same id), evicting the least recently used until the total fits. */
-  add(outputId: string, output: RecentOutput): void {
+  add(outputId: string, output: RecentOutput<I>): void {
     this.delete(outputId);
     if (!this.accepts(output.bytes.length) || this.isExpired(output)) return;
     this.entries.set(outputId, output);
@@ -59,7 +60,7 @@ export class RecentOutputs {
   }
 
   /** The output if it is kept and not expired (an expired one is dropped); counts as a use. */
-  get(outputId: string): RecentOutput | undefined {
+  get(outputId: string): RecentOutput<I> | undefined {
     const output = this.entries.get(outputId);
     if (!output) return undefined;
     if (this.isExpired(output)) {
@@ -80,7 +81,7 @@ export class RecentOutputs {
   }
 
   /** Expired the same way as the download path's row check: strictly past expires_at. */
-  private isExpired(output: RecentOutput): boolean {
+  private isExpired(output: RecentOutput<I>): boolean {
     return output.info.expiresAt.getTime() < this.now();
   }
 }
