@@ -4,6 +4,7 @@ import { Pressroom } from "@pressroom/client";
 import { pdfText } from "../../services/render/src/test-support/engine";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { eventually } from "./test-support/webhook-receiver";
 
 /**
  * One round trip: a sync render whose Accept header asks for the document
@@ -138,7 +139,16 @@ describe("sync renders answered with the document (Accept)", () => {
     } finally {
       await h.stack.services.restart("storage");
     }
-    const refused = await h.api.get(forgedPath);
+    // Once the gateway has reconnected (gRPC reconnect backoff), storage refuses the forged signature.
+    const refused = await eventually(
+      "storage answers again",
+      async () => {
+        const response = await h.api.get(forgedPath);
+        return response.status === 500 ? undefined : response;
+      },
+      20_000,
+      250,
+    );
     assert.equal(refused.status, 403, refused.text);
     assert.equal(errorShape(refused).code, "URL_INVALID");
   });

@@ -288,7 +288,12 @@ export function outcomeOf(jobId: string, data: Uint8Array): JobOutcome | undefin
   if (!event || event.jobId !== jobId) return undefined;
   if (event.type === "job.succeeded" && event.succeeded) {
     // A copy of its own: the decoded bytes are a view of the message, which the caller may keep.
-    return { id: jobId, status: "succeeded", result: event.succeeded, ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data) } } : {}) };
+    return {
+      id: jobId,
+      status: "succeeded",
+      result: event.succeeded,
+      ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data) } } : {}),
+    };
   }
   if (event.type === "job.failed" && event.failed) return { id: jobId, status: "failed", error: event.failed };
   return undefined;

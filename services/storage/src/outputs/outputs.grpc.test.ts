@@ -2,7 +2,17 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
-import { RecentOutputs, createDb, createGrpcClient, createLogger, fromGrpcError, migrateToLatest, newId, startGrpcServer, type GrpcServerHandle } from "@pressroom/platform";
+import {
+  RecentOutputs,
+  createDb,
+  createGrpcClient,
+  createLogger,
+  fromGrpcError,
+  migrateToLatest,
+  newId,
+  startGrpcServer,
+  type GrpcServerHandle,
+} from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
