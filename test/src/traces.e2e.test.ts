@@ -139,8 +139,12 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
   });
 
   it("no span attribute carries an API key, a webhook secret, a URL signature or a customer's token", async () => {
-    const rendered = await h.api.post("/v1/render", { html: "<p>x</p>", data: {} }, { key: apiKey });
-    const url = new URL(String(rendered.json.url));
+    // A webhook job's output is not announced to the gateway: its download goes through storage's GetOutput.
+    const accepted = await h.api.post("/v1/render", { html: "<p>x</p>", data: {}, webhook_url: receiver.url("/signed") }, { key: apiKey });
+    assert.equal(accepted.status, 202, accepted.text);
+    await receiver.waitFor("/signed", 1, 60_000);
+    const job = (await h.api.get(`/v1/jobs/${String(accepted.json.id)}`, { key: apiKey })).json;
+    const url = new URL(String(job.url));
     const sig = url.searchParams.get("sig")!;
     assert.equal((await h.api.download(url.toString())).status, 200);
     const downloadTrace = await eventually(
