@@ -42,4 +42,19 @@ describe("metering configuration", () => {
     const config = loadMeteringConfig({ DATABASE_URL: "x", BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" });
     assert.equal(config.STRIPE_WEBHOOK_SECRET, "whsec_x");
   });
+
+  it("refuses a sweep too slow to renew a running job's lease in time, naming both settings", () => {
+    assert.throws(
+      () => loadMeteringConfig({ DATABASE_URL: "x", BILLING_PROVIDER: "local", SLOT_LEASE_SECONDS: "60", SWEEP_INTERVAL_MS: "30000" }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /SWEEP_INTERVAL_MS: must be under half of SLOT_LEASE_SECONDS \(30000 ms\)/);
+        return true;
+      },
+    );
+    assert.equal(
+      loadMeteringConfig({ DATABASE_URL: "x", BILLING_PROVIDER: "local", SLOT_LEASE_SECONDS: "60", SWEEP_INTERVAL_MS: "29999" }).SWEEP_INTERVAL_MS,
+      29999,
+    );
+  });
 });

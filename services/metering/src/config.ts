@@ -27,6 +27,14 @@ export const configSchema = z
     SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
   })
   .superRefine((config, ctx) => {
+    // Only the sweep renews the lease of a queued or rendering job: it must come round before half a lease has passed.
+    if (config.SWEEP_INTERVAL_MS * 2 >= config.SLOT_LEASE_SECONDS * 1000) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SWEEP_INTERVAL_MS"],
+        message: `must be under half of SLOT_LEASE_SECONDS (${config.SLOT_LEASE_SECONDS * 500} ms), or running jobs lose their slots`,
+      });
+    }
     if (config.BILLING_PROVIDER !== "stripe") return;
     if (!config.STRIPE_SECRET_KEY) ctx.addIssue({ code: "custom", path: ["STRIPE_SECRET_KEY"], message: "required when BILLING_PROVIDER is stripe" });
     // A Stripe checkout only completes through its webhook: one without the other could take payments and never upgrade.

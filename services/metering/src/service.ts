@@ -16,13 +16,13 @@ export interface ServiceDeps {
 
 /**
  * What metering runs beside its gRPC service: the consumer of job events
- * (slots released, leases renewed, refunds) and the sweep. Nothing runs until
- * started.
+ * (slots released, refunds) and the sweep (leases renewed, lost admissions
+ * refunded, old rows deleted). Nothing runs until started.
  */
 export function createService(deps: ServiceDeps): { jobEvents: JobEventsConsumer; sweep: AdmissionSweep } {
   const { db, js, jsm, logger, leaseSeconds } = deps;
   return {
-    jobEvents: new JobEventsConsumer({ js, db, logger, leaseSeconds }),
+    jobEvents: new JobEventsConsumer({ js, db, logger }),
     sweep: new AdmissionSweep({ db, jsm, logger, leaseSeconds, intervalMs: deps.sweepIntervalMs }),
   };
 }

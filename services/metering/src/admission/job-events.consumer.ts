@@ -1,27 +1,27 @@
 import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
-import { releaseForEvent, renewLease } from "./admission.repository";
+import { releaseForEvent } from "./admission.repository";
 import type { MeteringDb } from "../db";
 
 /**
  * Releases a job's concurrency slot when its terminal event arrives, and
  * refunds the quota unit of a job that failed through our fault. Idempotent:
  * each event is recorded as processed in the same transaction, and a job is
- * refunded at most once. A job.started renews the slot's lease, so a job that
- * waited long in the queue is not reclaimed while it renders.
+ * refunded at most once. Render's job.started is acked unread: the sweep
+ * renews the lease of every slot whose job is still queued or rendering
+ * (renewQueuedLeases), so a job's start costs metering no write.
  */
 export class JobEventsConsumer extends EventConsumer<StoredJobEvent> {
-  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; leaseSeconds: number }) {
+  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger }) {
     super(
       { js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 },
-      jobEventSpec(deps.logger, ["job.started", "job.succeeded", "job.failed"]),
+      jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]),
     );
   }
 
   protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
-    if (event.type === "job.started") await renewLease(this.deps.db, event.jobId, this.deps.leaseSeconds);
-    else await releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) });
+    await releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) });
     msg.ack();
   }
 
