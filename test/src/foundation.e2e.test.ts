@@ -62,6 +62,7 @@ describe("one render end to end, through six processes", () => {
         const event = jobEventsV1.JobEvent.decode(message.data);
         if (event.jobId === body.id) {
           events.push({ type: event.type, id: event.id, msgId: message.header.get("Nats-Msg-Id"), traceparent: message.header.get("traceparent") });
+          if (event.succeeded) assert.equal(event.succeeded.callback, false, "render's terminal event says no callback is wanted");
         }
         seq = message.seq + 1;
       } catch {

@@ -230,6 +230,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         sizeBytes: stored.sizeBytes,
         pages: output.pages,
         renderMs,
+        callback: Boolean(accepted.webhookUrl),
       },
     });
     try {
@@ -283,7 +284,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     if (failed.refund) this.deps.logger.error({ err, jobId: command.jobId }, "job failed on our side");
     const job = foldJob(await readJobEvents(this.deps.jsm, command.jobId));
     if (!job || isTerminal(job.status)) return;
-    const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed });
+    const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed: { ...failed, callback: Boolean(job.webhookUrl) } });
     try {
       await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
       announceOutcome(this.deps.nc, event);

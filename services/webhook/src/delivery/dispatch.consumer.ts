@@ -42,7 +42,12 @@ export class DispatchConsumer extends EventConsumer<StoredJobEvent> {
   }
 
   protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
-    // Most jobs want no callback, and their acceptance says so: one read instead of the whole history.
+    // Most jobs want no callback, and render's terminal event says so: nothing to read.
+    if ((event.succeeded ?? event.failed)?.callback === false) {
+      msg.ack();
+      return;
+    }
+    // An event written before it said so: the acceptance tells, one read instead of the whole history.
     const first = await readFirstJobEvent(this.deps.jsm, event.jobId);
     if (first && isAuthentic(first) && first.event.type === "job.accepted" && first.event.accepted && !first.event.accepted.webhookUrl) {
       msg.ack();
