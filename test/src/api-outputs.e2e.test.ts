@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { storageV1 } from "@pressroom/contracts";
+import { storeOutput } from "@pressroom/platform";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import pg from "pg";
 import { errorShape, type ApiResponse } from "./test-support/api";
@@ -11,8 +11,8 @@ import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/har
  * Signed output URLs over HTTP against the running gateway and storage
  * services, with outputs in the real JetStream object store: download and its
  * headers, tampering, expiry, and the sweep that deletes expired outputs.
- * Outputs are stored through storage's own gRPC API (what the render worker
- * does), so no render pool is needed.
+ * Outputs are stored as the render worker stores them (chunks into the
+ * bucket, then storage's RegisterOutput), so no render pool is needed.
  */
 
 const TTL_SECONDS = 86_400;
@@ -21,15 +21,6 @@ function expectError(response: ApiResponse, status: number, code: string): void 
   const body = errorShape(response);
   assert.equal(response.status, status, response.text);
   assert.equal(body.code, code, response.text);
-}
-
-function put(client: storageV1.StorageServiceClient, bytes: Buffer, meta: { contentType: string; filename: string }): Promise<storageV1.PutOutputResponse> {
-  return new Promise((resolve, reject) => {
-    const stream = client.putOutput((err, response) => (err ? reject(err) : resolve(response!)));
-    stream.write({ metadata: { outputId: "", contentType: meta.contentType, filename: meta.filename, jobId: "job_test", keyId: "key_test" } });
-    for (let offset = 0; offset < bytes.length; offset += 100_000) stream.write({ chunk: bytes.subarray(offset, offset + 100_000) });
-    stream.end();
-  });
 }
 
 /** Outputs up to this size are kept in storage's memory in this suite; larger ones are read from the object store. */
@@ -59,7 +50,12 @@ describe("outputs: signed download URLs", () => {
     await h?.stop();
   });
 
-  const store$ = (bytes: Buffer, contentType: string, filename: string) => put(h.admin.storage, bytes, { contentType, filename });
+  const store$ = (bytes: Buffer, contentType: string, filename: string) =>
+    storeOutput(
+      { storage: h.admin.storage, js: nc.jetstream(), bucket: "outputs" },
+      { outputId: "", contentType, filename, jobId: "job_test", keyId: "key_test" },
+      bytes,
+    );
 
   describe("download", () => {
     it("serves the bytes with Content-Type, Content-Length, Content-Disposition, Referrer-Policy and private caching", async () => {
@@ -187,9 +183,10 @@ describe("outputs: signed download URLs", () => {
       assert.match(h.stack.output(), /expired outputs deleted/);
     });
 
-    it("a recent output is served from storage's memory, without the object store", async () => {
+    it("an output downloaded once is served from storage's memory after, without the object store", async () => {
       const bytes = fakePdf("recent");
       const stored = await store$(bytes, "application/pdf", "recent.pdf");
+      assert.deepEqual((await h.api.download(stored.url)).body, bytes);
       await store.delete(stored.outputId);
       const response = await h.api.download(stored.url);
       assert.equal(response.status, 200);

@@ -184,6 +184,15 @@ describe("every rendered object is valid Kubernetes", () => {
       }
     }
   });
+
+  it("render writes into storage's output bucket, the default or the one storage is given", () => {
+    const bucketOf = (objects: K8sObject[], service: string) =>
+      effectiveEnv(deploymentOf(objects, service).spec.template.spec.containers[0]!, objects).OUTPUT_BUCKET;
+    assert.equal(bucketOf(rendered("defaults"), "render"), undefined, "both use the code's default");
+    const objects = render({ set: ["storage.env.OUTPUT_BUCKET=documents"] });
+    assert.equal(bucketOf(objects, "storage"), "documents");
+    assert.equal(bucketOf(objects, "render"), "documents");
+  });
 });
 
 describe("containers are locked down", () => {

@@ -90,9 +90,9 @@ describe("one render end to end, through six processes", () => {
         has("gateway", SPAN_KIND.PRODUCER, /publish/) &&
         has("render", SPAN_KIND.CONSUMER, /process/) &&
         spans.some((s) => s.service === "render" && s.name === "render") &&
-        has("render", SPAN_KIND.CLIENT, /StorageService\/PutOutput/) &&
-        has("storage", SPAN_KIND.SERVER, /StorageService\/PutOutput/) &&
-        spans.some((s) => s.service === "storage" && s.name === "storage.write") &&
+        has("render", SPAN_KIND.CLIENT, /StorageService\/RegisterOutput/) &&
+        has("storage", SPAN_KIND.SERVER, /StorageService\/RegisterOutput/) &&
+        spans.some((s) => s.service === "storage" && s.name === "storage.register") &&
         has("render", SPAN_KIND.PRODUCER, /publish/)
       );
     };

@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { consumers, JOB_WRITERS, streams, subjects, type NatsComponent } from "@pressroom/platform";
+import {
+  commitObject,
+  consumers,
+  JOB_WRITERS,
+  objectChunkSubject,
+  objectStoreStream,
+  ObjectChunkWriter,
+  streams,
+  subjects,
+  type NatsComponent,
+} from "@pressroom/platform";
 import { AckPolicy, connect, type NatsConnection } from "nats";
 import { startHarness, type Harness } from "./test-support/harness";
 import { WebhookReceiver } from "./test-support/webhook-receiver";
@@ -107,6 +117,21 @@ describe("NATS users with per-component permissions", () => {
     const jsm = await (await as("provision")).jetstreamManager();
     assert.equal((await jsm.streams.info(streams.JOBS)).config.name, streams.JOBS, "JOBS is still there");
     await assert.rejects(jsm.consumers.info(streams.JOBS, "spy-gateway"), "no consumer was made");
+  });
+
+  it("render writes an output's chunks, but only storage names, reads or removes them", async () => {
+    const render = await as("render");
+    const writer = new ObjectChunkWriter(render.jetstream(), "outputs");
+    await writer.write(new Uint8Array(1_000).fill(7));
+    const written = await writer.finish();
+    const chunks = objectStoreStream("outputs");
+    assert.equal(await stored(chunks, objectChunkSubject("outputs", written.nuid)), 1, "the chunk is stored");
+    await assert.rejects(commitObject(render.jetstream(), "outputs", "out_named_by_render", written), "render names an object");
+    const renderJsm = await render.jetstreamManager();
+    await assert.rejects(renderJsm.streams.purge(chunks, { filter: objectChunkSubject("outputs", written.nuid) }), "render purges chunks");
+    await assert.rejects(renderJsm.streams.getMessage(chunks, { last_by_subj: objectChunkSubject("outputs", written.nuid) }), "render reads chunks");
+    const store = await (await as("storage")).jetstream().views.os("outputs");
+    assert.equal(await store.info("out_named_by_render"), null, "no object was named");
   });
 
   it("a service cannot take another's work", async () => {

@@ -8,7 +8,7 @@ const KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 
 type Hop = [service: string, kind: number | undefined, name: RegExp];
 
-/** gateway HTTP → gRPC → NATS publish → render consume → render → storage write → the outcome's publish. */
+/** gateway HTTP → gRPC → NATS publish → render consume → render → the output stored and registered → the outcome's publish. */
 const RENDER_HOPS: Hop[] = [
   ["gateway", KIND.SERVER, /^POST/],
   ["gateway", KIND.CLIENT, /IdentityService\/Authenticate/],
@@ -18,9 +18,10 @@ const RENDER_HOPS: Hop[] = [
   ["gateway", KIND.PRODUCER, /publish/],
   ["render", KIND.CONSUMER, /process/],
   ["render", undefined, /^render$/],
-  ["render", KIND.CLIENT, /StorageService\/PutOutput/],
-  ["storage", KIND.SERVER, /StorageService\/PutOutput/],
-  ["storage", undefined, /^storage\.write$/],
+  ["render", undefined, /^storage\.store_output$/],
+  ["render", KIND.CLIENT, /StorageService\/RegisterOutput/],
+  ["storage", KIND.SERVER, /StorageService\/RegisterOutput/],
+  ["storage", undefined, /^storage\.register$/],
   ["render", KIND.PRODUCER, /publish/],
 ];
 
@@ -107,7 +108,7 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
     assert.deepEqual(untraced, [], "log lines without their request's trace_id and span_id");
   }
 
-  it("a sync render is one trace from the gateway's HTTP span to the storage write", async () => {
+  it("a sync render is one trace from the gateway's HTTP span to the output's registration", async () => {
     const response = await h.api.post("/v1/render", { html: "<h1>Hello {{name}}</h1>", data: { name: "Ada" } }, { key: apiKey });
     assert.equal(response.status, 200, response.text);
     const traceId = response.headers["request-id"]!;

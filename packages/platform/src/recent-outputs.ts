@@ -20,9 +20,10 @@ export interface RecentOutputsOptions {
 }
 
 /**
- * Outputs a replica saw recently, in memory (storage: those it stored; the
- * gateway: those announced to it): most downloads follow the render within
- * seconds, and serving them from here skips a read of the object store.
+ * Outputs a replica saw recently, in memory (storage: those it read from the
+ * object store for a download; the gateway: those announced to it): a
+ * document is often downloaded more than once within minutes, and serving it
+ * from here skips a read of the object store.
  * Bounded by total bytes, the least recently used leaving first; an expired
  * output is never served.
  */

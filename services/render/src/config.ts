@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
 
 export const configSchema = z.object({
   ...baseConfigShape,
@@ -6,6 +6,8 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   GRPC_PORT: env.port(7003),
   STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
+  OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
   /** Default: the engine's DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell); the full browser's binary works too, at about twice the CPU per render. */
   CHROMIUM_PATH: z.string().min(1).optional(),
   /**

@@ -68,6 +68,7 @@ export function createService(deps: RenderDeps): RenderWorker {
     expander: deps.expander,
     deadlineMs: config.RENDER_DEADLINE_MS,
     storage: deps.storage,
+    outputBucket: config.OUTPUT_BUCKET,
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
     logger: deps.logger,
     workerName: config.WORKER_NAME,

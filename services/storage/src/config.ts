@@ -13,7 +13,7 @@ export const configSchema = z.object({
   OUTPUT_TTL_SECONDS: outputStoreShape.OUTPUT_TTL_SECONDS,
   OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
   SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
-  /** Memory for recently stored outputs, served to downloads without reading the object store, per replica; 0 turns it off. */
+  /** Memory for outputs downloaded recently, served to their next downloads without reading the object store, per replica; 0 turns it off. */
   OUTPUT_CACHE_MAX_BYTES: env.int(64 * 1024 * 1024),
   /** Outputs larger than this are not kept in that memory. */
   OUTPUT_CACHE_MAX_ENTRY_BYTES: env.int(8 * 1024 * 1024),

@@ -1,12 +1,12 @@
 /**
- * Storage: output bytes in the JetStream object store, their rows in
- * Postgres, signed download URLs, and the expiry sweep. One gRPC service
+ * Storage: outputs in the JetStream object store (render writes their
+ * bytes, storage names them), their rows in Postgres, signed download URLs,
+ * and the expiry sweep. One gRPC service
  * (server.ts) and the sweep (service.ts).
  */
 import { Lifecycle, RecentOutputs, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer } from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
-import { ObjectWriter } from "./outputs/object-writer";
 import { openOutputStore } from "./outputs/output-store";
 import { createServer } from "./server";
 import { createService } from "./service";
@@ -24,11 +24,10 @@ async function main(): Promise<void> {
   const jsm = await nc.jetstreamManager();
   await awaitTopology(jsm, { objectStores: [config.OUTPUT_BUCKET] }, logger);
   const store = await openOutputStore(js, config.OUTPUT_BUCKET);
-  const target = { js, jsm, bucket: config.OUTPUT_BUCKET };
   const deps = {
     db,
     store,
-    writeObject: (name: string) => new ObjectWriter(target, name),
+    bucket: { js, jsm, name: config.OUTPUT_BUCKET },
     logger,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     signingSecret: config.OUTPUT_SIGNING_SECRET,

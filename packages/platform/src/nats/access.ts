@@ -1,3 +1,4 @@
+import { objectChunkSubject } from "./object-chunks";
 import { consumers, objectStoreStream, streams, subjects, type JobWriter } from "./topology";
 
 /** Who connects to NATS: the six services and the one-off provisioning step. */
@@ -73,6 +74,8 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
         ...common,
         jobsBy("render"),
         anyOutcome,
+        // An output's chunks, under no name: only storage names them (and may read or delete them).
+        objectChunkSubject(outputBucket, "*"),
         streamInfo(streams.JOBS),
         streamInfo(streams.RENDER),
         ...pullConsumer(streams.RENDER, consumers.renderWorkers),

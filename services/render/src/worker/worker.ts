@@ -15,6 +15,7 @@ import {
   RENDER_ATTEMPTS,
   streams,
   subjects,
+  storeOutput,
   SUBMIT_GIVE_UP_MS,
   withSpan,
   type AnnouncedOutput,
@@ -26,7 +27,6 @@ import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalo
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { renderMetrics } from "./metrics";
-import { storeOutput } from "./storage-client";
 
 export interface WorkerDeps {
   nc: NatsConnection;
@@ -38,6 +38,8 @@ export interface WorkerDeps {
   /** The render deadline, template expansion included. */
   deadlineMs: number;
   storage: storageV1.StorageServiceClient;
+  /** Storage's output bucket, where the worker writes an output's bytes before storage registers them. */
+  outputBucket: string;
   /** The largest output announced with its bytes (see announcedOutput); 0: none. */
   announcedOutputMaxBytes: number;
   logger: Logger;
@@ -208,7 +210,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
     const filename = `${accepted.templateId || "document"}-${job.id}.${extension}`;
     const stored = await storeOutput(
-      this.deps.storage,
+      { storage: this.deps.storage, js: this.deps.js, bucket: this.deps.outputBucket },
       {
         outputId: "",
         contentType: output.contentType,

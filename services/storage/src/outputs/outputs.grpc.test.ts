@@ -7,20 +7,22 @@ import {
   createDb,
   createGrpcClient,
   createLogger,
+  ObjectChunkWriter,
+  call,
   fromGrpcError,
   migrateToLatest,
   newId,
   startGrpcServer,
+  storeOutput,
   type GrpcServerHandle,
 } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
-import { connect, type NatsConnection, type ObjectStore } from "nats";
+import { connect, type JetStreamClient, type NatsConnection, type ObjectStore } from "nats";
 import type { StorageDb } from "../db";
 import { migrations } from "../migrations";
 import { createServer } from "../server";
 import { sweepExpired } from "./expiry-sweep";
-import { ObjectWriter } from "./object-writer";
 import { openOutputStore } from "./output-store";
 import type { StorageDeps } from "./outputs.grpc";
 import { signedUrl } from "./signing";
@@ -33,14 +35,7 @@ async function serve(deps: StorageDeps): Promise<{ server: GrpcServerHandle; cli
   return { server, client: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`), deps };
 }
 
-function put(client: storageV1.StorageServiceClient, bytes: Buffer, metadata: Partial<storageV1.OutputMetadata> = {}): Promise<storageV1.PutOutputResponse> {
-  return new Promise((resolve, reject) => {
-    const stream = client.putOutput((err, response) => (err ? reject(fromGrpcError(err)) : resolve(response!)));
-    stream.write({ metadata: { outputId: "", contentType: "application/pdf", filename: "doc.pdf", jobId: "job_test", keyId: "key_test", ...metadata } });
-    for (let offset = 0; offset < bytes.length; offset += 100_000) stream.write({ chunk: bytes.subarray(offset, offset + 100_000) });
-    stream.end();
-  });
-}
+const METADATA: storageV1.OutputMetadata = { outputId: "", contentType: "application/pdf", filename: "doc.pdf", jobId: "job_test", keyId: "key_test" };
 
 /** Downloads through a signed URL's parameters, as the gateway does. */
 async function download(client: storageV1.StorageServiceClient, url: string): Promise<{ info: storageV1.OutputInfo; bytes: Buffer; chunks: number }> {
@@ -63,33 +58,39 @@ async function download(client: storageV1.StorageServiceClient, url: string): Pr
 const expectExpired = (promise: Promise<unknown>) => assert.rejects(promise, (err: unknown) => (err as { code?: string }).code === "URL_EXPIRED");
 
 /**
- * PutOutput and GetOutput over gRPC against a real PostgreSQL and JetStream
- * object store (NATS_URL, DATABASE_URL), with the recent outputs in memory. A
- * download is shown to come from memory by deleting the object from the store
- * behind the server's back.
+ * RegisterOutput and GetOutput over gRPC against a real PostgreSQL and
+ * JetStream object store (NATS_URL, DATABASE_URL), the chunks written as a
+ * render worker writes them, with the recent outputs in memory. A download
+ * is shown to come from memory by deleting the object from the store behind
+ * the server's back.
  */
-describe("storage gRPC: recent outputs served from memory", () => {
+describe("storage gRPC: outputs registered from written chunks, recent ones served from memory", () => {
   const secret = randomBytes(32).toString("hex");
   const bucket = `outputs_test_${randomBytes(6).toString("hex")}`;
   let database: { url: string; drop(): Promise<void> };
   let db: Kysely<StorageDb>;
   let nc: NatsConnection;
+  let js: JetStreamClient;
   let store: ObjectStore;
   let cached: Awaited<ReturnType<typeof serve>>;
   let uncached: Awaited<ReturnType<typeof serve>>;
+
+  const put = (side: typeof cached, bytes: Buffer, metadata: Partial<storageV1.OutputMetadata> = {}) =>
+    storeOutput({ storage: side.client, js, bucket }, { ...METADATA, ...metadata }, bytes);
+  const messages = async () => (await (await nc.jetstreamManager()).streams.info(`OBJ_${bucket}`)).state.messages;
 
   before(async () => {
     database = await isolatedDatabase("pressroom_storage_test");
     db = createDb<StorageDb>({ url: database.url, schema: "storage" });
     await migrateToLatest(db, "storage", migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? DEFAULT_NATS_URL });
-    const js = nc.jetstream();
+    js = nc.jetstream();
     store = await openOutputStore(js, bucket);
-    const target = { js, jsm: await nc.jetstreamManager(), bucket };
+    const jsm = await nc.jetstreamManager();
     const deps = (recentOutputs: RecentOutputs): StorageDeps => ({
       db,
       store,
-      writeObject: (name) => new ObjectWriter(target, name),
+      bucket: { js, jsm, name: bucket },
       logger: createLogger("storage", "silent"),
       publicBaseUrl: "http://localhost:8080",
       signingSecret: secret,
@@ -112,9 +113,18 @@ describe("storage gRPC: recent outputs served from memory", () => {
     await database?.drop();
   });
 
-  it("a download right after a put gets the same info and bytes, in 128 KiB chunks, even with the object gone from the store", async () => {
+  it("registered chunks are an object any object store client reads, with its row's info; the next download comes from memory", async () => {
     const bytes = randomBytes(3 * MiB + 17);
-    const stored = await put(cached.client, bytes, { contentType: "image/png", filename: "card.png" });
+    const stored = await put(cached, bytes, { contentType: "image/png", filename: "card.png" });
+    assert.equal(stored.sizeBytes, String(bytes.length));
+    const object = await store.get(stored.outputId);
+    assert.ok(object, "named in the bucket");
+    const read: Uint8Array[] = [];
+    const reader = object.data.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) read.push(next.value);
+    await object.error;
+    assert.ok(Buffer.concat(read).equals(bytes), "nats.js reads it, digest checked");
+
     const first = await download(cached.client, stored.url);
     assert.deepEqual(first.info, { contentType: "image/png", filename: "card.png", sizeBytes: String(bytes.length), expiresAt: stored.expiresAt });
     assert.ok(first.bytes.equals(bytes), "bytes intact");
@@ -124,41 +134,61 @@ describe("storage gRPC: recent outputs served from memory", () => {
     const again = await download(cached.client, stored.url);
     assert.ok(again.bytes.equals(bytes), "served from memory");
     assert.deepEqual(again.info, first.info);
+    assert.equal(again.chunks, first.chunks);
   });
 
-  it("with the memory off, the same download reads the store: the object gone, it is 410", async () => {
+  it("with the memory off, every download reads the store: the object gone, it is 410", async () => {
     const bytes = randomBytes(200_000);
-    const stored = await put(uncached.client, bytes);
+    const stored = await put(uncached, bytes);
     assert.ok((await download(uncached.client, stored.url)).bytes.equals(bytes));
     await store.delete(stored.outputId);
     await expectExpired(download(uncached.client, stored.url));
   });
 
-  it("an output over the per-entry cap is read from the store", async () => {
+  it("an output over the per-entry cap is read from the store every time", async () => {
     const bytes = randomBytes(4 * MiB + 1);
-    const stored = await put(cached.client, bytes);
+    const stored = await put(cached, bytes);
     assert.ok((await download(cached.client, stored.url)).bytes.equals(bytes));
     await store.delete(stored.outputId);
     await expectExpired(download(cached.client, stored.url));
   });
 
-  it("a put under an existing id fails and changes nothing: the first output stays, its chunks are removed, nothing is kept", async () => {
+  it("registering under an existing id fails and changes nothing: the first output stays, the new chunks are removed", async () => {
     const outputId = newId("out");
     const original = randomBytes(1_000);
-    await put(uncached.client, original, { outputId });
-    const messages = async () => (await (await nc.jetstreamManager()).streams.info(`OBJ_${bucket}`)).state.messages;
+    await put(uncached, original, { outputId });
     const before = await messages();
     // The same id again: the row insert fails on the primary key before the object is named.
-    await assert.rejects(put(cached.client, randomBytes(300_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
-    assert.equal(await messages(), before, "the failed put's chunks were removed");
+    await assert.rejects(put(cached, randomBytes(300_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
+    assert.equal(await messages(), before, "the failed output's chunks were removed");
     const url = signedUrl("http://localhost:8080", secret, outputId, Math.floor(Date.now() / 1000) + 3_600);
     assert.ok((await download(uncached.client, url)).bytes.equals(original), "the first output is intact");
     await store.delete(outputId);
     await expectExpired(download(cached.client, url));
   });
 
+  it("refuses malformed chunks or metadata with PAYLOAD_INVALID, naming nothing and removing the chunks", async () => {
+    const writer = new ObjectChunkWriter(js, bucket);
+    await writer.write(randomBytes(1_000));
+    const written = await writer.finish();
+    const chunks = { nuid: written.nuid, sizeBytes: String(written.size), chunks: written.chunks, digest: written.digest };
+    const register = (request: storageV1.RegisterOutputRequest) => call(cached.client, cached.client.registerOutput, request);
+    const refused = (err: unknown) => (err as { code?: string }).code === "PAYLOAD_INVALID";
+    const before = await messages();
+    for (const nuid of ["", ">", "*", `${written.nuid}.x`, "a".repeat(21)]) {
+      await assert.rejects(register({ metadata: METADATA, chunks: { ...chunks, nuid } }), refused, `nuid ${JSON.stringify(nuid)}`);
+    }
+    assert.equal(await messages(), before, "a malformed nuid names no chunks to remove");
+    await assert.rejects(register({ metadata: { ...METADATA, contentType: "" }, chunks }), refused);
+    assert.equal(await messages(), before - 1, "the refused registration's chunk was removed");
+    await assert.rejects(register({ metadata: METADATA, chunks: { ...chunks, sizeBytes: "0" } }), refused);
+    await assert.rejects(register({ metadata: METADATA, chunks: { ...chunks, digest: "MD5=x" } }), refused);
+    assert.deepEqual(await store.list().then((list) => list.filter((entry) => entry.nuid === written.nuid)), [], "nothing named");
+  });
+
   it("the sweep drops the outputs it deletes from memory", async () => {
-    const stored = await put(cached.client, randomBytes(1_000));
+    const stored = await put(cached, randomBytes(1_000));
+    await download(cached.client, stored.url);
     assert.ok(cached.deps.recentOutputs.get(stored.outputId));
     // Due now, as if its time had passed; the signed URL itself stays valid.
     await db

@@ -1,10 +1,9 @@
-import type { ServerReadableStream, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
+import type { ServerUnaryCall, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, newId, toGrpcError, withSpan, type Logger, type RecentOutputs } from "@pressroom/platform";
+import { AppError, commitObject, newId, purgeObjectChunks, toGrpcError, withSpan, type Logger, type RecentOutputs } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { ObjectStore } from "nats";
+import type { JetStreamClient, JetStreamManager, ObjectStore } from "nats";
 import type { StorageDb } from "../db";
-import type { ObjectWriter } from "./object-writer";
 import { storageMetrics } from "./metrics";
 import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
 import { checkSignature, signedUrl } from "./signing";
@@ -13,8 +12,8 @@ export interface StorageDeps {
   db: Kysely<StorageDb>;
   /** Reads and deletes outputs. */
   store: ObjectStore;
-  /** Writes a new output into the same bucket. */
-  writeObject: (name: string) => ObjectWriter;
+  /** The bucket behind `store`, where render writes the chunks that registerOutput names. */
+  bucket: { js: JetStreamClient; jsm: JetStreamManager; name: string };
   logger: Logger;
   publicBaseUrl: string;
   signingSecret: string;
@@ -23,69 +22,64 @@ export interface StorageDeps {
 }
 
 const CHUNK_SIZE = 128 * 1024;
+/** A nuid: what the object store names an object's chunks by (no dots or wildcards that would reach other subjects). */
+const NUID = /^[A-Za-z0-9]{22}$/;
+const DIGEST = /^SHA-256=[A-Za-z0-9_-]{43}=$/;
 
 const expired = () => new AppError("URL_EXPIRED", "this download link has expired or the output was deleted", "Render the document again to get a new link.");
 const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
+const badRequest = (message: string) => new AppError("PAYLOAD_INVALID", message, "Write the chunks first, then register them with the output's metadata.");
 
-type PutCall = ServerReadableStream<storageV1.PutOutputRequest, storageV1.PutOutputResponse>;
+type RegisterCall = ServerUnaryCall<storageV1.RegisterOutputRequest, storageV1.RegisterOutputResponse>;
 type GetCall = ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>;
 
-async function putOutput(deps: StorageDeps, call: PutCall): Promise<storageV1.PutOutputResponse> {
-  const messages = call[Symbol.asyncIterator]() as AsyncIterator<storageV1.PutOutputRequest>;
-  const first = await messages.next();
-  const metadata = first.done ? undefined : first.value.metadata;
-  if (!metadata || !metadata.contentType) {
-    throw new AppError("PAYLOAD_INVALID", "the first message must carry the output metadata", "Send metadata, then chunks.");
-  }
-  const outputId = metadata.outputId || newId("out");
-  const filename = metadata.filename || outputId;
-  // The chunks, kept for the recent outputs while their total is small enough; undefined once it is not.
-  let kept: Buffer[] | undefined = deps.recentOutputs.accepts(0) ? [] : undefined;
-  const writer = deps.writeObject(outputId);
+/**
+ * Names chunks render wrote as a new output: the row claims the id first, so
+ * an output that exists is never overwritten, then the name is published.
+ * Anything that fails removes the chunks (and the row, once inserted).
+ */
+async function registerOutput(deps: StorageDeps, { metadata, chunks }: storageV1.RegisterOutputRequest): Promise<storageV1.RegisterOutputResponse> {
+  if (!chunks || !NUID.test(chunks.nuid)) throw badRequest("the chunks' nuid is missing or malformed");
+  const { js, jsm, name: bucket } = deps.bucket;
+  const size = Number(chunks.sizeBytes);
+  const outputId = metadata?.outputId || newId("out");
   const exp = Math.floor(Date.now() / 1000) + deps.ttlSeconds;
   const expiresAt = new Date(exp * 1000);
   let rowInserted = false;
   try {
-    await withSpan("storage.write", { attributes: { "pressroom.output.content_type": metadata.contentType } }, async (span) => {
-      for (let next = await messages.next(); !next.done; next = await messages.next()) {
-        const chunk = next.value.chunk;
-        if (!chunk || chunk.length === 0) continue;
-        await writer.write(chunk);
-        if (kept && deps.recentOutputs.accepts(writer.size)) kept.push(chunk);
-        else kept = undefined;
-      }
-      await writer.flush();
-      // The row claims the id before the object is named: an output that exists is never overwritten.
+    if (!metadata?.contentType) throw badRequest("the output's metadata and content type are required");
+    if (!Number.isSafeInteger(size) || size <= 0 || chunks.chunks <= 0 || !DIGEST.test(chunks.digest))
+      throw badRequest("the chunks' size, count or digest is malformed");
+    const contentType = metadata.contentType;
+    await withSpan("storage.register", { attributes: { "pressroom.output.content_type": contentType, "pressroom.output.size_bytes": size } }, async () => {
       await insertOutput(deps.db, {
         output_id: outputId,
         job_id: metadata.jobId,
         key_id: metadata.keyId,
-        content_type: metadata.contentType,
-        filename,
-        size_bytes: writer.size,
+        content_type: contentType,
+        filename: metadata.filename || outputId,
+        size_bytes: size,
         expires_at: expiresAt,
         deleted_at: null,
       });
       rowInserted = true;
-      await writer.commit();
-      span.setAttribute("pressroom.output.size_bytes", writer.size);
+      await commitObject(js, bucket, outputId, { nuid: chunks.nuid, size, chunks: chunks.chunks, digest: chunks.digest });
     });
+    storageMetrics.stored(contentType, size);
+    return {
+      outputId,
+      url: signedUrl(deps.publicBaseUrl, deps.signingSecret, outputId, exp),
+      expiresAt: expiresAt.toISOString(),
+      sizeBytes: String(size),
+      contentType,
+    };
   } catch (err) {
-    await writer.abort().catch((abortErr: unknown) => deps.logger.warn({ err: abortErr, outputId }, "removing a failed output's chunks failed"));
+    await purgeObjectChunks(jsm, bucket, chunks.nuid).catch((purgeErr: unknown) =>
+      deps.logger.warn({ err: purgeErr, outputId }, "removing a failed output's chunks failed"),
+    );
     if (rowInserted) await deleteOutput(deps.db, outputId);
     throw err;
   }
-  const size = writer.size;
-  storageMetrics.stored(metadata.contentType, size);
-  // Only now that the object and its row are stored: a failed put is never served from memory.
-  if (kept) deps.recentOutputs.add(outputId, { info: { contentType: metadata.contentType, filename, expiresAt }, bytes: Buffer.concat(kept, size) });
-  return {
-    outputId,
-    url: signedUrl(deps.publicBaseUrl, deps.signingSecret, outputId, exp),
-    expiresAt: expiresAt.toISOString(),
-    sizeBytes: String(size),
-    contentType: metadata.contentType,
-  };
 }
 
 async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
@@ -107,11 +101,15 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
   const object = await deps.store.get(outputId);
   if (!object) throw expired();
-  call.write({ info: { contentType: row.content_type, filename: row.filename, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
+  const info = { contentType: row.content_type, filename: row.filename, expiresAt: row.expires_at };
+  call.write({ info: { ...info, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
+  // The chunks, kept for the recent outputs when the whole output is small enough.
+  const kept: Uint8Array[] | undefined = deps.recentOutputs.accepts(Number(row.size_bytes)) ? [] : undefined;
   const reader = object.data.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    kept?.push(value);
     if (!(await writeChunks(call, value))) {
       // The downloader went away: stop reading the object.
       await reader.cancel().catch(() => undefined);
@@ -119,6 +117,8 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
     }
   }
   await object.error;
+  // Only once the object was read whole and its digest checked: its next downloads come from memory.
+  if (kept) deps.recentOutputs.add(outputId, { info, bytes: Buffer.concat(kept) });
 }
 
 /**
@@ -145,11 +145,11 @@ async function writeChunks(call: GetCall, bytes: Uint8Array): Promise<boolean> {
 
 export function storageService(deps: StorageDeps): storageV1.StorageServiceServer {
   return {
-    putOutput: (call, callback: sendUnaryData<storageV1.PutOutputResponse>) => {
-      putOutput(deps, call).then(
+    registerOutput: (call: RegisterCall, callback: sendUnaryData<storageV1.RegisterOutputResponse>) => {
+      registerOutput(deps, call.request).then(
         (response) => callback(null, response),
         (err: unknown) => {
-          if (!(err instanceof AppError)) deps.logger.error({ err }, "storing an output failed");
+          if (!(err instanceof AppError)) deps.logger.error({ err }, "registering an output failed");
           callback(toGrpcError(err) as ServiceError);
         },
       );

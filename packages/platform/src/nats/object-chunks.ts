@@ -1,0 +1,110 @@
+import { createHash, type Hash } from "node:crypto";
+import { headers, nuid, type JetStreamClient, type JetStreamManager, type PubAck } from "nats";
+import { objectStoreStream } from "./topology";
+
+/** The object store's chunk size (nats.js's default). */
+const MAX_CHUNK = 128 * 1024;
+/** Chunks published ahead of their acknowledgements. */
+const IN_FLIGHT = 8;
+
+/** base64url with padding, as the object store encodes names and digests. */
+const base64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("base64").replace(/\+/g, "-").replace(/\//g, "_");
+
+/** The subject of one object's chunks in a bucket. */
+export const objectChunkSubject = (bucket: string, id: string) => `$O.${bucket}.C.${id}`;
+
+/** Chunks stored in a bucket under no name yet: what commitObject needs to name them. */
+export interface WrittenChunks {
+  /** The object's nuid: its chunks are on objectChunkSubject(bucket, nuid). */
+  nuid: string;
+  size: number;
+  chunks: number;
+  /** `SHA-256=<base64url>` of the bytes, as the object store writes it. */
+  digest: string;
+}
+
+/**
+ * Writes the chunks of one new object into a JetStream object store bucket,
+ * in the object store's own format (NATS ADR-20): on `$O.<bucket>.C.<nuid>`,
+ * up to IN_FLIGHT publishes ahead of their acknowledgements, hashed with
+ * node's native SHA-256 (nats.js's JavaScript one was most of the CPU of a
+ * large output). Nothing is visible under a name until commitObject names
+ * the chunks; chunks never named are deleted by the bucket's max age.
+ */
+export class ObjectChunkWriter {
+  private readonly hash: Hash = createHash("sha256");
+  private readonly acks: Promise<PubAck>[] = [];
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private chunks = 0;
+  readonly nuid = nuid.next();
+  size = 0;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly bucket: string,
+  ) {}
+
+  async write(bytes: Uint8Array): Promise<void> {
+    this.buffered.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    this.bufferedBytes += bytes.byteLength;
+    while (this.bufferedBytes >= MAX_CHUNK) await this.publishChunk(MAX_CHUNK);
+  }
+
+  /** Publishes what is buffered and waits until JetStream has every chunk. */
+  async finish(): Promise<WrittenChunks> {
+    if (this.bufferedBytes > 0) await this.publishChunk(this.bufferedBytes);
+    await Promise.all(this.acks.splice(0));
+    return { nuid: this.nuid, size: this.size, chunks: this.chunks, digest: `SHA-256=${base64url(this.hash.digest())}` };
+  }
+
+  /** Waits for the chunks still in flight, whatever became of them (before purging them). */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.acks.splice(0));
+  }
+
+  private async publishChunk(length: number): Promise<void> {
+    const all = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
+    const payload = all.subarray(0, length);
+    const rest = all.subarray(length);
+    this.buffered = rest.length > 0 ? [rest] : [];
+    this.bufferedBytes = rest.length;
+    this.hash.update(payload);
+    this.chunks++;
+    this.size += payload.length;
+    if (this.acks.length >= IN_FLIGHT) await this.acks.shift();
+    const ack = this.js.publish(objectChunkSubject(this.bucket, this.nuid), payload);
+    // Awaited in order later; a failure meanwhile must not count as unhandled.
+    ack.catch(() => undefined);
+    this.acks.push(ack);
+  }
+}
+
+/**
+ * Makes written chunks visible as the object `name`: its info on
+ * `$O.<bucket>.M.<base64url name>` as a subject rollup, so `ObjectStore.get`
+ * and any NATS client read it. Unlike `ObjectStore.put` it does not look the
+ * name up first: the caller makes sure the name is new.
+ */
+export async function commitObject(js: JetStreamClient, bucket: string, name: string, written: WrittenChunks): Promise<void> {
+  const info = {
+    name,
+    description: "",
+    options: { max_chunk_size: MAX_CHUNK },
+    bucket,
+    nuid: written.nuid,
+    size: written.size,
+    chunks: written.chunks,
+    mtime: new Date().toISOString(),
+    digest: written.digest,
+    deleted: false,
+  };
+  const h = headers();
+  h.set("Nats-Rollup", "sub");
+  await js.publish(`$O.${bucket}.M.${base64url(name)}`, JSON.stringify(info), { headers: h });
+}
+
+/** Removes chunks that were never named. */
+export async function purgeObjectChunks(jsm: JetStreamManager, bucket: string, id: string): Promise<void> {
+  await jsm.streams.purge(objectStoreStream(bucket), { filter: objectChunkSubject(bucket, id) });
+}
