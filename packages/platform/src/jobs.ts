@@ -1,8 +1,9 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck, StoredMsg } from "nats";
+import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from "nats";
 import { newId } from "./ids";
 import type { Logger } from "./logger";
 import type { EventSpec } from "./nats/consumer-loop";
+import { directGet, type DirectQuery } from "./nats/direct";
 import { publishEvent } from "./nats/events";
 import { JOB_WRITERS, streams, subjects, type JobWriter } from "./nats/topology";
 
@@ -200,28 +201,10 @@ export function jobEventSpec(logger: Logger, types?: readonly JobEventType[]): E
   };
 }
 
-/** nats.js exposes direct get on the manager object without declaring it on the interface. */
-type DirectGet = { getMessage(stream: string, query: { seq: number; next_by_subj: string } | { last_by_subj: string }): Promise<StoredMsg> };
-
-const notFound = (err: unknown) => (err as { code?: string }).code === "404" || /no message found/i.test((err as Error).message);
-
-function directApi(jsm: JetStreamManager): DirectGet {
-  const direct = (jsm as JetStreamManager & { direct?: DirectGet }).direct;
-  if (!direct) throw new Error("this nats client has no direct get API");
-  return direct;
-}
-
 /** One event of a job by direct get, or undefined when there is none. */
-async function getJobEvent(
-  jsm: JetStreamManager,
-  query: { seq: number; next_by_subj: string } | { last_by_subj: string },
-): Promise<StoredJobEvent | undefined> {
-  try {
-    return storedJobEvent(await directApi(jsm).getMessage(streams.JOBS, query));
-  } catch (err) {
-    if (notFound(err)) return undefined;
-    throw err;
-  }
+async function getJobEvent(jsm: JetStreamManager, query: DirectQuery): Promise<StoredJobEvent | undefined> {
+  const msg = await directGet(jsm, streams.JOBS, query);
+  return msg && storedJobEvent(msg);
 }
 
 /** Reads every event of one job, in order, by direct get on the job's subjects. */

@@ -1,6 +1,17 @@
 import type { ServerUnaryCall, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, commitObject, newId, purgeObjectChunks, toGrpcError, withSpan, type Logger, type RecentOutputs } from "@pressroom/platform";
+import {
+  AppError,
+  commitObject,
+  findObject,
+  newId,
+  purgeObjectChunks,
+  readObject,
+  toGrpcError,
+  withSpan,
+  type Logger,
+  type RecentOutputs,
+} from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, ObjectStore } from "nats";
 import type { StorageDb } from "../db";
@@ -10,9 +21,9 @@ import { checkSignature, signedUrl } from "./signing";
 
 export interface StorageDeps {
   db: Kysely<StorageDb>;
-  /** Reads and deletes outputs. */
+  /** Deletes outputs (the sweep). */
   store: ObjectStore;
-  /** The bucket behind `store`, where render writes the chunks that registerOutput names. */
+  /** The bucket behind `store`: render writes the chunks there that registerOutput names, and downloads read them by direct get. */
   bucket: { js: JetStreamClient; jsm: JetStreamManager; name: string };
   logger: Logger;
   publicBaseUrl: string;
@@ -99,24 +110,18 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   }
   const row = await findOutput(deps.db, outputId);
   if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
-  const object = await deps.store.get(outputId);
+  const object = await findObject(deps.bucket.jsm, deps.bucket.name, outputId);
   if (!object) throw expired();
   const info = { contentType: row.content_type, filename: row.filename, expiresAt: row.expires_at };
   call.write({ info: { ...info, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
   // The chunks, kept for the recent outputs when the whole output is small enough.
   const kept: Uint8Array[] | undefined = deps.recentOutputs.accepts(Number(row.size_bytes)) ? [] : undefined;
-  const reader = object.data.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    kept?.push(value);
-    if (!(await writeChunks(call, value))) {
-      // The downloader went away: stop reading the object.
-      await reader.cancel().catch(() => undefined);
-      return;
-    }
+  // Its last step checks the digest: an object that does not match fails the download.
+  for await (const chunk of readObject(deps.bucket.jsm, deps.bucket.name, object)) {
+    kept?.push(chunk);
+    // The downloader went away: stop reading the object.
+    if (!(await writeChunks(call, chunk))) return;
   }
-  await object.error;
   // Only once the object was read whole and its digest checked: its next downloads come from memory.
   if (kept) deps.recentOutputs.add(outputId, { info, bytes: Buffer.concat(kept) });
 }
