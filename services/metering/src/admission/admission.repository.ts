@@ -73,8 +73,20 @@ async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<Rele
   return { released: Boolean(slot), refunded: Boolean(charge) };
 }
 
-/** A job's terminal event: idempotent per event (recorded in the same transaction). */
+/**
+ * A job's terminal event: idempotent per event (recorded in the same
+ * transaction). Without a refund, the common case, it is one statement: one
+ * round trip instead of a transaction's four.
+ */
 export async function releaseForEvent(db: Db, input: { eventId: string; jobId: string; refund: boolean }): Promise<"duplicate" | ReleaseOutcome> {
+  if (!input.refund) {
+    const { rows } = await sql<{ fresh: boolean; released: boolean }>`
+      with fresh as (insert into processed_events (event_id) values (${input.eventId}) on conflict do nothing returning event_id),
+           freed as (delete from slots where job_id = ${input.jobId} and exists (select from fresh) returning job_id)
+      select exists (select from fresh) as fresh, exists (select from freed) as released`.execute(db);
+    const row = rows[0]!;
+    return row.fresh ? { released: row.released, refunded: false } : "duplicate";
+  }
   return db.transaction().execute(async (trx) => {
     const fresh = await trx
       .insertInto("processed_events")

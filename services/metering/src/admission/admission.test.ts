@@ -183,10 +183,18 @@ describe("admission in PostgreSQL", () => {
       const k = key();
       const job = newId("job");
       await admit(k, "free", job);
-      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: job, refund: false }), { released: true, refunded: false });
+      const event = newId("evt");
+      assert.deepEqual(await releaseForEvent(db, { eventId: event, jobId: job, refund: false }), { released: true, refunded: false });
       const usage = await readUsage(db, k, "free");
       assert.equal(usage.rendersUsed, 1);
       assert.equal(usage.inFlight, 0);
+      assert.equal(await releaseForEvent(db, { eventId: event, jobId: job, refund: false }), "duplicate", "the same event again");
+      const other = newId("job");
+      await admit(k, "free", other);
+      assert.equal(await releaseForEvent(db, { eventId: event, jobId: other, refund: false }), "duplicate", "an event applied once frees nothing else");
+      assert.equal((await readUsage(db, k, "free")).inFlight, 1, "the other job keeps its slot");
+      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: other, refund: false }), { released: true, refunded: false });
+      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: other, refund: false }), { released: false, refunded: false }, "already free");
     });
   });
 
