@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { chartTopology, consumers, DEMO_API_KEY, NATS_COMPONENTS, streams } from "@pressroom/platform";
+import { chartTopology, consumers, DEMO_API_KEY, NATS_COMPONENTS, natsPermissions, streams } from "@pressroom/platform";
 import {
   CHART_DIR,
   component,
@@ -475,19 +475,31 @@ describe("the render pool scales on the RENDER work queue", () => {
 });
 
 describe("the bundled NATS's users", () => {
-  it("are the code's allow-lists, in a configuration the real nats-server accepts", () => {
-    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true"] }), "ConfigMap").find(
+  const natsConf = (set: string[]): string => {
+    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true", ...set] }), "ConfigMap").find(
       (c) => component(c) === "nats",
     );
     assert.ok(config, "no ConfigMap of the bundled NATS");
-    const text = config.data["nats.conf"]!;
-    const users = chartTopology().users;
+    return config.data["nats.conf"]!;
+  };
+  const assertUsers = (text: string, users: Record<string, { publish: string[]; subscribe: string[] }>) => {
     for (const name of NATS_COMPONENTS) {
       const line = text.split("\n").find((l) => l.includes(`user: ${name},`));
       assert.ok(line, `no NATS user ${name}`);
       const [publish, subscribe] = [...line.matchAll(/allow: \[([^\]]*)\]/g)].map((m) => JSON.parse(`[${m[1]}]`) as string[]);
       assert.deepEqual({ publish, subscribe }, users[name], `${name}'s permissions`);
     }
+  };
+
+  it("with storage's own output bucket, render and storage are allowed that bucket", () => {
+    const text = natsConf(["storage.env.OUTPUT_BUCKET=documents"]);
+    assertUsers(text, natsPermissions("documents"));
+    assert.doesNotMatch(text, /outputs/);
+  });
+
+  it("are the code's allow-lists, in a configuration the real nats-server accepts", () => {
+    const text = natsConf([]);
+    assertUsers(text, chartTopology().users);
     const dir = mkdtempSync(path.join(tmpdir(), "pressroom-nats-conf-"));
     try {
       const file = path.join(dir, "nats.conf");

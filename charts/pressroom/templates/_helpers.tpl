@@ -108,11 +108,13 @@ jetstream {
 {{- if .Values.nats.auth.enabled }}
 {{- /* One user per component, allowed only what it uses (files/nats-topology.json, written from packages/platform/src/nats/access.ts). */}}
 {{- $users := (.Files.Get "files/nats-topology.json" | fromJson).users }}
+{{- /* The file names the default output bucket; storage's OUTPUT_BUCKET, when set, replaces it. */}}
+{{- $bucket := .Values.storage.env.OUTPUT_BUCKET | default "outputs" }}
 authorization {
   users = [
     {{- range $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
     {{- $permissions := get $users $component }}
-    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
+    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject | replace "$O.outputs." (printf "$O.%s." $bucket) | replace "OBJ_outputs" (printf "OBJ_%s" $bucket) }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
     {{- end }}
   ]
 }
