@@ -6,9 +6,9 @@ import {
   JOB_WRITERS,
   objectChunkSubject,
   objectStoreStream,
-  ObjectChunkWriter,
   streams,
   subjects,
+  writeObjectChunks,
   type NatsComponent,
 } from "@pressroom/platform";
 import { AckPolicy, connect, type NatsConnection } from "nats";
@@ -121,9 +121,7 @@ describe("NATS users with per-component permissions", () => {
 
   it("render writes an output's chunks, but only storage names, reads or removes them", async () => {
     const render = await as("render");
-    const writer = new ObjectChunkWriter(render.jetstream(), "outputs");
-    await writer.write(new Uint8Array(1_000).fill(7));
-    const written = await writer.finish();
+    const written = await writeObjectChunks(render.jetstream(), "outputs", new Uint8Array(1_000).fill(7));
     const chunks = objectStoreStream("outputs");
     assert.equal(await stored(chunks, objectChunkSubject("outputs", written.nuid)), 1, "the chunk is stored");
     await assert.rejects(commitObject(render.jetstream(), "outputs", "out_named_by_render", written), "render names an object");

@@ -1,7 +1,7 @@
 import { storageV1 } from "@pressroom/contracts";
 import type { JetStreamClient } from "nats";
 import { call } from "./grpc";
-import { ObjectChunkWriter } from "./nats/object-chunks";
+import { writeObjectChunks } from "./nats/object-chunks";
 import { withSpan } from "./telemetry/tracing";
 
 export interface OutputTarget {
@@ -24,9 +24,7 @@ export function storeOutput(
   deadlineMs = 30_000,
 ): Promise<storageV1.RegisterOutputResponse> {
   return withSpan("storage.store_output", { attributes: { "pressroom.output.size_bytes": data.byteLength } }, async () => {
-    const writer = new ObjectChunkWriter(target.js, target.bucket);
-    await writer.write(data);
-    const written = await writer.finish();
+    const written = await writeObjectChunks(target.js, target.bucket, data);
     const chunks = { nuid: written.nuid, sizeBytes: String(written.size), chunks: written.chunks, digest: written.digest };
     return call(target.storage, target.storage.registerOutput, { metadata, chunks }, deadlineMs);
   });

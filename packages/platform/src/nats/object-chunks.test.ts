@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connect, StorageType, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectStore } from "nats";
-import { commitObject, findObject, ObjectChunkWriter, purgeObjectChunks, readObject, type StoredObject } from "./object-chunks";
+import { commitObject, findObject, purgeObjectChunks, readObject, writeObjectChunks, type StoredObject } from "./object-chunks";
 
 const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -25,9 +25,7 @@ describe("object store chunks: written under no name, named, read by direct get"
   let store: ObjectStore;
 
   const write = async (bytes: Uint8Array, name: string) => {
-    const writer = new ObjectChunkWriter(js, bucket);
-    await writer.write(bytes);
-    const written = await writer.finish();
+    const written = await writeObjectChunks(js, bucket, bytes);
     await commitObject(js, bucket, name, written);
     return written;
   };

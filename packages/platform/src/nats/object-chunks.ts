@@ -1,4 +1,4 @@
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { headers, nuid, type JetStreamClient, type JetStreamManager, type PubAck } from "nats";
 import { directGet } from "./direct";
 import { objectStoreStream } from "./topology";
@@ -27,60 +27,32 @@ export interface WrittenChunks {
 }
 
 /**
- * Writes the chunks of one new object into a JetStream object store bucket,
- * in the object store's own format (NATS ADR-20): on `$O.<bucket>.C.<nuid>`,
- * up to IN_FLIGHT publishes ahead of their acknowledgements, hashed with
- * node's native SHA-256 (nats.js's JavaScript one was most of the CPU of a
- * large output). Nothing is visible under a name until commitObject names
- * the chunks; chunks never named are deleted by the bucket's max age.
+ * Writes one new object's bytes into a JetStream object store bucket as
+ * chunks under no name, in the object store's own format (NATS ADR-20): on
+ * `$O.<bucket>.C.<nuid>`, up to IN_FLIGHT publishes ahead of their
+ * acknowledgements, hashed with node's native SHA-256 (nats.js's JavaScript
+ * one was most of the CPU of a large output). Resolves once JetStream has
+ * every chunk. Nothing is visible under a name until commitObject names the
+ * chunks; chunks never named are deleted by the bucket's max age.
  */
-export class ObjectChunkWriter {
-  private readonly hash: Hash = createHash("sha256");
-  private readonly acks: Promise<PubAck>[] = [];
-  private buffered: Buffer[] = [];
-  private bufferedBytes = 0;
-  private chunks = 0;
-  readonly nuid = nuid.next();
-  size = 0;
-
-  constructor(
-    private readonly js: JetStreamClient,
-    private readonly bucket: string,
-  ) {}
-
-  async write(bytes: Uint8Array): Promise<void> {
-    this.buffered.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    this.bufferedBytes += bytes.byteLength;
-    while (this.bufferedBytes >= MAX_CHUNK) await this.publishChunk(MAX_CHUNK);
-  }
-
-  /** Publishes what is buffered and waits until JetStream has every chunk. */
-  async finish(): Promise<WrittenChunks> {
-    if (this.bufferedBytes > 0) await this.publishChunk(this.bufferedBytes);
-    await Promise.all(this.acks.splice(0));
-    return { nuid: this.nuid, size: this.size, chunks: this.chunks, digest: `SHA-256=${base64url(this.hash.digest())}` };
-  }
-
-  /** Waits for the chunks still in flight, whatever became of them (before purging them). */
-  async settle(): Promise<void> {
-    await Promise.allSettled(this.acks.splice(0));
-  }
-
-  private async publishChunk(length: number): Promise<void> {
-    const all = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
-    const payload = all.subarray(0, length);
-    const rest = all.subarray(length);
-    this.buffered = rest.length > 0 ? [rest] : [];
-    this.bufferedBytes = rest.length;
-    this.hash.update(payload);
-    this.chunks++;
-    this.size += payload.length;
-    if (this.acks.length >= IN_FLIGHT) await this.acks.shift();
-    const ack = this.js.publish(objectChunkSubject(this.bucket, this.nuid), payload);
+export async function writeObjectChunks(js: JetStreamClient, bucket: string, data: Uint8Array): Promise<WrittenChunks> {
+  const id = nuid.next();
+  const subject = objectChunkSubject(bucket, id);
+  const hash = createHash("sha256");
+  const acks: Promise<PubAck>[] = [];
+  let chunks = 0;
+  for (let offset = 0; offset < data.byteLength; offset += MAX_CHUNK) {
+    const payload = data.subarray(offset, offset + MAX_CHUNK);
+    hash.update(payload);
+    chunks++;
+    if (acks.length >= IN_FLIGHT) await acks.shift();
+    const ack = js.publish(subject, payload);
     // Awaited in order later; a failure meanwhile must not count as unhandled.
     ack.catch(() => undefined);
-    this.acks.push(ack);
+    acks.push(ack);
   }
+  await Promise.all(acks);
+  return { nuid: id, size: data.byteLength, chunks, digest: `SHA-256=${base64url(hash.digest())}` };
 }
 
 /**

@@ -7,13 +7,13 @@ import {
   createDb,
   createGrpcClient,
   createLogger,
-  ObjectChunkWriter,
   call,
   fromGrpcError,
   migrateToLatest,
   newId,
   startGrpcServer,
   storeOutput,
+  writeObjectChunks,
   type GrpcServerHandle,
 } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
@@ -168,9 +168,7 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
   });
 
   it("refuses malformed chunks or metadata with PAYLOAD_INVALID, naming nothing and removing the chunks", async () => {
-    const writer = new ObjectChunkWriter(js, bucket);
-    await writer.write(randomBytes(1_000));
-    const written = await writer.finish();
+    const written = await writeObjectChunks(js, bucket, randomBytes(1_000));
     const chunks = { nuid: written.nuid, sizeBytes: String(written.size), chunks: written.chunks, digest: written.digest };
     const register = (request: storageV1.RegisterOutputRequest) => call(cached.client, cached.client.registerOutput, request);
     const refused = (err: unknown) => (err as { code?: string }).code === "PAYLOAD_INVALID";
