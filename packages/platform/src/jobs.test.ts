@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { appendJobEvent, foldJob, isAuthentic, jobEvent, type StoredJobEvent } from "./jobs";
+import { announcedOutcome, appendJobEvent, foldJob, isAuthentic, jobEvent, outcomeInboxOf, type StoredJobEvent } from "./jobs";
 
 const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
 
@@ -115,5 +115,27 @@ describe("appendJobEvent", () => {
     await assert.rejects(appendJobEvent(js, "gateway", succeeded()), /gateway does not write job.succeeded events/);
     await assert.rejects(appendJobEvent(js, "webhook", failed()), /webhook does not write job.failed events/);
     assert.deepEqual(published, []);
+  });
+});
+
+describe("announcements", () => {
+  it("go to the inbox the command names, or to the job's own subject when it names none (an older gateway)", () => {
+    assert.equal(outcomeInboxOf({ jobId: ids.jobId, outcomeInbox: "GWpS2mK0cE1xB0a8yQ4tZr" }), "GWpS2mK0cE1xB0a8yQ4tZr");
+    assert.equal(outcomeInboxOf({ jobId: ids.jobId, outcomeInbox: "" }), ids.jobId);
+  });
+
+  it("carry the terminal event's job and outcome; anything else is no outcome", () => {
+    const succeeded = jobEvent("job.succeeded", {
+      ...ids,
+      source: "render",
+      succeeded: { outputId: "out_1", url: "https://x.test/o", expiresAt: "", contentType: "application/pdf", sizeBytes: "3", pages: 1, renderMs: 1 },
+    });
+    const data = new Uint8Array([1, 2, 3]);
+    const outcome = announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded, output: { filename: "a.pdf", data } }).finish());
+    assert.equal(outcome?.id, ids.jobId);
+    assert.equal(outcome?.status, "succeeded");
+    assert.deepEqual(outcome?.output?.data, data);
+    assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: accepted(), output: undefined }).finish()), undefined);
+    assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: undefined, output: undefined }).finish()), undefined);
   });
 });

@@ -2,6 +2,7 @@ import type { Logger, RecentOutputs } from "@pressroom/platform";
 import type { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import type { TrustedProxies } from "./http/client-ip";
+import type { OutcomeInbox } from "./jobs/job-watch";
 import type { JobBus } from "./jobs/submit";
 import type { KeptOutputInfo } from "./outputs/routes";
 import type { TemplateDirectory } from "./templates/directory";
@@ -13,6 +14,8 @@ export interface GatewayDeps {
   auth: Authenticator;
   templates: TemplateDirectory;
   bus: JobBus;
+  /** Where this process waits for the outcomes of the sync jobs it submits. */
+  outcomes: OutcomeInbox;
   syncWaitMs: number;
   /** Outputs announced with their job's end, by output id (see outputs/routes.ts). */
   recentOutputs: RecentOutputs<KeptOutputInfo>;

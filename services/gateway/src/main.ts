@@ -6,6 +6,7 @@ import { loadGatewayConfig } from "./config";
 import type { GatewayDeps } from "./deps";
 import { TrustedProxies } from "./http/client-ip";
 import { answerClientError } from "./http/errors";
+import { OutcomeInbox } from "./jobs/job-watch";
 import { observeRenderQueue } from "./jobs/queue-metrics";
 import { KEPT_OUTPUT_MAX_BYTES } from "./outputs/routes";
 import { createServer } from "./server";
@@ -25,12 +26,14 @@ async function main(): Promise<void> {
   const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());
+  const bus = { nc, js: nc.jetstream(), jsm };
   const deps: GatewayDeps = {
     logger,
     clients,
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
     templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
-    bus: { nc, js: nc.jetstream(), jsm },
+    bus,
+    outcomes: new OutcomeInbox(bus),
     syncWaitMs: config.SYNC_WAIT_MS,
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: KEPT_OUTPUT_MAX_BYTES }),
     maxBodyBytes: config.MAX_BODY_BYTES,

@@ -22,7 +22,7 @@ const pullConsumer = (stream: string, consumer: string) => [
 /** Any subject of one token in place of the job or key id. */
 const jobsBy = (writer: JobWriter) => subjects.job("*", writer);
 const anyAccount = subjects.account("*");
-const anyOutcome = subjects.jobOutcome("*");
+const anyOutcome = subjects.outcomes("*");
 
 /**
  * What each component may publish and subscribe to, derived from the
@@ -52,7 +52,7 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
         `${API}.CONSUMER.INFO.${streams.RENDER}.${consumers.renderWorkers}`,
         ...directGet(streams.JOBS),
       ],
-      subscribe: [...replies, anyOutcome, jobsBy("render")],
+      subscribe: [...replies, anyOutcome],
     },
     identity: {
       publish: [...common, anyAccount, streamInfo(streams.ACCOUNTS)],

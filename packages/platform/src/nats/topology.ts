@@ -32,10 +32,14 @@ export const subjects = {
   /** Every job's events from one writer: render's are the lifecycle (started, succeeded, failed) that metering and callbacks act on. */
   jobsBy: (writer: JobWriter) => `pressroom.job.*.${writer}.v1`,
   /**
-   * Core NATS only, captured by no stream: a job's terminal event, announced
-   * by the worker once JetStream has acknowledged its append.
+   * Core NATS only, captured by no stream: where a gateway process waits for
+   * the outcomes of the jobs it submitted, one subscription for all of them.
+   * The worker announces a job's terminal event there once JetStream has
+   * acknowledged its append. `inbox` is the token the job's render command
+   * names (RenderCommand.outcome_inbox), or the job's id for a command that
+   * names none (an older gateway, which waited on one subject per job).
    */
-  jobOutcome: (jobId: string) => `pressroom.outcome.${jobId}.v1`,
+  outcomes: (inbox: string) => `pressroom.outcome.${inbox}.v1`,
   renderRequested: "pressroom.render.requested.v1",
   account: (keyId: string) => `pressroom.account.${keyId}.v1`,
   allAccounts: "pressroom.account.*.v1",

@@ -9,9 +9,8 @@ import { readJsonObject } from "../http/body";
 import { errors } from "../http/errors";
 import { keepAnnouncedOutput, sendOutput, signedOutputOf } from "../outputs/routes";
 import { checkTemplateData, type TemplateInfo } from "../templates/directory";
-import { JobWatch } from "./job-watch";
 import { jobMetrics } from "./metrics";
-import { submitJob, type JobBus } from "./submit";
+import { submitJob } from "./submit";
 import { validateJobRequest, type JobKind, type JobRequest } from "./validation";
 
 /** The sync success body of DESIGN.md. */
@@ -73,9 +72,9 @@ async function checkRequest(
 }
 
 /** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
-async function outcomeOf(bus: JobBus, jobId: string, timeoutMs: number): Promise<JobOutcome | undefined> {
-  const watch = new JobWatch(bus, jobId);
-  const now = await loadJob(bus.jsm, jobId).catch(() => undefined);
+async function outcomeOf(deps: GatewayDeps, jobId: string, timeoutMs: number): Promise<JobOutcome | undefined> {
+  const watch = deps.outcomes.watch(jobId);
+  const now = await loadJob(deps.bus.jsm, jobId).catch(() => undefined);
   if (now && isTerminal(now.status)) {
     watch.close();
     return now;
@@ -129,7 +128,7 @@ async function replayJob(deps: GatewayDeps, ctx: Context, kind: JobKind, request
   }
   if (record.status !== 0) return sendRecorded(ctx, record);
   markReplayed(ctx);
-  const job = request.webhookUrl ? undefined : await outcomeOf(deps.bus, record.jobId, deps.syncWaitMs);
+  const job = request.webhookUrl ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
   if (job) await answerOutcome(deps, ctx, kind, job);
   else answerQueued(ctx, record.jobId);
 }
@@ -144,9 +143,16 @@ async function runJob(
   template: TemplateInfo | undefined,
   jobId: string,
 ): Promise<{ final: boolean }> {
-  const watch = request.webhookUrl ? undefined : new JobWatch(deps.bus, jobId);
+  const watch = request.webhookUrl ? undefined : deps.outcomes.watch(jobId);
   try {
-    await submitJob(deps.bus, { jobId, keyId: principal.keyId, plan: principal.plan, request, templateVersion: template?.template.version ?? 0 });
+    await submitJob(deps.bus, {
+      jobId,
+      keyId: principal.keyId,
+      plan: principal.plan,
+      request,
+      templateVersion: template?.template.version ?? 0,
+      outcomeInbox: deps.outcomes.id,
+    });
   } catch (err) {
     watch?.close();
     await releaseAdmitted(deps.clients.metering, jobId, deps.logger);

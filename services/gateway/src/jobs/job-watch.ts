@@ -1,24 +1,74 @@
-import { EVENT_TYPE_HEADER, isTerminal, loadJob, outcomeOf, subjects, type JobOutcome } from "@pressroom/platform";
-import type { Subscription } from "nats";
+import { announcedOutcome, isTerminal, loadJob, subjects, type JobOutcome } from "@pressroom/platform";
+import { nuid, type Subscription } from "nats";
 import type { JobBus } from "./submit";
 
-/** After a terminal event shows on the job's subject, how long to wait for the worker's announcement before reading the history. */
-const ANNOUNCEMENT_GRACE_MS = 250;
-/** How often the history is read while waiting, in case a reconnect lost both messages. */
-const POLL_MS = 5_000;
+/**
+ * When a wait reads the job's history, in case its announcement was missed:
+ * after the first delay, then after each next one, the last repeating.
+ */
+const HISTORY_READS_MS = [1_000, 2_000, 5_000];
 
 /**
- * Waits for a job's end. The worker announces the outcome once JetStream has
- * stored it (subjects.jobOutcome), and that announcement alone answers the
- * wait. The job's own subject is watched as well: a terminal event seen
- * there without an announcement (the worker died between the two) leads to
- * a read of the history, which is the record; the event itself is not
- * trusted, as a core subscriber also sees appends that JetStream refused.
- * Both subscriptions exist before the job is published, so the end cannot
- * be missed; a periodic read covers a reconnect.
+ * Where this gateway process waits for the outcomes of the jobs it submits:
+ * one subscription (subjects.outcomes(id)) for all of them, named in every
+ * render command it publishes (RenderCommand.outcome_inbox), rather than a
+ * subscription per job (which NATS would have to add and remove, and, in a
+ * cluster, spread to every server, twice per job). The worker announces a
+ * job's terminal event there once JetStream has stored it, and that
+ * announcement alone answers the wait.
+ *
+ * An announcement can be missed: core NATS delivers at most once (a
+ * reconnect loses it), a worker can die between the append and the
+ * announcement, and a replayed request may wait here for a job another
+ * replica submitted (announced to that replica). So every wait also reads
+ * the job's history, which is the record (HISTORY_READS_MS).
  */
+export class OutcomeInbox {
+  readonly id = nuid.next();
+  private readonly watches = new Map<string, Set<JobWatch>>();
+  private readonly sub: Subscription;
+
+  constructor(private readonly bus: JobBus) {
+    this.sub = bus.nc.subscribe(subjects.outcomes(this.id), {
+      callback: (err, msg) => {
+        if (err) return;
+        let outcome: JobOutcome | undefined;
+        try {
+          outcome = announcedOutcome(msg.data);
+        } catch {
+          // Not an announcement: ignore it; the history still answers.
+          return;
+        }
+        if (outcome) for (const watch of this.watches.get(outcome.id) ?? []) watch.settle(outcome);
+      },
+    });
+  }
+
+  /** Starts watching a job; call it before the job is submitted, so that its end cannot be missed. */
+  watch(jobId: string): JobWatch {
+    const watch = new JobWatch(this.bus, jobId, () => {
+      const set = this.watches.get(jobId);
+      set?.delete(watch);
+      if (set?.size === 0) this.watches.delete(jobId);
+    });
+    const set = this.watches.get(jobId);
+    if (set) set.add(watch);
+    else this.watches.set(jobId, new Set([watch]));
+    return watch;
+  }
+
+  /** Jobs waited on now. */
+  get size(): number {
+    return this.watches.size;
+  }
+
+  close(): void {
+    this.sub.unsubscribe();
+  }
+}
+
+/** One wait for one job's end (OutcomeInbox.watch). */
 export class JobWatch {
-  private readonly subs: Subscription[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   /** An outcome that arrived before wait() was called (a job that failed at once). */
   private early?: JobOutcome;
@@ -28,28 +78,8 @@ export class JobWatch {
   constructor(
     private readonly bus: JobBus,
     private readonly jobId: string,
-  ) {
-    this.subs.push(
-      bus.nc.subscribe(subjects.jobOutcome(jobId), {
-        callback: (err, msg) => {
-          if (err) return;
-          try {
-            const outcome = outcomeOf(jobId, msg.data);
-            if (outcome) this.settle(outcome);
-          } catch {
-            // Not a job event: ignore it; the history still answers.
-          }
-        },
-      }),
-      bus.nc.subscribe(subjects.job(jobId, "render"), {
-        callback: (err, msg) => {
-          if (err) return;
-          const type = msg.headers?.get(EVENT_TYPE_HEADER);
-          if (type === "job.succeeded" || type === "job.failed") this.later(ANNOUNCEMENT_GRACE_MS, () => this.readHistory());
-        },
-      }),
-    );
-  }
+    private readonly onClose: () => void,
+  ) {}
 
   /** Resolves with the outcome, or undefined if the job has not ended after timeoutMs. */
   wait(timeoutMs: number): Promise<JobOutcome | undefined> {
@@ -60,8 +90,7 @@ export class JobWatch {
     }
     return new Promise<JobOutcome | undefined>((resolve) => {
       this.resolve = resolve;
-      const poll = setInterval(() => this.readHistory(), POLL_MS);
-      this.timers.add(poll);
+      this.readHistoryLater(0);
       this.later(timeoutMs, () => {
         void loadJob(this.bus.jsm, this.jobId).then(
           (job) => this.settle(job && isTerminal(job.status) ? job : undefined),
@@ -72,13 +101,14 @@ export class JobWatch {
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    for (const sub of this.subs) sub.unsubscribe();
+    this.onClose();
   }
 
-  private settle(outcome: JobOutcome | undefined): void {
+  settle(outcome: JobOutcome | undefined): void {
     if (this.closed) return;
     if (!this.resolve) {
       this.early ??= outcome;
@@ -97,12 +127,15 @@ export class JobWatch {
     this.timers.add(timer);
   }
 
-  private readHistory(): void {
-    void loadJob(this.bus.jsm, this.jobId).then(
-      (job) => {
-        if (job && isTerminal(job.status)) this.settle(job);
-      },
-      () => undefined,
-    );
+  private readHistoryLater(read: number): void {
+    this.later(HISTORY_READS_MS[Math.min(read, HISTORY_READS_MS.length - 1)]!, () => {
+      void loadJob(this.bus.jsm, this.jobId).then(
+        (job) => {
+          if (job && isTerminal(job.status)) this.settle(job);
+        },
+        () => undefined,
+      );
+      this.readHistoryLater(read + 1);
+    });
   }
 }

@@ -7,7 +7,7 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { announceOutcome, appendJobEvent, jobEvent, loadJob, newId, type JobEvent } from "@pressroom/platform";
 import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { JobWatch } from "./job-watch";
+import { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 
 const accepted = (jobId: string) =>
@@ -39,11 +39,12 @@ const succeeded = (jobId: string): JobEvent =>
     },
   });
 
-describe("JobWatch: the sync wait", () => {
+describe("OutcomeInbox and JobWatch: the sync wait", () => {
   let dir: string;
   let nats: PrivateNats;
   let nc: NatsConnection;
   let bus: JobBus;
+  let inbox: OutcomeInbox;
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "pressroom-watch-"));
@@ -52,50 +53,62 @@ describe("JobWatch: the sync wait", () => {
     const jsm = await nc.jetstreamManager();
     await provisionNats(nats.url);
     bus = { nc, js: nc.jetstream(), jsm };
+    inbox = new OutcomeInbox(bus);
+    await nc.flush();
   });
 
   /** A job accepted in JetStream, and a watch already waiting for it (up to waitMs). */
   async function acceptedAndWatched(waitMs: number) {
     const jobId = newId("job");
     const ack = await appendJobEvent(bus.js, "gateway", accepted(jobId), 0);
-    const waiting = new JobWatch(bus, jobId).wait(waitMs);
-    await nc.flush();
+    const waiting = inbox.watch(jobId).wait(waitMs);
     return { jobId, ack, waiting };
   }
 
   after(async () => {
+    inbox?.close();
     await nc?.close();
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("is answered by the worker's announcement alone, without reading the history", async () => {
+  it("is answered by the worker's announcement on the inbox alone, without reading the history", async () => {
     const jobId = newId("job");
-    const watch = new JobWatch(bus, jobId);
-    const waiting = watch.wait(10_000);
-    await nc.flush();
+    const waiting = inbox.watch(jobId).wait(10_000);
     // No event of this job is stored: only the announcement can answer.
-    announceOutcome(nc, succeeded(jobId));
+    announceOutcome(nc, inbox.id, succeeded(jobId));
     const outcome = await waiting;
     assert.equal(outcome?.status, "succeeded");
     assert.equal(outcome?.result?.url, "https://x.test/o");
     assert.equal(outcome?.result?.sizeBytes, "42");
+    assert.equal(inbox.size, 0, "the answered watch is no longer kept");
   });
 
-  it("ignores an announcement that carries another job's event", async () => {
+  it("hands an announcement to the watches of its job only, every one of them", async () => {
     const jobId = newId("job");
-    const watch = new JobWatch(bus, jobId);
-    await nc.flush();
-    nc.publish(`pressroom.outcome.${jobId}.v1`, jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded(newId("job")), output: undefined }).finish());
-    assert.equal(await watch.wait(800), undefined);
+    const other = inbox.watch(newId("job"));
+    const first = inbox.watch(jobId).wait(10_000);
+    const second = inbox.watch(jobId).wait(10_000);
+    announceOutcome(nc, inbox.id, succeeded(jobId));
+    assert.equal((await first)?.status, "succeeded");
+    assert.equal((await second)?.status, "succeeded");
+    assert.equal(await other.wait(300), undefined, "another job's watch is not answered");
+    assert.equal(inbox.size, 0);
+  });
+
+  it("hears nothing announced on another inbox, or on the job's own subject", async () => {
+    const jobId = newId("job");
+    const waiting = inbox.watch(jobId).wait(800);
+    announceOutcome(nc, "another-gateway", succeeded(jobId));
+    announceOutcome(nc, jobId, succeeded(jobId));
+    assert.equal(await waiting, undefined);
   });
 
   it("hands over the output an announcement carries, as a copy of its own", async () => {
     const jobId = newId("job");
-    const waiting = new JobWatch(bus, jobId).wait(10_000);
-    await nc.flush();
+    const waiting = inbox.watch(jobId).wait(10_000);
     const data = Buffer.from("%PDF-1.7 forty-two bytes of a document....");
-    announceOutcome(nc, succeeded(jobId), { filename: "invoice-1.pdf", data });
+    announceOutcome(nc, inbox.id, succeeded(jobId), { filename: "invoice-1.pdf", data });
     const outcome = await waiting;
     assert.equal(outcome?.output?.filename, "invoice-1.pdf");
     assert.deepEqual(Buffer.from(outcome!.output!.data), data);
@@ -105,9 +118,8 @@ describe("JobWatch: the sync wait", () => {
 
   it("has no output when the announcement carries none", async () => {
     const jobId = newId("job");
-    const waiting = new JobWatch(bus, jobId).wait(10_000);
-    await nc.flush();
-    announceOutcome(nc, succeeded(jobId));
+    const waiting = inbox.watch(jobId).wait(10_000);
+    announceOutcome(nc, inbox.id, succeeded(jobId));
     const outcome = await waiting;
     assert.equal(outcome?.status, "succeeded");
     assert.equal(outcome?.output, undefined);
@@ -115,10 +127,9 @@ describe("JobWatch: the sync wait", () => {
 
   it("keeps an outcome announced before wait() was called", async () => {
     const jobId = newId("job");
-    const watch = new JobWatch(bus, jobId);
-    await nc.flush();
+    const watch = inbox.watch(jobId);
     const failed = { code: "RENDER_FAILED", message: "template error", refund: false };
-    announceOutcome(nc, jobEvent("job.failed", { jobId, keyId: "key_watch", source: "render", failed }));
+    announceOutcome(nc, inbox.id, jobEvent("job.failed", { jobId, keyId: "key_watch", source: "render", failed }));
     await nc.flush();
     await new Promise((resolve) => setTimeout(resolve, 50));
     const outcome = await watch.wait(1);
@@ -126,9 +137,16 @@ describe("JobWatch: the sync wait", () => {
     assert.equal(outcome?.error?.message, "template error");
   });
 
+  it("drops a watch that is closed unanswered (a failed submit)", () => {
+    const watch = inbox.watch(newId("job"));
+    assert.equal(inbox.size, 1);
+    watch.close();
+    assert.equal(inbox.size, 0);
+  });
+
   it("does not take a terminal event that JetStream refused for the job's end", async () => {
-    const { jobId, ack, waiting } = await acceptedAndWatched(1_500);
-    // A stale writer: the expected sequence is wrong, so the stream refuses it, but core subscribers still see it.
+    const { jobId, ack, waiting } = await acceptedAndWatched(2_500);
+    // A stale writer: the expected sequence is wrong, so the stream refuses it.
     await assert.rejects(appendJobEvent(bus.js, "render", succeeded(jobId), ack.seq));
     assert.equal(await waiting, undefined);
   });
@@ -140,8 +158,8 @@ describe("JobWatch: the sync wait", () => {
     const outcome = await waiting;
     assert.equal(outcome?.status, "succeeded");
     assert.equal(outcome?.result?.outputId, "out_watch");
-    // Answered by the hint on the job's subject, not by the 4 s timeout's last read.
-    assert.ok(performance.now() - started < 3_000, "answered by the timeout's read, not by the terminal event on the job's subject");
+    // Answered by the wait's first read of the history (after 1 s), not by the 4 s timeout's last read.
+    assert.ok(performance.now() - started < 3_000, "answered by the timeout's read, not by the wait's reads of the history");
   });
 
   it("submits a job whose command publish timed out after it was stored: the retry is a duplicate, not a 500", async () => {
@@ -160,9 +178,13 @@ describe("JobWatch: the sync wait", () => {
     });
     const request = { kind: "render" as const, html: "<p>{{n}}</p>", data: { n: 1 }, dataJson: '{"n":1}' };
     const before = (await bus.jsm.streams.info("RENDER")).state.messages;
-    await submitJob({ ...bus, js }, { jobId, keyId: "key_submit", plan: "free", request, templateVersion: 0 });
+    await submitJob({ ...bus, js }, { jobId, keyId: "key_submit", plan: "free", request, templateVersion: 0, outcomeInbox: inbox.id });
     assert.equal((await bus.jsm.streams.info("RENDER")).state.messages, before + 1, "one render command, not two");
     const job = await loadJob(bus.jsm, jobId);
     assert.equal(job?.status, "queued");
+    const stored = await bus.jsm.streams.getMessage("RENDER", { last_by_subj: "pressroom.render.requested.v1" });
+    const command = jobEventsV1.RenderCommand.decode(stored.data);
+    assert.equal(command.jobId, jobId);
+    assert.equal(command.outcomeInbox, inbox.id, "the command names the inbox its outcome is announced on");
   });
 });

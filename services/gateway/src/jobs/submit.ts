@@ -39,11 +39,12 @@ async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
  * stored. Once it is, the job is accepted: the command carries the
  * acceptance, so if its append fails (or the gateway dies before it) the
  * worker appends it. Only the command holds the html and data; the JOBS
- * stream gets their digests and sizes (retainedAcceptance).
+ * stream gets their digests and sizes (retainedAcceptance). The command
+ * names the inbox where the outcome is to be announced (OutcomeInbox).
  */
 export async function submitJob(
   bus: JobBus,
-  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number },
+  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; outcomeInbox: string },
 ): Promise<JobEvent> {
   const accepted = jobEvent("job.accepted", {
     jobId: input.jobId,
@@ -63,7 +64,7 @@ export async function submitJob(
       dataBytes: Buffer.byteLength(input.request.dataJson, "utf8"),
     },
   });
-  const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted };
+  const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };
   await withRetries(() =>
     publishEvent(bus.js, {
       subject: subjects.renderRequested,

@@ -8,6 +8,7 @@ import {
   isTerminal,
   isWrongLastSequence,
   jobEvent,
+  outcomeInboxOf,
   readJobEvents,
   readLastJobEvent,
   retainedAcceptance,
@@ -176,7 +177,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         await startedSeq;
         throw err;
       });
-      await this.succeed(job, accepted, rendered, await startedSeq);
+      await this.succeed(job, accepted, rendered, await startedSeq, outcomeInboxOf(command));
     } finally {
       jobDone();
     }
@@ -200,12 +201,13 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     return { output, renderMs: Math.round(performance.now() - started) };
   }
 
-  /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it. */
+  /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`. */
   private async succeed(
     job: JobState,
     accepted: jobEventsV1.JobAccepted,
     { output, renderMs }: { output: RenderOutput; renderMs: number },
     lastSeq: number,
+    inbox: string,
   ): Promise<void> {
     const extension = output.contentType === "application/pdf" ? "pdf" : "png";
     const filename = `${accepted.templateId || "document"}-${job.id}.${extension}`;
@@ -241,7 +243,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
     }
-    announceOutcome(this.deps.nc, succeeded, this.announcedOutput(accepted, filename, output.data));
+    announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, filename, output.data));
     renderMetrics.jobSucceeded(extension);
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
@@ -289,7 +291,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed: { ...failed, callback: Boolean(job.webhookUrl) } });
     try {
       await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
-      announceOutcome(this.deps.nc, event);
+      announceOutcome(this.deps.nc, outcomeInboxOf(command), event);
       renderMetrics.jobFailed(failed.code);
     } catch (appendErr) {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
