@@ -1,5 +1,5 @@
-import { storageV1 } from "@pressroom/contracts";
 import type { GrpcService } from "@pressroom/platform";
+import { storageServiceDefinition } from "./outputs/chunk-wire";
 import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
 
 /**
@@ -8,5 +8,5 @@ import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
  * times every call), and a test can serve it on a port of its own.
  */
 export function createServer(deps: StorageDeps): GrpcService[] {
-  return [{ definition: storageV1.StorageServiceService, implementation: storageService(deps) }];
+  return [{ definition: storageServiceDefinition, implementation: storageService(deps) }];
 }
