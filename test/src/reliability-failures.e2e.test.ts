@@ -149,7 +149,7 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
       spanSubject: subjects.renderRequested,
       msgId: jobId,
       type: "render.requested",
-      data: jobEventsV1.RenderCommand.encode({ jobId, keyId: "key_gave_up", accepted }).finish(),
+      data: jobEventsV1.RenderCommand.encode(jobEventsV1.RenderCommand.fromPartial({ jobId, keyId: "key_gave_up", accepted })).finish(),
     });
     const jsm = await own.jetstreamManager();
     await eventually(

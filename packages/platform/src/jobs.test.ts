@@ -130,7 +130,7 @@ describe("announcements", () => {
       source: "render",
       succeeded: { outputId: "out_1", url: "https://x.test/o", expiresAt: "", contentType: "application/pdf", sizeBytes: "3", pages: 1, renderMs: 1 },
     });
-    const data = new Uint8Array([1, 2, 3]);
+    const data = Buffer.from([1, 2, 3]);
     const outcome = announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded, output: { filename: "a.pdf", data } }).finish());
     assert.equal(outcome?.id, ids.jobId);
     assert.equal(outcome?.status, "succeeded");
