@@ -134,7 +134,7 @@ describe("announcements", () => {
     const outcome = announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded, output: { filename: "a.pdf", data } }).finish());
     assert.equal(outcome?.id, ids.jobId);
     assert.equal(outcome?.status, "succeeded");
-    assert.deepEqual(outcome?.output?.data, data);
+    assert.deepEqual(Buffer.from(outcome!.output!.data), data);
     assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: accepted(), output: undefined }).finish()), undefined);
     assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: undefined, output: undefined }).finish()), undefined);
   });
