@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { RenderEngine, type IsolationStrategy } from "@pressroom/render/engine";
+import { RenderEngine, type IsolationStrategy, type RenderJob } from "@pressroom/render/engine";
 import type { BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { summarise, type RunStats } from "./stats";
@@ -65,11 +65,31 @@ async function burst(v: Variant, concurrency: number, count: number, record: boo
   v.cpuMs += groupCpuMs(v.pid()) - cpu0 + (node.user + node.system) / 1000;
 }
 
+/** The job the worker hands the engine for this document: its HTML and its template's print settings (the floor prints with the same). */
+function renderJobOf(doc: BenchDocument): RenderJob {
+  const pdf = doc.pdf!;
+  return {
+    html: doc.html,
+    kind: "pdf",
+    page: {
+      format: pdf.format,
+      landscape: pdf.landscape,
+      marginTop: pdf.margin.top,
+      marginRight: pdf.margin.right,
+      marginBottom: pdf.margin.bottom,
+      marginLeft: pdf.margin.left,
+      headerTemplate: pdf.headerTemplate,
+      footerTemplate: pdf.footerTemplate,
+    },
+  };
+}
+
 async function engineVariant(executablePath: string, isolation: IsolationStrategy, slots: number, doc: BenchDocument): Promise<Variant> {
   const engine = await RenderEngine.start({ executablePath, slots, isolation });
+  const job = renderJobOf(doc);
   return variant({
     name: `engine, ${isolation}`,
-    once: () => engine.render({ html: doc.html, kind: "pdf" }),
+    once: () => engine.render(job),
     settle: async () => {
       while (engine.stats().preparing > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     },
