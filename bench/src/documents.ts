@@ -1,4 +1,5 @@
-import { compileTemplate, loadBuiltinTemplates } from "@pressroom/render/catalog";
+import { compileTemplate, loadBuiltinTemplates, pageSettingsOf } from "@pressroom/render/catalog";
+import type { PageSettings } from "@pressroom/render/engine";
 
 export interface BenchDocument {
   name: string;
@@ -8,13 +9,8 @@ export interface BenchDocument {
   /** The exact HTML Pressroom renders for this template and data. */
   html: string;
   kind: "pdf" | "png";
-  pdf?: {
-    format: string;
-    landscape: boolean;
-    margin: { top: string; right: string; bottom: string; left: string };
-    headerTemplate: string;
-    footerTemplate: string;
-  };
+  /** The template's print settings, which the worker hands the engine with the HTML. */
+  pdf?: PageSettings;
   image?: { width: number; height: number };
 }
 
@@ -36,15 +32,7 @@ export function benchDocuments(): BenchDocument[] {
       data: t.sampleData,
       html,
       kind: t.output,
-      pdf: t.page
-        ? {
-            format: t.page.format,
-            landscape: t.page.landscape,
-            margin: { top: t.page.margin_top, right: t.page.margin_right, bottom: t.page.margin_bottom, left: t.page.margin_left },
-            headerTemplate: t.page.header_template,
-            footerTemplate: t.page.footer_template,
-          }
-        : undefined,
+      pdf: pageSettingsOf(t),
       image: t.image ?? undefined,
     };
   });

@@ -65,28 +65,9 @@ async function burst(v: Variant, concurrency: number, count: number, record: boo
   v.cpuMs += groupCpuMs(v.pid()) - cpu0 + (node.user + node.system) / 1000;
 }
 
-/** The job the worker hands the engine for this document: its HTML and its template's print settings (the floor prints with the same). */
-function renderJobOf(doc: BenchDocument): RenderJob {
-  const pdf = doc.pdf!;
-  return {
-    html: doc.html,
-    kind: "pdf",
-    page: {
-      format: pdf.format,
-      landscape: pdf.landscape,
-      marginTop: pdf.margin.top,
-      marginRight: pdf.margin.right,
-      marginBottom: pdf.margin.bottom,
-      marginLeft: pdf.margin.left,
-      headerTemplate: pdf.headerTemplate,
-      footerTemplate: pdf.footerTemplate,
-    },
-  };
-}
-
 async function engineVariant(executablePath: string, isolation: IsolationStrategy, slots: number, doc: BenchDocument): Promise<Variant> {
   const engine = await RenderEngine.start({ executablePath, slots, isolation });
-  const job = renderJobOf(doc);
+  const job: RenderJob = { html: doc.html, kind: "pdf", page: doc.pdf };
   return variant({
     name: `engine, ${isolation}`,
     once: () => engine.render(job),

@@ -40,7 +40,7 @@ export class Floor {
     return page.pdf({
       format: pdf.format as "A4",
       landscape: pdf.landscape,
-      margin: pdf.margin,
+      margin: { top: pdf.marginTop, right: pdf.marginRight, bottom: pdf.marginBottom, left: pdf.marginLeft },
       printBackground: true,
       displayHeaderFooter: Boolean(pdf.headerTemplate || pdf.footerTemplate),
       headerTemplate: pdf.headerTemplate || "<span></span>",

@@ -79,22 +79,17 @@ function templateOf(doc: BenchDocument): Record<string, unknown> {
       chromeImage: { type: "png", viewportWidth: width, viewportHeight: height, clipX: 0, clipY: 0, clipWidth: width, clipHeight: height },
     };
   }
-  const pdf = doc.pdf!;
+  const { headerTemplate, footerTemplate, ...paper } = doc.pdf!;
   return {
     content: doc.html,
     engine: "none",
     recipe: "chrome-pdf",
     chrome: {
-      format: pdf.format,
-      landscape: pdf.landscape,
-      marginTop: pdf.margin.top,
-      marginRight: pdf.margin.right,
-      marginBottom: pdf.margin.bottom,
-      marginLeft: pdf.margin.left,
+      ...paper,
       printBackground: true,
-      displayHeaderFooter: Boolean(pdf.headerTemplate || pdf.footerTemplate),
-      headerTemplate: pdf.headerTemplate || "<span></span>",
-      footerTemplate: pdf.footerTemplate || "<span></span>",
+      displayHeaderFooter: Boolean(headerTemplate || footerTemplate),
+      headerTemplate: headerTemplate || "<span></span>",
+      footerTemplate: footerTemplate || "<span></span>",
     },
   };
 }

@@ -48,7 +48,8 @@ export class TemplateCatalog {
   }
 }
 
-export function pageSettingsOf(row: TemplateRow): PageSettings | undefined {
+/** A PDF template's print settings, as the engine takes them. */
+export function pageSettingsOf(row: Pick<TemplateRow, "page">): PageSettings | undefined {
   if (!row.page) return undefined;
   return {
     format: row.page.format,

@@ -1,2 +1,3 @@
 export { loadBuiltinTemplates, type BuiltinTemplate } from "./builtin-loader";
 export { compileTemplate } from "./handlebars";
+export { pageSettingsOf } from "./catalog";
