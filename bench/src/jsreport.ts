@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { chromiumArgs } from "@pressroom/render/engine";
 import { descendantsOf } from "@pressroom/stack";
@@ -99,6 +99,7 @@ export class JsreportPeer {
   private constructor(
     private readonly child: ChildProcess,
     private readonly baseUrl: string,
+    private readonly tempDir: string,
   ) {}
 
   static async start(chromium: string, workers: number): Promise<JsreportPeer> {
@@ -109,13 +110,16 @@ export class JsreportPeer {
     // The floor's flags, containment included: jsreport writes the HTML to a temporary file and opens
     // it as a file: URL, which no proxy or host rule touches, and the documents load nothing else.
     const args = chromiumArgs({ sandbox: false, rendererHeapMiB: 512 });
+    // jsreport's files and puppeteer's Chromium profiles go where TMPDIR points: a directory of this
+    // run's, removed by close(), since a Chromium killed at the end cannot remove its own profile.
+    const tempDir = mkdtempSync(path.join(tmpdir(), "pressroom-bench-jsreport-"));
     const child = spawn(process.execPath, [startScript], {
       cwd: HOME,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, JSREPORT_BENCH: JSON.stringify({ port, workers, chromium, args }) },
+      env: { ...process.env, TMPDIR: tempDir, JSREPORT_BENCH: JSON.stringify({ port, workers, chromium, args }) },
     });
-    const peer = new JsreportPeer(child, `http://127.0.0.1:${port}`);
+    const peer = new JsreportPeer(child, `http://127.0.0.1:${port}`, tempDir);
     let output = "";
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`jsreport did not start in 120 s:\n${output}`)), 120_000);
@@ -158,7 +162,7 @@ export class JsreportPeer {
     return drive(concurrency, count, 2, () => this.renderOnce(doc));
   }
 
-  /** Stops jsreport and its Chromium, which puppeteer starts in a process group of its own. */
+  /** Stops jsreport and its Chromium, which puppeteer starts in a process group of its own, and removes their files. */
   async close(): Promise<void> {
     const descendants = descendantsOf(this.child.pid!);
     // A child killed by a signal has a signalCode and no exitCode: its exit event is already past.
@@ -176,5 +180,6 @@ export class JsreportPeer {
         // Already gone.
       }
     }
+    rmSync(this.tempDir, { recursive: true, force: true });
   }
 }
