@@ -120,7 +120,7 @@ describe("billing with the Stripe provider: the verified webhook", () => {
     assert.ok(!h.stack.output().includes("BILLING_PROVIDER=local"));
     const [grpc, health] = await distinctFreePorts(2);
     const env = serviceEnv("metering", {
-      databaseUrl: h.stack.databaseUrl,
+      databaseUrls: h.stack.databaseUrls,
       natsUrl: h.stack.natsUrl,
       ports: { ...h.stack.ports, grpc: { ...h.stack.ports.grpc, metering: grpc! }, health: { ...h.stack.ports.health, metering: health! } },
       logDir: tmpdir(),

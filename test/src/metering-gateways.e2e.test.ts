@@ -59,7 +59,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
 
   async function startExtra(name: ServiceName, ports: StackPorts): Promise<void> {
     const env = serviceEnv(name, {
-      databaseUrl: h.stack.databaseUrl,
+      databaseUrls: h.stack.databaseUrls,
       natsUrl: h.stack.natsUrl,
       ports,
       logDir: workDir,

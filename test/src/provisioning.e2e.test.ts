@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { CONSUMERS, STREAMS, objectStoreStream } from "@pressroom/platform";
 import {
   REPO_ROOT,
+  databaseCredentials,
   distinctFreePorts,
   isolatedDatabase,
   provisionNats,
@@ -32,6 +33,7 @@ describe("one-off NATS provisioning", () => {
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   let database: { url: string; drop(): Promise<void> };
+  let databaseUrls: Record<"storage" | "metering", string>;
   const started: ServiceProcess[] = [];
 
   before(async () => {
@@ -40,7 +42,9 @@ describe("one-off NATS provisioning", () => {
     nc = await connect({ servers: nats.url });
     jsm = await nc.jetstreamManager();
     database = await isolatedDatabase();
-    await runMigrations(database.url, randomBytes(32).toString("hex"));
+    const credentials = databaseCredentials(database.url, () => randomBytes(16).toString("hex"));
+    databaseUrls = credentials.urls;
+    await runMigrations(credentials, randomBytes(32).toString("hex"));
   });
 
   after(async () => {
@@ -53,15 +57,21 @@ describe("one-off NATS provisioning", () => {
 
   it("services are live but not ready before it runs, name what is missing, and become ready after", async () => {
     const [storageGrpc, storageHealth, meteringGrpc, meteringHealth] = (await distinctFreePorts(4)) as [number, number, number, number];
-    const common = { PATH: process.env.PATH, DATABASE_URL: database.url, NATS_URL: nats.url, LOG_LEVEL: "info" };
+    const common = { PATH: process.env.PATH, NATS_URL: nats.url, LOG_LEVEL: "info" };
     const storage = startService(
       "storage",
-      { ...common, GRPC_PORT: String(storageGrpc), HEALTH_PORT: String(storageHealth), OUTPUT_SIGNING_SECRET: "s".repeat(32) },
+      {
+        ...common,
+        DATABASE_URL: databaseUrls.storage,
+        GRPC_PORT: String(storageGrpc),
+        HEALTH_PORT: String(storageHealth),
+        OUTPUT_SIGNING_SECRET: "s".repeat(32),
+      },
       path.join(workDir, "logs"),
     );
     const metering = startService(
       "metering",
-      { ...common, GRPC_PORT: String(meteringGrpc), HEALTH_PORT: String(meteringHealth), BILLING_PROVIDER: "local" },
+      { ...common, DATABASE_URL: databaseUrls.metering, GRPC_PORT: String(meteringGrpc), HEALTH_PORT: String(meteringHealth), BILLING_PROVIDER: "local" },
       path.join(workDir, "logs"),
     );
     started.push(storage, metering);

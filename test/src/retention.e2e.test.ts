@@ -135,7 +135,7 @@ describe("retention: no request text in JOBS, sealed and rotatable webhook secre
     await db.query("update identity.api_keys set webhook_secret = $2, webhook_secret_sealed = null where key_id = $1", [keyId, legacy]);
     assert.equal((await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json.secret, legacy, "read as it is until sealed");
 
-    await runMigrations(h.stack.databaseUrl, h.stack.secretEncryptionKey);
+    await runMigrations({ adminUrl: h.stack.databaseUrl, urls: h.stack.databaseUrls }, h.stack.secretEncryptionKey);
     const row = (await db.query("select webhook_secret, webhook_secret_sealed from identity.api_keys where key_id = $1", [keyId])).rows[0];
     assert.equal(row.webhook_secret, null);
     assert.match(row.webhook_secret_sealed, /^v1\./);

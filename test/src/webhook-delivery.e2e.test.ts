@@ -317,7 +317,7 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
 
   async function runRebuild(): Promise<void> {
     const child = spawn(process.execPath, [path.join(REPO_ROOT, "services", "webhook", "dist", "audit-rebuild.js")], {
-      env: { PATH: process.env.PATH, DATABASE_URL: harness.stack.databaseUrl, NATS_URL: harness.stack.natsUrl, LOG_LEVEL: "warn" },
+      env: { PATH: process.env.PATH, DATABASE_URL: harness.stack.databaseUrls.webhook, NATS_URL: harness.stack.natsUrl, LOG_LEVEL: "warn" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

@@ -90,6 +90,35 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+/** The services that keep a schema in PostgreSQL: each connects as a role of its own. */
+export const DATABASE_SERVICES = ["identity", "storage", "metering", "render", "webhook"] as const;
+export type DatabaseService = (typeof DATABASE_SERVICES)[number];
+
+/** A database's credentials: the admin's, for the one-off migrate step only, and each service's own. */
+export interface DatabaseCredentials {
+  adminUrl: string;
+  urls: Record<DatabaseService, string>;
+}
+
+/** A service's role on a database: roles belong to the whole server, so each database names its own (`pressroom_identity`). */
+export function serviceRoleName(database: string, service: DatabaseService): string {
+  const role = `${database}_${service}`;
+  if (role.length > 63) throw new Error(`database name ${database} is too long to name its services' roles after it`);
+  return role;
+}
+
+/** The credentials of the database adminUrl names, each service's role logging in with the password it is given. */
+export function databaseCredentials(adminUrl: string, password: (service: DatabaseService) => string): DatabaseCredentials {
+  const database = decodeURIComponent(new URL(adminUrl).pathname.slice(1));
+  const login = (service: DatabaseService) => {
+    const parsed = new URL(adminUrl);
+    parsed.username = serviceRoleName(database, service);
+    parsed.password = password(service);
+    return parsed.toString();
+  };
+  return { adminUrl, urls: Object.fromEntries(DATABASE_SERVICES.map((service) => [service, login(service)])) as Record<DatabaseService, string> };
+}
+
 export async function createDatabase(serverUrl: string, database: string): Promise<string> {
   if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`invalid database name ${database}`);
   const client = new pg.Client({ connectionString: serverUrl });
@@ -103,11 +132,13 @@ export async function createDatabase(serverUrl: string, database: string): Promi
   return withDatabase(serverUrl, database);
 }
 
+/** Drops a database and its services' roles. */
 export async function dropDatabase(serverUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     await client.query(`drop database if exists ${database} with (force)`);
+    for (const service of DATABASE_SERVICES) await client.query(`drop role if exists ${serviceRoleName(database, service)}`);
   } finally {
     await client.end();
   }

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
+import { DATABASE_SERVICES, databaseCredentials } from "./postgres";
+import { DEFAULT_PORTS, SERVICE_NAMES, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
+
+const database = databaseCredentials("postgres://admin:admin-pw@127.0.0.1:5432/pressroom", (service) => `pw-${service}`);
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -42,14 +45,14 @@ describe("up.sh's environment", () => {
   });
 
   it("runs metering with the local payment provider unless the caller names one", () => {
-    const options = { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
   it("keeps the stack's wiring over what is forwarded", () => {
     const env = serviceEnv("render", {
-      databaseUrl: "postgres://stack/db",
+      databaseUrls: database.urls,
       natsUrl: "nats://stack",
       ports: DEFAULT_PORTS,
       logDir: "/tmp",
@@ -57,10 +60,35 @@ describe("up.sh's environment", () => {
     });
     assert.equal(env.RENDER_SLOTS, "4");
     assert.equal(env.CHROMIUM_PATH, "/usr/bin/chromium");
-    assert.equal(env.DATABASE_URL, "postgres://stack/db");
+    assert.equal(env.DATABASE_URL, database.urls.render);
     assert.equal(env.RENDER_ADDR, `127.0.0.1:${DEFAULT_PORTS.grpc.render}`);
     assert.equal(env.OTEL_SERVICE_NAME, "render");
     assert.equal(env.GRPC_PORT, String(DEFAULT_PORTS.grpc.render));
+  });
+});
+
+describe("the stack's database credentials", () => {
+  it("names each service's role after the database, with its own password, on the admin's server and database", () => {
+    assert.deepEqual(database.urls, {
+      identity: "postgres://pressroom_identity:pw-identity@127.0.0.1:5432/pressroom",
+      storage: "postgres://pressroom_storage:pw-storage@127.0.0.1:5432/pressroom",
+      metering: "postgres://pressroom_metering:pw-metering@127.0.0.1:5432/pressroom",
+      render: "postgres://pressroom_render:pw-render@127.0.0.1:5432/pressroom",
+      webhook: "postgres://pressroom_webhook:pw-webhook@127.0.0.1:5432/pressroom",
+    });
+  });
+
+  it("gives each service its own URL only, the gateway none, and none the admin's", () => {
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", secretEncryptionKey: "0".repeat(64) };
+    for (const name of SERVICE_NAMES) {
+      const env = serviceEnv(name, options);
+      assert.equal(
+        env.DATABASE_URL,
+        (DATABASE_SERVICES as readonly string[]).includes(name) ? database.urls[name as keyof typeof database.urls] : undefined,
+        name,
+      );
+      assert.ok(!Object.values(env).some((value) => value?.includes("admin-pw")), `${name} holds no admin credential`);
+    }
   });
 });
 
@@ -69,7 +97,7 @@ describe("up.sh's ports", () => {
     assert.deepEqual(localPorts({}).health, { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 });
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
-    assert.equal(serviceEnv("gateway", { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports, logDir: "/tmp" }).HEALTH_PORT, "19461");
+    assert.equal(serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp" }).HEALTH_PORT, "19461");
   });
 });
 

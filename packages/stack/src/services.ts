@@ -3,12 +3,12 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
 import { distinctFreePorts, waitFor } from "./ports";
+import { DATABASE_SERVICES, type DatabaseCredentials, type DatabaseService } from "./postgres";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
 
 export const SERVICE_NAMES = ["identity", "storage", "metering", "render", "webhook", "gateway"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
-const MIGRATED: ServiceName[] = ["identity", "storage", "metering", "render", "webhook"];
 
 export interface StackPorts {
   http: number;
@@ -51,7 +51,8 @@ export interface ServiceProcess {
 }
 
 export interface StackOptions {
-  databaseUrl: string;
+  /** Each service's own database URL (its role's): the gateway has none. */
+  databaseUrls: Record<DatabaseService, string>;
   natsUrl: string;
   ports: StackPorts;
   logDir: string;
@@ -101,7 +102,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
-    DATABASE_URL: options.databaseUrl,
+    ...(name === "gateway" ? {} : { DATABASE_URL: options.databaseUrls[name] }),
     NATS_URL: options.natsUrl,
     OTEL_SERVICE_NAME: name,
     HEALTH_PORT: String(ports.health[name]),
@@ -144,16 +145,18 @@ function runStep(what: string, entry: string, env: NodeJS.ProcessEnv): Promise<v
 
 /**
  * Runs every service's migrate entrypoint (what the chart's provision Job
- * does first), in parallel: each owns its schema, and seeds what it needs
- * (identity the demo key, sealed with `secretEncryptionKey`, the key the
- * services get; render the built-in templates).
+ * does first), in parallel: each makes its service's role and schema with the
+ * admin URL, migrates as that role, and seeds what it needs (identity the demo
+ * key, sealed with `secretEncryptionKey`, the key the services get; render the
+ * built-in templates).
  */
-export async function runMigrations(databaseUrl: string, secretEncryptionKey: string): Promise<void> {
-  const env = (name: ServiceName): NodeJS.ProcessEnv => ({
-    DATABASE_URL: databaseUrl,
+export async function runMigrations(database: DatabaseCredentials, secretEncryptionKey: string): Promise<void> {
+  const env = (name: DatabaseService): NodeJS.ProcessEnv => ({
+    DATABASE_URL: database.urls[name],
+    DATABASE_ADMIN_URL: database.adminUrl,
     ...(name === "identity" ? { WEBHOOK_SECRET_ENCRYPTION_KEY: secretEncryptionKey } : {}),
   });
-  await Promise.all(MIGRATED.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), env(name))));
+  await Promise.all(DATABASE_SERVICES.map((name) => runStep(`migrations of ${name}`, serviceEntry(name, "migrate"), env(name))));
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
-import { DEFAULT_DATABASE_URL, createDatabase, dropDatabase, postgresAnswers } from "./postgres";
+import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, dropDatabase, postgresAnswers, type DatabaseService } from "./postgres";
 import { NATS_COMPONENTS, natsAuthorization, type NatsComponent } from "@pressroom/platform";
 import {
   SERVICE_NAMES,
@@ -19,7 +19,10 @@ import {
 
 export interface TestStack {
   baseUrl: string;
+  /** The admin's URL of the stack's database (the migrate step's; no service has it). */
   databaseUrl: string;
+  /** Each service's own URL: its role, which owns its schema and nothing else. */
+  databaseUrls: Record<DatabaseService, string>;
   natsUrl: string;
   /** Each component's NATS password, with natsUsers. */
   natsPasswords?: Record<NatsComponent, string>;
@@ -48,7 +51,7 @@ export async function testDatabaseServer(): Promise<string> {
   return url;
 }
 
-/** A fresh database on the test server (or on `server`); dropped by the returned function. */
+/** A fresh database on the test server (or on `server`); dropped, with its services' roles, by the returned function. */
 export async function isolatedDatabase(prefix = "pressroom_test", server?: string): Promise<{ url: string; drop(): Promise<void> }> {
   server ??= await testDatabaseServer();
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
@@ -71,6 +74,7 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const workDir = mkdtempSync(path.join(tmpdir(), "pressroom-test-"));
   const database = await isolatedDatabase("pressroom_test", options.databaseServer);
+  const credentials = databaseCredentials(database.url, () => randomBytes(16).toString("hex"));
   const natsPasswords = options.natsUsers
     ? (Object.fromEntries(NATS_COMPONENTS.map((component) => [component, randomBytes(16).toString("hex")])) as Record<NatsComponent, string>)
     : undefined;
@@ -86,10 +90,10 @@ export async function startTestStack(
   const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
-    await Promise.all([runMigrations(database.url, secretEncryptionKey), provisionNats(nats.url, natsEnv("provision"))]);
+    await Promise.all([runMigrations(credentials, secretEncryptionKey), provisionNats(nats.url, natsEnv("provision"))]);
     services = await startServices(
       {
-        databaseUrl: database.url,
+        databaseUrls: credentials.urls,
         natsUrl: nats.url,
         ports,
         logDir: path.join(workDir, "logs"),
@@ -109,6 +113,7 @@ export async function startTestStack(
   return {
     baseUrl: `http://127.0.0.1:${ports.http}`,
     databaseUrl: database.url,
+    databaseUrls: credentials.urls,
     natsUrl: nats.url,
     natsPasswords,
     nats,

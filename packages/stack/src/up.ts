@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
-import { DEFAULT_DATABASE_URL, createDatabase, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
+import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
   REPO_ROOT,
   SERVICE_NAMES,
@@ -65,7 +65,10 @@ async function main(): Promise<void> {
       privatePostgres = await startPrivatePostgres(path.join(DATA_DIR, "postgres"));
       serverUrl = privatePostgres.url;
     }
-    const databaseUrl = process.env.DATABASE_URL ?? (await createDatabase(serverUrl, "pressroom"));
+    // The admin's URL: only the migrate step gets it; each service logs in as its own role, with a password kept under .data.
+    const database = databaseCredentials(process.env.DATABASE_URL ?? (await createDatabase(serverUrl, "pressroom")), (service) =>
+      keptSecret(`database-password-${service}`),
+    );
 
     let natsUrl = process.env.NATS_URL ?? DEFAULT_NATS_URL;
     if (await jetstreamAnswers(natsUrl)) {
@@ -78,12 +81,12 @@ async function main(): Promise<void> {
 
     say("running migrations and provisioning NATS");
     const secretEncryptionKey = keptSecret("webhook-secret-encryption-key");
-    await Promise.all([runMigrations(databaseUrl, secretEncryptionKey), provisionNats(natsUrl)]);
+    await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl)]);
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     say("starting identity, storage, metering, render, webhook and gateway");
     services = await startServices({
-      databaseUrl,
+      databaseUrls: database.urls,
       natsUrl,
       ports,
       logDir: path.join(DATA_DIR, "logs"),

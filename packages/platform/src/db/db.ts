@@ -34,7 +34,9 @@ function quoteIdent(name: string): string {
  * migrate entrypoint, never at service start.
  */
 export async function migrateToLatest<DB>(db: Kysely<DB>, schema: string, migrations: Record<string, Migration>): Promise<string[]> {
-  await sql`create schema if not exists ${sql.id(quoteIdent(schema))}`.execute(db);
+  // Made by the admin step where the service runs as its own role, which may not create schemas: only made here when missing.
+  const { rows } = await sql<{ found: boolean }>`select exists (select 1 from pg_namespace where nspname = ${schema}) as found`.execute(db);
+  if (!rows[0]?.found) await sql`create schema if not exists ${sql.id(quoteIdent(schema))}`.execute(db);
   const migrator = new Migrator({
     db,
     migrationTableSchema: schema,

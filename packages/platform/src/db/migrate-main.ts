@@ -3,6 +3,7 @@ import { loadConfig } from "../config";
 import { z } from "zod";
 import { createLogger, type Logger } from "../logger";
 import { createDb, migrateToLatest } from "./db";
+import { provisionServiceRole } from "./roles";
 
 /**
  * What a schema's one-off step writes after its migrations: data the service
@@ -14,12 +15,21 @@ export type Seed<DB> = (db: Kysely<DB>, logger: Logger) => Promise<void>;
 /**
  * The body of every service's `migrate` entrypoint: the one-off step the
  * chart's provision Job and the local stack run before the services start.
+ * DATABASE_URL is the service's own credential; with DATABASE_ADMIN_URL, the
+ * step first makes that role and its schema as the admin (provisionServiceRole).
+ * The migrations and the seed run as the service's role.
  */
 export async function runMigrateEntrypoint<DB>(schema: string, migrations: Record<string, Migration>, seed?: Seed<DB>): Promise<void> {
-  const config = loadConfig(z.object({ DATABASE_URL: z.string().min(1), LOG_LEVEL: z.string().default("info") }));
+  const config = loadConfig(
+    z.object({ DATABASE_URL: z.string().min(1), DATABASE_ADMIN_URL: z.string().min(1).optional(), LOG_LEVEL: z.string().default("info") }),
+  );
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
   const db = createDb<DB>({ url: config.DATABASE_URL, schema, max: 1, logger });
   try {
+    if (config.DATABASE_ADMIN_URL) {
+      const { created } = await provisionServiceRole(config.DATABASE_ADMIN_URL, schema, config.DATABASE_URL);
+      logger.info({ schema }, created ? "the service's database role was created" : "the service's database role is up to date");
+    }
     const applied = await migrateToLatest(db, schema, migrations);
     logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema up to date");
     await seed?.(db, logger);
