@@ -550,13 +550,17 @@ describe("migrations and NATS provisioning run once, before the services", () =>
     }
   });
 
-  it("each migration step gets the database URL, and identity's also the key it seals the demo key's webhook secret with", () => {
+  it("each migration step gets its service's database URL and the admin's, and identity's also the key it seals the demo key's webhook secret with", () => {
     for (const name of ["defaults", "production"] as const) {
       for (const c of steps(setupJobs(rendered(name))[0]!)) {
         const service = migrationOf(c);
         if (!service) continue;
         const secrets = (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => `${e.name}=${e.valueFrom!.secretKeyRef!.key}`);
-        const expected = ["DATABASE_URL=DATABASE_URL", ...(service === "identity" ? ["WEBHOOK_SECRET_ENCRYPTION_KEY=WEBHOOK_SECRET_ENCRYPTION_KEY"] : [])];
+        const expected = [
+          "DATABASE_ADMIN_URL=DATABASE_ADMIN_URL",
+          `DATABASE_URL=DATABASE_URL_${service.toUpperCase()}`,
+          ...(service === "identity" ? ["WEBHOOK_SECRET_ENCRYPTION_KEY=WEBHOOK_SECRET_ENCRYPTION_KEY"] : []),
+        ];
         assert.deepEqual(secrets.sort(), expected, `${name}: ${c.name}`);
       }
     }
@@ -589,6 +593,76 @@ describe("migrations and NATS provisioning run once, before the services", () =>
   });
 });
 
+describe("each service's own database credential (issue 30)", () => {
+  type Secret = K8sObject & { stringData?: Record<string, string> };
+  const secretRefs = (c: Container): string[] => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : []));
+
+  it("no service's pod references the admin's database URL, and each references its own database URL only, as DATABASE_URL", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of SERVICES) {
+        const pod = deploymentOf(objects, service).spec.template.spec;
+        for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+          assert.deepEqual(c.envFrom?.filter((e) => e.secretRef) ?? [], [], `${name}: ${service} ${c.name} takes no whole Secret`);
+          const database = secretRefs(c).filter((key) => key.startsWith("DATABASE"));
+          assert.deepEqual(database, service === "gateway" ? [] : [`DATABASE_URL_${service.toUpperCase()}`], `${name}: ${service} ${c.name}`);
+          for (const key of database) {
+            assert.deepEqual(
+              (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef?.key === key).map((e) => e.name),
+              ["DATABASE_URL"],
+              `${name}: ${service} ${c.name}`,
+            );
+          }
+        }
+      }
+    }
+  });
+
+  it("the provision Job's migration steps are the only containers given the admin's database URL", () => {
+    for (const [name, objects] of everyRender()) {
+      const holders = allContainers(objects)
+        .filter(({ container }) => secretRefs(container).includes("DATABASE_ADMIN_URL"))
+        .map(({ workload, container }) => `${workload.kind} ${container.name}`);
+      assert.deepEqual(holders.sort(), MIGRATED.map((service) => `Job migrate-${service}`).sort(), name);
+    }
+  });
+
+  it("with the bundled PostgreSQL, the generated Secret gives each service a role and password of its own, apart from the admin's", () => {
+    const secret = ofKind<Secret>(rendered("defaults"), "Secret")[0]!.stringData!;
+    const admin = new URL(secret.DATABASE_ADMIN_URL!);
+    assert.equal(admin.username, "pressroom");
+    const logins = MIGRATED.map((service) => new URL(secret[`DATABASE_URL_${service.toUpperCase()}`]!));
+    assert.deepEqual(
+      logins.map((url) => url.username),
+      MIGRATED.map((service) => `pressroom_${service}`),
+    );
+    for (const url of logins) assert.equal(`${url.host}${url.pathname}`, `${admin.host}${admin.pathname}`);
+    const passwords = [admin.password, ...logins.map((url) => url.password)];
+    assert.equal(new Set(passwords).size, passwords.length, "every password is its own");
+    assert.ok(passwords.every((password) => password.length >= 32));
+  });
+
+  it("with an external PostgreSQL, each service's URL is required and the admin's may be left out (the roles exist already)", () => {
+    assert.match(renderError({ set: ["postgresql.enabled=false"] }), /secrets\.databaseUrls\.identity is required with postgresql\.enabled=false/);
+    const objects = render({
+      set: [
+        "postgresql.enabled=false",
+        ...MIGRATED.map((service) => `secrets.databaseUrls.${service}=postgres://pressroom_${service}:pw-${service}@db.internal/pressroom`),
+      ],
+    });
+    const secret = ofKind<Secret>(objects, "Secret")[0]!.stringData!;
+    assert.equal(secret.DATABASE_ADMIN_URL, undefined);
+    assert.equal(secret.DATABASE_URL_RENDER, "postgres://pressroom_render:pw-render@db.internal/pressroom");
+    const adminRefs = allContainers(objects).flatMap(({ container }) =>
+      (container.env ?? []).filter((e) => e.valueFrom?.secretKeyRef?.key === "DATABASE_ADMIN_URL"),
+    );
+    assert.equal(adminRefs.length, MIGRATED.length);
+    assert.ok(
+      adminRefs.every((e) => e.valueFrom!.secretKeyRef!.optional === true),
+      "an absent admin URL skips the role step",
+    );
+  });
+});
+
 describe("values are checked by the chart's schema", () => {
   it("accepts the well-spelt value (the control for the two below)", () => {
     assert.ok(render({ set: ["gateway.replicas=2", "render.keda.maxReplicas=12"] }).length > 0);
@@ -605,7 +679,10 @@ describe("values are checked by the chart's schema", () => {
 
 describe("secrets stay in Secrets", () => {
   const secrets = {
-    databaseUrl: "postgres://pressroom:pw-db-3f9a71@db.internal:5432/pressroom",
+    databaseAdminUrl: "postgres://pressroom:pw-db-3f9a71@db.internal:5432/pressroom",
+    ...Object.fromEntries(
+      MIGRATED.map((service) => [`databaseUrls.${service}`, `postgres://pressroom_${service}:pw-db-${service}-9c04@db.internal:5432/pressroom`]),
+    ),
     outputSigningSecret: "sig-secret-5d1c0e2b",
     webhookSecretEncryptionKey: "8e4b6a09".repeat(8),
     stripeSecretKey: "sk_test_chart_7c2f",

@@ -18,7 +18,7 @@ import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { verifyWebhookSignature } from "@pressroom/client";
 import { consumers, streams } from "@pressroom/platform";
-import { distinctFreePorts, isolatedDatabase, REPO_ROOT, startPrivateNats, type PrivateNats } from "@pressroom/stack";
+import { databaseCredentials, distinctFreePorts, isolatedDatabase, REPO_ROOT, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect } from "nats";
 import pg from "pg";
 import { Api } from "./test-support/api";
@@ -65,11 +65,13 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     ports.gateway!.http = free.pop()!;
     ports.provision = { health: free.pop()! };
 
+    const credentials = databaseCredentials(database.url, () => randomBytes(16).toString("hex"));
     const values = {
       image: { tag: VERSION, pullPolicy: "Never" },
       publicBaseUrl: `http://127.0.0.1:${ports.gateway!.http}`,
       secrets: {
-        databaseUrl: database.url,
+        databaseAdminUrl: credentials.adminUrl,
+        databaseUrls: credentials.urls,
         outputSigningSecret: randomBytes(32).toString("hex"),
         webhookSecretEncryptionKey: randomBytes(32).toString("hex"),
       },

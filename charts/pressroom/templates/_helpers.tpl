@@ -78,13 +78,21 @@ seccompProfile:
 {{- end }}
 {{- end -}}
 
-{{/* A Secret key as an env var: pressroom.secretEnv (dict "root" $ "name" "DATABASE_URL"). */}}
+{{/* A Secret key as an env var: pressroom.secretEnv (dict "root" $ "name" "OUTPUT_SIGNING_SECRET"); "key" when the key has another name, "optional" when it may be absent. */}}
 {{- define "pressroom.secretEnv" -}}
 - name: {{ .name }}
   valueFrom:
     secretKeyRef:
       name: {{ include "pressroom.secretName" .root }}
-      key: {{ .name }}
+      key: {{ .key | default .name }}
+      {{- if .optional }}
+      optional: true
+      {{- end }}
+{{- end -}}
+
+{{/* A service's DATABASE_URL: its own role's URL, under DATABASE_URL_<SERVICE> in the Secret. */}}
+{{- define "pressroom.databaseEnv" -}}
+{{- include "pressroom.secretEnv" (dict "root" .root "name" "DATABASE_URL" "key" (printf "DATABASE_URL_%s" (upper .component))) -}}
 {{- end -}}
 
 {{/* The migrated services, in the order the provision Job runs their migrations. */}}

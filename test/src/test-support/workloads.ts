@@ -28,7 +28,7 @@ export interface Probe {
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { configMapKeyRef?: { name: string; key: string }; secretKeyRef?: { name: string; key: string } };
+  valueFrom?: { configMapKeyRef?: { name: string; key: string }; secretKeyRef?: { name: string; key: string; optional?: boolean } };
 }
 
 export interface Container {
