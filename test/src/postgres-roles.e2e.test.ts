@@ -140,7 +140,13 @@ describe("each service's own PostgreSQL role", () => {
     }
   });
 
-  it("no service is given the admin's credential", () => {
+  it("no service is given the admin's credential, and no database password reaches a log line", () => {
+    const passwords = DATABASE_SERVICES.map((service) => decodeURIComponent(new URL(h.stack.databaseUrls[service]).password));
+    assert.ok(passwords.every((password) => password.length >= 32));
+    assert.deepEqual(
+      passwords.filter((password) => h.stack.output().includes(password)),
+      [],
+    );
     const adminUrl = h.stack.databaseUrl;
     for (const [name, proc] of h.stack.services.processes) {
       assert.ok(!Object.values(proc.env).includes(adminUrl), `${name} holds the admin's URL`);
