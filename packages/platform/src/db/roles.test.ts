@@ -73,8 +73,9 @@ describe("a service's role, made by the admin step", () => {
     ]) {
       await query(adminUrl, statement);
     }
-    // A role of that name already exists, with powers it must lose.
+    // A role of that name already exists, with powers and a membership it must lose.
     await query(SERVER_URL, `create role ${role} createdb createrole`);
+    await query(SERVER_URL, `grant pg_read_all_data to ${role}`);
     await provisionServiceRole(adminUrl, "beta", withLogin(SERVER_URL, database, other, randomBytes(16).toString("hex")));
     await provisionServiceRole(adminUrl, "alpha", serviceUrl);
   });
@@ -85,12 +86,14 @@ describe("a service's role, made by the admin step", () => {
     await query(SERVER_URL, `drop role if exists ${other}`);
   });
 
-  it("logs in with no power: not a superuser, no CREATEROLE, no CREATEDB", async () => {
+  it("logs in with no power: not a superuser, no CREATEROLE, no CREATEDB, a member of no other role", async () => {
     const [attributes] = await query(
       serviceUrl,
-      "select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls from pg_roles where rolname = current_user",
+      `select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls,
+              (select count(*)::int from pg_auth_members where member = r.oid) as memberships
+       from pg_roles r where rolname = current_user`,
     );
-    assert.deepEqual(attributes, { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false });
+    assert.deepEqual(attributes, { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false, memberships: 0 });
   });
 
   it("owns its schema and everything the admin had made in it", async () => {

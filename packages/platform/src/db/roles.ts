@@ -17,7 +17,7 @@ export function scramVerifier(password: string, salt: Buffer = randomBytes(16), 
 }
 
 /** The role, password and database a service's own URL names. */
-export function serviceLogin(url: string): { role: string; password: string; database: string } {
+function serviceLogin(url: string): { role: string; password: string; database: string } {
   const parsed = new URL(url);
   const role = decodeURIComponent(parsed.username);
   if (!IDENTIFIER.test(role)) throw new Error(`DATABASE_URL must name the service's own role (lower-case letters, digits and _), not "${role}"`);
@@ -36,7 +36,7 @@ const POWERS = {
 /**
  * The admin half of a service's one-off step, run with a credential no service holds: makes
  * (or updates) the service's login role, named with its password by the service's own URL,
- * with none of the powers above; makes its schema, owned by that role (and hands it whatever
+ * with none of the powers above and no other role's privileges; makes its schema, owned by that role (and hands it whatever
  * an earlier version's step created there as another role); grants it nothing else. The
  * database's `public` schema takes no objects from anyone. The migrations then run as the
  * role itself, so everything they create is its own.
@@ -65,6 +65,12 @@ export async function provisionServiceRole(adminUrl: string, schema: string, ser
     } else {
       const drop = Object.entries(POWERS).flatMap(([power, none]) => (existing[0]![power as keyof typeof POWERS] ? [none] : []));
       await admin.query(`alter role ${id(role)} login ${drop.join(" ")}${secret}`);
+      // Nor what another role would lend it (pg_read_all_data, the admin's own role…).
+      const { rows: memberships } = await admin.query<{ name: string }>(
+        "select pg_get_userbyid(roleid) as name from pg_auth_members where member = (select oid from pg_roles where rolname = $1)",
+        [role],
+      );
+      for (const { name } of memberships) await admin.query(`revoke ${id(name)} from ${id(role)}`);
     }
 
     const { rows: owner } = await admin.query<{ owner: string }>("select pg_get_userbyid(nspowner) as owner from pg_namespace where nspname = $1", [schema]);
