@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { component, type K8sObject, NAMESPACE, PRODUCTION_VALUES, render } from "./test-support/helm";
+import { component, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
 import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
 import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./test-support/workloads";
 
@@ -98,6 +98,22 @@ describe("the NetworkPolicies", () => {
     for (const target of ["gateway", "metering", "webhook"]) {
       for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT]) assert.equal(may(pod("render"), pod(target), port), false, `render → ${target}:${port}`);
     }
+  });
+
+  it("render reaches public addresses on the ports its fetcher allows only (render.subresourcePorts: 80 and 443 by default)", () => {
+    const renderConfig = (objects: K8sObject[]) =>
+      ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => c.metadata.name.endsWith("-render"))?.data ?? {};
+    assert.equal(renderConfig(render({ set: ["networkPolicy.enabled=true"] })).RENDER_SUBRESOURCE_PORTS, "80,443");
+    for (const port of [80, 443]) assert.equal(may(pod("render"), ip(PUBLIC), port), true, `render → public ${port}`);
+    for (const port of [25, 6379, 8080, 8443]) assert.equal(may(pod("render"), ip(PUBLIC), port), false, `render → public ${port}`);
+
+    const objects = render({ set: ["networkPolicy.enabled=true", "render.subresourcePorts={80,443,8443}"] });
+    assert.equal(renderConfig(objects).RENDER_SUBRESOURCE_PORTS, "80,443,8443");
+    const wider = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
+    assert.equal(wider.allows(pod("render"), ip(PUBLIC), 8443, "TCP"), true, "render → public 8443 once allowed");
+    assert.equal(wider.allows(pod("render"), ip(PUBLIC), 25, "TCP"), false, "render → public 25");
+    assert.equal(wider.allows(pod("webhook"), ip(PUBLIC), 8443, "TCP"), false, "webhook → public 8443");
+    assert.match(renderError({ set: ["render.env.RENDER_SUBRESOURCE_PORTS=25\\,443"] }), /set render.subresourcePorts/);
   });
 
   it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {

@@ -155,7 +155,10 @@ describe("isolation between jobs through the service", () => {
         }
       }),
     );
-    h = await startHarness({ env: { RENDER_SLOTS: "1" }, serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_EXTRA_CA_FILE: certFile } } });
+    h = await startHarness({
+      env: { RENDER_SLOTS: "1" },
+      serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_EXTRA_CA_FILE: certFile, RENDER_SUBRESOURCE_PORTS: `443,${origin.port}` } },
+    });
     ({ apiKey: key } = await h.admin.createKey("business"));
   });
   after(async () => {
