@@ -174,7 +174,7 @@ describe("the NetworkPolicies of the production example values", () => {
 
   before(() => {
     const objects: K8sObject[] = render({ valuesFiles: [PRODUCTION_VALUES] });
-    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {} });
+    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {}, "ingress-nginx": {} });
     workloads(objects).forEach((w, i) => {
       pods.set(component(w) ?? w.metadata.name, {
         ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
@@ -185,12 +185,25 @@ describe("the NetworkPolicies of the production example values", () => {
     });
   });
 
-  it("bundles no NATS or Postgres, and a pod of another namespace reaches the gateway's HTTP port only", () => {
+  it("bundles no NATS or Postgres, and a pod of another namespace reaches none of their ports", () => {
     assert.ok(!pods.has("nats") && !pods.has("postgresql"), [...pods.keys()].join(", "));
-    assert.equal(may(OTHER_APP, pod("gateway"), HTTP_PORT), true);
     for (const target of SERVICES) {
       for (const port of [GRPC_PORT, HEALTH_PORT]) assert.equal(may(OTHER_APP, pod(target), port), false, `shop → ${target}:${port}`);
     }
+  });
+
+  it("behind the Ingress, the gateway's HTTP port admits the ingress controller's pods alone (no other pod can pose as a trusted proxy)", () => {
+    const controllerLabels = { "app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller" };
+    const controller: Endpoint = { ip: "10.244.50.7", namespace: "ingress-nginx", labels: controllerLabels };
+    assert.equal(may(controller, pod("gateway"), HTTP_PORT), true, "ingress controller → gateway HTTP");
+    const impostors: [string, Endpoint][] = [
+      ["a pod of another namespace", OTHER_APP],
+      ["another pod of the controller's namespace", { ip: "10.244.50.8", namespace: "ingress-nginx", labels: { "app.kubernetes.io/name": "ingress-nginx" } }],
+      ["a pod with the controller's labels in another namespace", { ip: "10.244.51.9", namespace: "shop", labels: controllerLabels }],
+      ["Pressroom's own render pod", pod("render")],
+      ["an address outside the cluster", OUTSIDE],
+    ];
+    for (const [name, from] of impostors) assert.equal(may(from, pod("gateway"), HTTP_PORT), false, name);
   });
 
   it("every service and the setup Job reach the external NATS; the database services and the Job the external Postgres; the gateway no database", () => {
