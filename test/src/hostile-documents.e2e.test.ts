@@ -11,10 +11,10 @@ import { eventually } from "./test-support/webhook-receiver";
 
 /** The suite's limits, short so that every case ends quickly. */
 const LIMITS = {
-  RENDER_DEADLINE_MS: "5000",
+  RENDER_DEADLINE_MS: "6000",
   RENDER_MAX_PAGES: "50",
   RENDER_MAX_HTML_BYTES: String(2 * 1024 * 1024),
-  RENDER_MAX_OUTPUT_BYTES: String(4 * 1024 * 1024),
+  RENDER_MAX_OUTPUT_BYTES: String(2 * 1024 * 1024),
   RENDER_SUBRESOURCE_BUDGET_BYTES: String(1024 * 1024),
 };
 
@@ -130,7 +130,7 @@ describe("hostile documents: each hits a named limit, is charged, and leaves not
   }
 
   const cases: HostileCase[] = [
-    { name: "an infinite script loop", html: () => "<script>for (;;) {}</script>", fails: /5 s deadline/ },
+    { name: "an infinite script loop", html: () => "<script>for (;;) {}</script>", fails: /6 s deadline/ },
     { name: "a memory bomb", html: () => "<script>const a = []; for (;;) a.push(new Array(1e6).fill(1))</script>", fails: /deadline|crashed/ },
     {
       name: "a template that expands to megabytes (Handlebars blow-up)",
@@ -146,17 +146,17 @@ describe("hostile documents: each hits a named limit, is charged, and leaves not
     { name: "a page ten million pixels high", html: () => '<div style="height: 10000000px">tall</div>', fails: /more than 50 pages \(the page cap\)/ },
     {
       name: "a giant image (a canvas of random pixels)",
-      html: () => `<canvas id="c" width="2500" height="2500" style="width: 100%"></canvas><script>
-        const ctx = c.getContext("2d"); const img = ctx.createImageData(2500, 2500);
+      html: () => `<canvas id="c" width="2000" height="2000" style="width: 100%"></canvas><script>
+        const ctx = c.getContext("2d"); const img = ctx.createImageData(2000, 2000);
         for (let i = 0; i < img.data.length; i++) img.data[i] = Math.random() * 256;
         ctx.putImageData(img, 0, 0);
       </script>`,
-      fails: /larger than 4 MiB \(the output size cap\)/,
+      fails: /larger than 2 MiB \(the output size cap\)/,
     },
     {
       name: "a loop of alert, confirm and prompt dialogs",
       html: () => "<script>for (let i = 0; ; i++) { alert(i); confirm(i); prompt(i) }</script>",
-      fails: /5 s deadline/,
+      fails: /6 s deadline/,
     },
     {
       name: "popups (window.open, target=_blank)",
