@@ -85,7 +85,14 @@ describe("content encoding", () => {
     assert.deepEqual(await decodeBody({ "content-encoding": "deflate" }, deflateRawSync(text), none), text);
     assert.deepEqual(await decodeBody({ "content-encoding": "gzip, br" }, brotliCompressSync(gzipSync(text)), none), text);
     assert.deepEqual(await decodeBody({}, text, none), text);
-    await assert.rejects(decodeBody({ "content-encoding": "zstd" }, text, none));
+    await assert.rejects(decodeBody({ "content-encoding": "zstd" }, text, none), /unsupported content-encoding zstd/);
+    // Refused before any layer is inflated, wherever the coding it cannot undo stands.
+    let inflated = 0;
+    await assert.rejects(
+      decodeBody({ "content-encoding": "zstd, gzip" }, gzipSync(text), (bytes) => (inflated += bytes)),
+      /unsupported content-encoding zstd/,
+    );
+    assert.equal(inflated, 0);
     await assert.rejects(decodeBody({ "content-encoding": "gzip, gzip, gzip, gzip" }, text, none), /more than 3 stacked/);
   });
 

@@ -157,28 +157,24 @@ export async function decodeBody(headers: Record<string, string>, body: Buffer, 
     .map((coding) => coding.trim().toLowerCase())
     .filter((coding) => coding && coding !== "identity");
   if (codings.length > MAX_CODINGS) throw new Error(`more than ${MAX_CODINGS} stacked content-encodings`);
+  const unsupported = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
+  if (unsupported !== undefined) throw new Error(`unsupported content-encoding ${unsupported}`);
   let layer = body;
   for (const coding of codings.reverse()) {
     if (layer.byteLength === 0) break;
-    layer = await decodeLayer(decoderFor(coding, layer), layer, count);
+    layer = await decodeLayer(DECODERS[coding]!(layer), layer, count);
   }
   return layer;
 }
 
-function decoderFor(coding: string, input: Buffer): Transform {
-  switch (coding) {
-    case "gzip":
-    case "x-gzip":
-      return zlib.createGunzip();
-    case "deflate":
-      // Servers send both zlib-wrapped (RFC 1950) and raw deflate under this name.
-      return isZlibWrapped(input) ? zlib.createInflate() : zlib.createInflateRaw();
-    case "br":
-      return zlib.createBrotliDecompress();
-    default:
-      throw new Error(`unsupported content-encoding ${coding}`);
-  }
-}
+/** A decoder for each coding the engine undoes, given the bytes it will decode. */
+const DECODERS: Record<string, (input: Buffer) => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  "x-gzip": () => zlib.createGunzip(),
+  // Servers send both zlib-wrapped (RFC 1950) and raw deflate under this name.
+  deflate: (input) => (isZlibWrapped(input) ? zlib.createInflate() : zlib.createInflateRaw()),
+  br: () => zlib.createBrotliDecompress(),
+};
 
 /** RFC 1950's header: compression method 8 in the first byte's low nibble, and the first two bytes a multiple of 31. */
 function isZlibWrapped(input: Buffer): boolean {
