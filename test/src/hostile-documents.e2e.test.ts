@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import net from "node:net";
+import net, { type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
-import { busyRenderSlots, descendantProcesses, expectRenderFailed, rendersCharged } from "./test-support/hostile";
+import { busyRenderSlots, descendantProcesses, expectRenderFailed, listen, rendersCharged } from "./test-support/hostile";
 import { pdfText } from "./test-support/pdf";
 import { eventually } from "./test-support/webhook-receiver";
 
@@ -22,26 +21,6 @@ const LIMITS = {
 const ZEROS = Buffer.alloc(32 * 1024 * 1024);
 const BOMBS: Record<string, Buffer> = { deflate: deflateSync(ZEROS), "gzip, br": brotliCompressSync(gzipSync(ZEROS)) };
 
-/** A local server that counts connections and never answers: what a document must not reach. */
-async function silentServer(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const server = net.createServer((socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on("error", () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    connections: () => connections,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 /**
  * Hostile documents (issue 29) sent by customers through POST /v1/render to
  * one running stack, in the production network policy but for two test-only
@@ -56,18 +35,18 @@ async function silentServer(): Promise<{ port: number; connections(): number; cl
  */
 describe("hostile documents: each hits a named limit, is charged, and leaves nothing running", () => {
   let h: Harness;
-  let site: http.Server;
+  let site: Awaited<ReturnType<typeof listen<http.Server>>>;
   let origin: string;
-  /** Listens on a port documents may not reach. */
-  let offPort: Awaited<ReturnType<typeof silentServer>>;
+  /** Listens on a port documents may not reach, and never answers. */
+  let offPort: Awaited<ReturnType<typeof listen<net.Server>>>;
   /** Every request and upgrade the suite's server saw. */
   const hits: string[] = [];
   let renderPid: number;
   let chromiumBefore: number;
 
   before(async () => {
-    offPort = await silentServer();
-    site = http.createServer((req, res) => {
+    offPort = await listen(net.createServer());
+    const server = http.createServer((req, res) => {
       hits.push(req.url ?? "");
       const url = new URL(req.url ?? "/", "http://localhost");
       const headers = { "access-control-allow-origin": "*", "content-type": "text/plain" };
@@ -83,12 +62,12 @@ describe("hostile documents: each hits a named limit, is charged, and leaves not
         res.end("public content");
       }
     });
-    site.on("upgrade", (req: http.IncomingMessage, socket: Socket) => {
+    server.on("upgrade", (req: http.IncomingMessage, socket: Socket) => {
       hits.push(`upgrade ${req.url}`);
       socket.destroy();
     });
-    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-    const port = (site.address() as AddressInfo).port;
+    site = await listen(server);
+    const port = site.port;
     origin = `http://127.0.0.1:${port}`;
     h = await startHarness({
       env: { RENDER_SLOTS: "3", ...LIMITS },
@@ -104,8 +83,7 @@ describe("hostile documents: each hits a named limit, is charged, and leaves not
   });
   after(async () => {
     await h?.stop();
-    site?.closeAllConnections();
-    await new Promise<void>((resolve) => (site ? site.close(() => resolve()) : resolve()));
+    await site?.close();
     await offPort?.close();
   });
 

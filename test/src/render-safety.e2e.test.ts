@@ -4,24 +4,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { listen } from "./test-support/hostile";
 import { pdfText } from "./test-support/pdf";
-
-async function listen<T extends http.Server | https.Server>(server: T): Promise<{ server: T; port: number; close(): Promise<void> }> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /**
  * Documents that try to reach private addresses, sent to the running service

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import type net from "node:net";
 import { errorShape, type Api, type ApiResponse } from "./api";
 import { scrape, total } from "./prometheus";
 import { eventually } from "./webhook-receiver";
@@ -9,6 +10,31 @@ import { eventually } from "./webhook-receiver";
  * the job failed naming the limit it hit, its owner was charged, and the
  * render pool has nothing of it left running.
  */
+
+/**
+ * Listens on a free loopback port: a server documents try to reach. It counts
+ * the connections it got, and close() drops those still open.
+ */
+export async function listen<T extends net.Server>(server: T): Promise<{ server: T; port: number; connections(): number; close(): Promise<void> }> {
+  const open = new Set<net.Socket>();
+  let connections = 0;
+  server.on("connection", (socket: net.Socket) => {
+    connections++;
+    open.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => open.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    server,
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => connections,
+    close: () => {
+      for (const socket of open) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 /** `422 RENDER_FAILED` in the three-field shape, its message naming `limit`. */
 export function expectRenderFailed(response: ApiResponse, limit: RegExp, name = ""): void {
