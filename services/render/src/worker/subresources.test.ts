@@ -287,6 +287,14 @@ describe("the production fetcher against the job's sub-resource budget", () => {
     });
   }
 
+  it("fails the job on sixteen deflate bombs at once: they share the one budget", async () => {
+    const bombs = Array.from({ length: 16 }, (_, i) => `<img src="${origin}/bomb?coding=deflate&n=${i}">`).join("");
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: bombs }),
+      (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget" && /more than 1 MiB \(the sub-resource budget\)/.test(err.message),
+    );
+  });
+
   it("renders again afterwards", async () => {
     const out = await engine.render({ kind: "pdf", html: "<p>after the budget</p>" });
     assert.match(pdfText(out.data), /after the budget/);
