@@ -152,6 +152,19 @@ describe("identity over HTTP", () => {
       assert.equal(usage.headers["ratelimit-limit"], "3");
     });
 
+    it("the public demo key's webhook secret cannot be rotated: 403 DEMO_KEY_READ_ONLY, and the secret stays", async () => {
+      // The demo plan allows 3 requests a minute: the stored (sealed) secret is compared instead of asking for it twice.
+      const sealed = async () =>
+        (await db.query("select webhook_secret_sealed from identity.api_keys where key_id = 'key_demo'")).rows[0]?.webhook_secret_sealed as string;
+      const before = await sealed();
+      const response = await h.api.post("/v1/keys/webhook-secret/rotate", undefined, { key: DEMO_API_KEY });
+      assert.match(expectError(response, 403, "DEMO_KEY_READ_ONLY"), /demo key/);
+      assert.match(errorShape(response).hint, /\/v1\/signup/);
+      assert.equal(await sealed(), before);
+      const own = await h.api.post("/v1/keys/webhook-secret/rotate", undefined, { key: (await h.admin.createKey("free")).apiKey });
+      assert.equal(own.status, 200, own.text);
+    });
+
     it("each plan has the limits of the spec's table (GET /v1/keys/usage and the RateLimit headers)", async () => {
       const table: Record<string, [number, number, number]> = {
         free: [100, 10, 1],

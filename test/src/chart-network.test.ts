@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { component, type K8sObject, NAMESPACE, PRODUCTION_VALUES, render } from "./test-support/helm";
+import { component, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
 import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
 import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./test-support/workloads";
 
@@ -100,6 +100,22 @@ describe("the NetworkPolicies", () => {
     }
   });
 
+  it("render reaches public addresses on the ports its fetcher allows only (render.subresourcePorts: 80 and 443 by default)", () => {
+    const renderConfig = (objects: K8sObject[]) =>
+      ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => c.metadata.name.endsWith("-render"))?.data ?? {};
+    assert.equal(renderConfig(render({ set: ["networkPolicy.enabled=true"] })).RENDER_SUBRESOURCE_PORTS, "80,443");
+    for (const port of [80, 443]) assert.equal(may(pod("render"), ip(PUBLIC), port), true, `render → public ${port}`);
+    for (const port of [25, 6379, 8080, 8443]) assert.equal(may(pod("render"), ip(PUBLIC), port), false, `render → public ${port}`);
+
+    const objects = render({ set: ["networkPolicy.enabled=true", "render.subresourcePorts={80,443,8443}"] });
+    assert.equal(renderConfig(objects).RENDER_SUBRESOURCE_PORTS, "80,443,8443");
+    const wider = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
+    assert.equal(wider.allows(pod("render"), ip(PUBLIC), 8443, "TCP"), true, "render → public 8443 once allowed");
+    assert.equal(wider.allows(pod("render"), ip(PUBLIC), 25, "TCP"), false, "render → public 25");
+    assert.equal(wider.allows(pod("webhook"), ip(PUBLIC), 8443, "TCP"), false, "webhook → public 8443");
+    assert.match(renderError({ set: ["render.env.RENDER_SUBRESOURCE_PORTS=25\\,443"] }), /set render.subresourcePorts/);
+  });
+
   it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {
     assert.equal(may(pod("webhook"), ip(PUBLIC), 443), true, "webhook → public 443");
     assert.equal(may(pod("webhook"), ip(PUBLIC), 80), false, "webhook → public 80");
@@ -158,7 +174,7 @@ describe("the NetworkPolicies of the production example values", () => {
 
   before(() => {
     const objects: K8sObject[] = render({ valuesFiles: [PRODUCTION_VALUES] });
-    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {} });
+    policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {}, "ingress-nginx": {} });
     workloads(objects).forEach((w, i) => {
       pods.set(component(w) ?? w.metadata.name, {
         ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
@@ -169,12 +185,25 @@ describe("the NetworkPolicies of the production example values", () => {
     });
   });
 
-  it("bundles no NATS or Postgres, and a pod of another namespace reaches the gateway's HTTP port only", () => {
+  it("bundles no NATS or Postgres, and a pod of another namespace reaches none of their ports", () => {
     assert.ok(!pods.has("nats") && !pods.has("postgresql"), [...pods.keys()].join(", "));
-    assert.equal(may(OTHER_APP, pod("gateway"), HTTP_PORT), true);
     for (const target of SERVICES) {
       for (const port of [GRPC_PORT, HEALTH_PORT]) assert.equal(may(OTHER_APP, pod(target), port), false, `shop → ${target}:${port}`);
     }
+  });
+
+  it("behind the Ingress, the gateway's HTTP port admits the ingress controller's pods alone (no other pod can pose as a trusted proxy)", () => {
+    const controllerLabels = { "app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller" };
+    const controller: Endpoint = { ip: "10.244.50.7", namespace: "ingress-nginx", labels: controllerLabels };
+    assert.equal(may(controller, pod("gateway"), HTTP_PORT), true, "ingress controller → gateway HTTP");
+    const impostors: [string, Endpoint][] = [
+      ["a pod of another namespace", OTHER_APP],
+      ["another pod of the controller's namespace", { ip: "10.244.50.8", namespace: "ingress-nginx", labels: { "app.kubernetes.io/name": "ingress-nginx" } }],
+      ["a pod with the controller's labels in another namespace", { ip: "10.244.51.9", namespace: "shop", labels: controllerLabels }],
+      ["Pressroom's own render pod", pod("render")],
+      ["an address outside the cluster", OUTSIDE],
+    ];
+    for (const [name, from] of impostors) assert.equal(may(from, pod("gateway"), HTTP_PORT), false, name);
   });
 
   it("every service and the setup Job reach the external NATS; the database services and the Job the external Postgres; the gateway no database", () => {

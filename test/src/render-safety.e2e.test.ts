@@ -4,33 +4,21 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { errorShape } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { listen } from "./test-support/hostile";
 import { pdfText } from "./test-support/pdf";
 
-async function listen<T extends http.Server | https.Server>(server: T): Promise<{ server: T; port: number; close(): Promise<void> }> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 /**
- * Hostile documents sent to the running service as customers would send
- * them, in the production network policy: each fails cleanly (422
- * RENDER_FAILED naming the limit) or renders without reaching anything
- * private, and the same render process serves an ordinary document after.
+ * Documents that try to reach private addresses, sent to the running service
+ * as customers would send them, in the production network policy (no
+ * test-only allowance): each renders without reaching anything private, and
+ * the same render process serves an ordinary document after. The limits a
+ * document can hit are held by hostile-documents.e2e.test.ts.
  */
-describe("hostile documents through POST /v1/render", () => {
+describe("documents reaching for private addresses through POST /v1/render", () => {
   let h: Harness;
   let key: string;
   let secret: Awaited<ReturnType<typeof listen<http.Server>>>;
@@ -45,7 +33,8 @@ describe("hostile documents through POST /v1/render", () => {
         res.end(`<p>${SECRET}</p>`);
       }),
     );
-    h = await startHarness({ env: { RENDER_DEADLINE_MS: "6000", RENDER_MAX_PAGES: "100", RENDER_SLOTS: "1" } });
+    // The secret server's port is allowed, so what refuses each request is the address guard.
+    h = await startHarness({ env: { RENDER_SLOTS: "1" }, serviceEnv: { render: { RENDER_SUBRESOURCE_PORTS: `80,443,${secret.port}` } } });
     ({ apiKey: key } = await h.admin.createKey("business"));
   });
   after(async () => {
@@ -56,33 +45,20 @@ describe("hostile documents through POST /v1/render", () => {
   const reach = (url: string) => `<img src="${url}/img"><iframe src="${url}/frame"></iframe><link rel="stylesheet" href="${url}/css">
     <p id="out">start</p><script>fetch("${url}/fetch").then((r) => r.text()).then((t) => out.textContent = t, () => out.textContent = "refused")</script>`;
 
-  const corpus: { name: string; html: () => string; fails?: RegExp }[] = [
-    { name: "an infinite script loop", html: () => "<script>for (;;) {}</script>", fails: /6 s deadline/ },
-    { name: "a memory bomb", html: () => "<script>const a = []; for (;;) a.push(new Array(1e6).fill(1))</script>", fails: /deadline|crashed/ },
-    { name: "10,000 pages", html: () => `<style>div { break-after: page }</style>${"<div>page</div>".repeat(10_000)}`, fails: /more than 100 pages/ },
-    { name: "an iframe on file:///etc/passwd", html: () => `<iframe src="file:///etc/passwd"></iframe><object data="file:///etc/passwd"></object><p>file</p>` },
+  const corpus: { name: string; html: () => string }[] = [
     { name: "requests to 127.0.0.1", html: () => reach(`http://127.0.0.1:${secret.port}`) },
     { name: "requests to [::ffff:127.0.0.1]", html: () => reach(`http://[::ffff:127.0.0.1]:${secret.port}`) },
     { name: "requests to localhost", html: () => reach(`https://localhost:${secret.port}`) },
     { name: "requests to 169.254.169.254", html: () => reach("http://169.254.169.254/latest/meta-data") },
   ];
 
-  it("fails each limit cleanly and leaks nothing, on the same render process throughout", async () => {
+  it("reaches nothing private, on the same render process throughout", async () => {
     const render = h.stack.services.processes.get("render")!;
     const pid = render.child.pid;
     for (const doc of corpus) {
       const response = await h.api.post("/v1/render", { html: doc.html(), data: {} }, { key });
-      if (doc.fails) {
-        assert.equal(response.status, 422, `${doc.name}: ${response.text}`);
-        const error = errorShape(response);
-        assert.equal(error.code, "RENDER_FAILED", doc.name);
-        assert.match(error.error, doc.fails, doc.name);
-        continue;
-      }
       assert.equal(response.status, 200, `${doc.name}: ${response.text}`);
-      const text = pdfText((await h.api.download(response.json.url)).body);
-      assert.doesNotMatch(text, /root:x:0/, doc.name);
-      assert.doesNotMatch(text, new RegExp(SECRET), doc.name);
+      assert.doesNotMatch(pdfText((await h.api.download(response.json.url)).body), new RegExp(SECRET), doc.name);
     }
     assert.deepEqual(secretHits, [], "no document reached the private server");
 
@@ -155,7 +131,10 @@ describe("isolation between jobs through the service", () => {
         }
       }),
     );
-    h = await startHarness({ env: { RENDER_SLOTS: "1" }, serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_EXTRA_CA_FILE: certFile } } });
+    h = await startHarness({
+      env: { RENDER_SLOTS: "1" },
+      serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_EXTRA_CA_FILE: certFile, RENDER_SUBRESOURCE_PORTS: `443,${origin.port}` } },
+    });
     ({ apiKey: key } = await h.admin.createKey("business"));
   });
   after(async () => {

@@ -16,6 +16,7 @@ export type PressroomErrorCode =
   | "NOT_FOUND"
   | "METHOD_NOT_ALLOWED"
   | "URL_INVALID"
+  | "DEMO_KEY_READ_ONLY"
   | "URL_EXPIRED"
   | "PLAN_INVALID"
   | "IDEMPOTENCY_KEY_REUSED"

@@ -26,3 +26,5 @@ export function planOf(id: string): Plan {
 
 /** The public demo key, printed in the README. It has the demo plan. */
 export const DEMO_API_KEY = "pr_demo_public_try_pressroom_2026";
+/** The demo key's id: everyone holds it, so what it would change for everyone (its webhook secret, its revocation) is refused. */
+export const DEMO_KEY_ID = "key_demo";

@@ -26,6 +26,22 @@ export const configSchema = z.object({
   SUBREQUEST_TIMEOUT_MS: env.int(5_000, 100),
   /** Bytes all of one job's sub-resources (images, fonts, stylesheets…) may add up to; past it the job fails 422 RENDER_FAILED. */
   RENDER_SUBRESOURCE_BUDGET_BYTES: env.int(50 * 1024 * 1024, 1024),
+  /**
+   * Ports documents' sub-resources may reach (comma-separated); a request to any other is refused
+   * by the fetcher (a document cannot speak HTTP to public SMTP or Redis servers). The chart's
+   * render egress NetworkPolicy opens the same ports, from one value (render.subresourcePorts).
+   */
+  RENDER_SUBRESOURCE_PORTS: z
+    .string()
+    .default("80,443")
+    .transform((text) =>
+      text
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean)
+        .map(Number),
+    )
+    .pipe(z.array(z.number().int().min(1).max(65535)).min(1)),
   /** Development and tests only: lets documents load from loopback addresses. */
   RENDER_ALLOW_LOOPBACK: env.bool(false),
   /** Development and tests only: extra CA (PEM file) trusted for documents' sub-requests. */

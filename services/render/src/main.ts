@@ -21,7 +21,11 @@ async function main(): Promise<void> {
     maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
     subrequestTimeoutMs: config.SUBREQUEST_TIMEOUT_MS,
     subresourceBudgetBytes: config.RENDER_SUBRESOURCE_BUDGET_BYTES,
-    fetchSubresource: createSubresourceFetcher({ allowLoopback: config.RENDER_ALLOW_LOOPBACK, caFile: config.RENDER_EXTRA_CA_FILE }),
+    fetchSubresource: createSubresourceFetcher({
+      ports: config.RENDER_SUBRESOURCE_PORTS,
+      allowLoopback: config.RENDER_ALLOW_LOOPBACK,
+      caFile: config.RENDER_EXTRA_CA_FILE,
+    }),
     logger,
   });
   // Awaited below; until then a failure must not count as unhandled.

@@ -18,9 +18,9 @@ function quoteHost(hostname: string): string {
 
 /**
  * A connection refused by the network guard because the host is, or resolves
- * to, an address that is not public unicast. The message is safe to show to
- * the customer who supplied the host; `reason` is the detailed range (for
- * logs).
+ * to, an address that is not public unicast, or because its port is not one
+ * of those allowed. The message is safe to show to the customer who supplied
+ * the host; `reason` is the detailed range (for logs).
  */
 export class NetGuardError extends Error {
   /** Stable code, also seen by code that only looks at `err.code`. */
@@ -33,7 +33,7 @@ export class NetGuardError extends Error {
     readonly reason: string,
     /** The denied address, when there is one. */
     readonly address: string | undefined,
-    readonly kind: AddressKind,
+    readonly kind: AddressKind | "port",
     message: string,
   ) {
     super(message);
@@ -53,6 +53,17 @@ export class NetGuardError extends Error {
   /** For a host that cannot be checked at all (no answer, a Unix socket path...). */
   static unusable(label: string, hostname: string, reason: string): NetGuardError {
     return new NetGuardError(hostname, reason, undefined, "invalid", `${label} ${quoteHost(hostname)} cannot be used: ${reason}`);
+  }
+
+  /** `${label} "smtp.example.com" port 25 is not allowed (allowed: 80, 443)` */
+  static portNotAllowed(label: string, hostname: string, port: number, allowed: readonly number[]): NetGuardError {
+    return new NetGuardError(
+      hostname,
+      `port ${port}`,
+      undefined,
+      "port",
+      `${label} ${quoteHost(hostname)} port ${port} is not allowed (allowed: ${allowed.join(", ")})`,
+    );
   }
 
   static isNetGuardError(err: unknown): err is NetGuardError {

@@ -10,3 +10,4 @@ export {
   type ResolveOptions,
 } from "./resolve";
 export { createGuardedAgent, createGuardedHttpAgent, type GuardedAgentOptions } from "./agent";
+export { WEB_PORTS, checkPort, portOf } from "./ports";

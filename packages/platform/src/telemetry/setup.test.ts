@@ -4,7 +4,8 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, it } from "node:test";
 import { context, trace } from "@opentelemetry/api";
-import { startTelemetry, shutdownTelemetry } from "./setup";
+import https from "node:https";
+import { outgoingOrigin, startTelemetry, shutdownTelemetry } from "./setup";
 
 // Each test file runs in its own process: this one starts telemetry as a service does with no OTLP endpoint.
 delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -40,5 +41,15 @@ describe("telemetry without an exporter", () => {
 
   it("shuts down cleanly", async () => {
     await shutdownTelemetry();
+  });
+});
+
+describe("outgoing HTTP spans' url.full", () => {
+  it("is the scheme, host and port of the request, never its path or query", () => {
+    const path = "/services/T000/B000/slack-path-token?token=t";
+    assert.equal(outgoingOrigin({ protocol: "https:", hostname: "hooks.slack.com", port: 443, path }), "https://hooks.slack.com:443");
+    assert.equal(outgoingOrigin({ host: "cdn.example.com:8080", path }), "http://cdn.example.com:8080");
+    assert.equal(outgoingOrigin({ hostname: "hooks.example.com", agent: new https.Agent(), path }), "https://hooks.example.com:443");
+    assert.equal(outgoingOrigin({ protocol: "http:", hostname: "::1", port: 8080, path }), "http://[::1]:8080");
   });
 });

@@ -1,3 +1,4 @@
+import type { RequestOptions } from "node:http";
 import { createNoopMeter, metrics } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { OTLPMetricExporter as OTLPJsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -14,7 +15,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { ATTR_SERVICE_NAME, ATTR_URL_FULL } from "@opentelemetry/semantic-conventions";
 import { setPrometheusExporter } from "./metrics";
 import { RedactingSpanExporter } from "./redact";
 
@@ -30,11 +31,26 @@ export function instrumentations(): Instrumentation[] {
   return [
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (req) => req.url === "/livez" || req.url === "/readyz",
+      // Replaces the instrumentation's own url.full, which would carry the path (Slack-style webhook URLs hold their token there).
+      startOutgoingSpanHook: (request) => ({ [ATTR_URL_FULL]: outgoingOrigin(request) }),
     }),
     new GrpcInstrumentation({ ignoreGrpcMethods: ["Check", "Watch"] }),
     new KoaInstrumentation(),
     new PgInstrumentation({ enhancedDatabaseReporting: false }),
   ];
+}
+
+/**
+ * Where an outgoing HTTP request goes, as an outgoing span records it: scheme,
+ * host and port only. Customers' URLs (webhook callbacks, documents'
+ * sub-resources) may carry a token in their path or query.
+ */
+export function outgoingOrigin(request: RequestOptions): string {
+  const protocol = request.protocol ?? (request.agent as { protocol?: string } | undefined)?.protocol ?? "http:";
+  const fromHost = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(request.host ?? "");
+  const hostname = request.hostname ?? fromHost?.[1] ?? "localhost";
+  const port = request.port ?? fromHost?.[2] ?? (protocol === "https:" ? 443 : 80);
+  return `${protocol}//${hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname}:${port}`;
 }
 
 /**

@@ -36,11 +36,13 @@ export const keysOpenApiPaths = {
         "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). " +
         "For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
         "and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
-        "Rotating again within the 24 hours ends the older secret at once. No request body.",
+        "Rotating again within the 24 hours ends the older secret at once. No request body. " +
+        "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
       tags: ["Account"],
       security: [{ bearerAuth: [] }],
       responses: {
         "200": jsonResponse("The new secret.", ref("RotatedWebhookSecret"), RATE_HEADERS),
+        "403": errorResponse("The calling key is the public demo key, whose secret is fixed.", ["DEMO_KEY_READ_ONLY"], RATE_HEADERS),
         ...keyedErrors,
       },
     },

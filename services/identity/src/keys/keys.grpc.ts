@@ -1,5 +1,5 @@
 import { identityV1 } from "@pressroom/contracts";
-import { AppError, DEMO_API_KEY, isPlanId, publishAccountEvent, unary, type Logger } from "@pressroom/platform";
+import { AppError, DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent, unary, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { IdentityDb } from "../db";
@@ -105,7 +105,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
 
     revokeKey: unary(async (req: identityV1.RevokeKeyRequest) => {
       const row = await resolveKey(deps, req);
-      if (row.keyId === "key_demo" || req.apiKey === DEMO_API_KEY) {
+      if (row.keyId === DEMO_KEY_ID || req.apiKey === DEMO_API_KEY) {
         throw new AppError("PAYLOAD_INVALID", "the public demo key cannot be revoked", "Revoke customer keys only.");
       }
       const revoked = await keys.revokeKey(deps.db, row.keyId);
@@ -139,6 +139,14 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
     }, logger),
 
     rotateWebhookSecret: unary(async (req: identityV1.RotateWebhookSecretRequest) => {
+      // Anyone holds the public demo key: a rotation would take its callbacks' secret from everyone else.
+      if (req.keyId === DEMO_KEY_ID) {
+        throw new AppError(
+          "DEMO_KEY_READ_ONLY",
+          "the public demo key's webhook secret cannot be rotated",
+          "The demo key is shared by everyone; sign up (POST /v1/signup) for a key of your own to rotate its secret.",
+        );
+      }
       const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, req.keyId);
       if (!rotated) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
       const previousExpiresAt = rotated.previous!.expiresAt.toISOString();

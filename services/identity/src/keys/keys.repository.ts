@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { newId } from "@pressroom/platform";
+import { DEMO_KEY_ID, newId } from "@pressroom/platform";
 import type { IdentityDb } from "../db";
 import type { SecretBox } from "./secret-box";
 import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, keyPrefix } from "./secrets";
@@ -63,12 +63,12 @@ export async function ensureDemoKey(db: Db, box: SecretBox, demoKey: string): Pr
   await db
     .insertInto("api_keys")
     .values({
-      key_id: "key_demo",
+      key_id: DEMO_KEY_ID,
       key_hash: hashApiKey(demoKey),
       key_prefix: keyPrefix(demoKey),
       email: null,
       plan: "demo",
-      webhook_secret_sealed: box.seal("key_demo", generateWebhookSecret()),
+      webhook_secret_sealed: box.seal(DEMO_KEY_ID, generateWebhookSecret()),
     })
     .onConflict((oc) => oc.doNothing())
     .execute();

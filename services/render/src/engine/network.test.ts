@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { gzipSync, brotliCompressSync, deflateSync } from "node:zlib";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
 
 describe("network policy", () => {
@@ -75,16 +75,53 @@ describe("content encoding", () => {
     });
   });
 
+  const none = () => undefined;
+  const text = Buffer.from("hello encoded world");
+
   it("decodes what the fetcher returns still encoded (Chromium would not)", async () => {
-    const text = Buffer.from("hello encoded world");
-    assert.deepEqual(await decodeBody({ "Content-Encoding": "gzip" }, gzipSync(text)), text);
-    assert.deepEqual(await decodeBody({ "content-encoding": "br" }, brotliCompressSync(text)), text);
-    assert.deepEqual(await decodeBody({ "content-encoding": "deflate" }, deflateSync(text)), text);
-    assert.deepEqual(await decodeBody({}, text), text);
-    await assert.rejects(decodeBody({ "content-encoding": "zstd" }, text));
+    assert.deepEqual(await decodeBody({ "Content-Encoding": "gzip" }, gzipSync(text), none), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "br" }, brotliCompressSync(text), none), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "deflate" }, deflateSync(text), none), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "deflate" }, deflateRawSync(text), none), text);
+    assert.deepEqual(await decodeBody({ "content-encoding": "gzip, br" }, brotliCompressSync(gzipSync(text)), none), text);
+    assert.deepEqual(await decodeBody({}, text, none), text);
+    await assert.rejects(decodeBody({ "content-encoding": "zstd" }, text, none), /unsupported content-encoding zstd/);
+    // Refused before any layer is inflated, wherever the coding it cannot undo stands.
+    let inflated = 0;
+    await assert.rejects(
+      decodeBody({ "content-encoding": "zstd, gzip" }, gzipSync(text), (bytes) => (inflated += bytes)),
+      /unsupported content-encoding zstd/,
+    );
+    assert.equal(inflated, 0);
+    await assert.rejects(decodeBody({ "content-encoding": "gzip, gzip, gzip, gzip" }, text, none), /more than 3 stacked/);
   });
 
-  it("stops a decompression bomb", async () => {
-    await assert.rejects(decodeBody({ "content-encoding": "gzip" }, gzipSync(Buffer.alloc(65 * 1024 * 1024))));
+  it("stops a decompression bomb past MAX_DECODED_BYTES even without a budget", async () => {
+    await assert.rejects(decodeBody({ "content-encoding": "gzip" }, gzipSync(Buffer.alloc(65 * 1024 * 1024)), none), /decodes to more than/);
   });
+
+  const MIB = 1024 * 1024;
+  const bomb = Buffer.alloc(40 * MIB);
+  const bombs: [string, string, Buffer][] = [
+    ["gzip", "gzip", gzipSync(bomb)],
+    ["zlib-wrapped deflate", "deflate", deflateSync(bomb)],
+    ["raw deflate", "deflate", deflateRawSync(bomb)],
+    ["br", "br", brotliCompressSync(bomb)],
+    ["stacked gzip and br", "gzip, br", brotliCompressSync(gzipSync(bomb))],
+  ];
+  for (const [name, coding, body] of bombs) {
+    it(`stops inflating a ${name} bomb as soon as the count refuses, while streaming`, async () => {
+      let counted = 0;
+      const refused = new Error("budget spent");
+      await assert.rejects(
+        decodeBody({ "content-encoding": coding }, body, (bytes) => {
+          counted += bytes;
+          if (counted > MIB) throw refused;
+        }),
+        (err: unknown) => err === refused,
+      );
+      // One decoder chunk (64 KiB at most) past the limit, not the 40 MiB the body inflates to.
+      assert.ok(counted <= MIB + 64 * 1024, `${counted} bytes inflated`);
+    });
+  }
 });

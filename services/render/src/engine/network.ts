@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { promisify } from "node:util";
+import type { Transform } from "node:stream";
 import * as zlib from "node:zlib";
 
 /**
@@ -130,11 +130,6 @@ export function fetcherRequestHeaders(headers: Record<string, string>): Record<s
   return out;
 }
 
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
-const inflateRaw = promisify(zlib.inflateRaw);
-const brotli = promisify(zlib.brotliDecompress);
-
 /**
  * What a fetcher's `budget.take` throws once the job's sub-resource budget is
  * spent.
@@ -143,29 +138,59 @@ export class SubresourceTooLarge extends Error {
   override readonly name = "SubresourceTooLarge";
 }
 
+/** At most this many stacked codings (`Content-Encoding: gzip, br`) are undone. */
+const MAX_CODINGS = 3;
+
 /**
  * Chromium does not decode a body handed to it by the interception, so a body
- * the fetcher returns still encoded (Content-Encoding) is decoded here, to at
- * most `maxBytes` (and never past MAX_DECODED_BYTES): past it, it rejects with
- * ERR_BUFFER_TOO_LARGE.
+ * the fetcher returns still encoded (Content-Encoding, one coding or several
+ * stacked) is decoded here, each coding by a zlib stream, last applied first.
+ * Every decoded chunk of every layer is handed to `count` before it is kept:
+ * `count` throws to stop (the job's budget is spent), which destroys the
+ * decoder at once, so a decompression bomb inflates no further than the
+ * limit; past MAX_DECODED_BYTES a layer fails too.
  */
-export async function decodeBody(headers: Record<string, string>, body: Buffer, maxBytes = MAX_DECODED_BYTES): Promise<Buffer> {
-  const encoding = Object.entries(headers)
-    .find(([name]) => name.toLowerCase() === "content-encoding")?.[1]
-    ?.trim()
-    .toLowerCase();
-  if (!encoding || encoding === "identity" || body.byteLength === 0) return body;
-  const limit = { maxOutputLength: Math.max(1, Math.min(MAX_DECODED_BYTES, maxBytes)) };
-  switch (encoding) {
-    case "gzip":
-    case "x-gzip":
-      return gunzip(body, limit);
-    case "deflate":
-      // Servers send both zlib-wrapped and raw deflate under this name.
-      return inflate(body, limit).catch(() => inflateRaw(body, limit));
-    case "br":
-      return brotli(body, limit);
-    default:
-      throw new Error(`unsupported content-encoding ${encoding}`);
+export async function decodeBody(headers: Record<string, string>, body: Buffer, count: (decodedBytes: number) => void): Promise<Buffer> {
+  const header = Object.entries(headers).find(([name]) => name.toLowerCase() === "content-encoding")?.[1] ?? "";
+  const codings = header
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding && coding !== "identity");
+  if (codings.length > MAX_CODINGS) throw new Error(`more than ${MAX_CODINGS} stacked content-encodings`);
+  const unsupported = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
+  if (unsupported !== undefined) throw new Error(`unsupported content-encoding ${unsupported}`);
+  let layer = body;
+  for (const coding of codings.reverse()) {
+    if (layer.byteLength === 0) break;
+    layer = await decodeLayer(DECODERS[coding]!(layer), layer, count);
   }
+  return layer;
+}
+
+/** A decoder for each coding the engine undoes, given the bytes it will decode. */
+const DECODERS: Record<string, (input: Buffer) => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  "x-gzip": () => zlib.createGunzip(),
+  // Servers send both zlib-wrapped (RFC 1950) and raw deflate under this name.
+  deflate: (input) => (isZlibWrapped(input) ? zlib.createInflate() : zlib.createInflateRaw()),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/** RFC 1950's header: compression method 8 in the first byte's low nibble, and the first two bytes a multiple of 31. */
+function isZlibWrapped(input: Buffer): boolean {
+  return input.byteLength >= 2 && (input[0]! & 0x0f) === 8 && ((input[0]! << 8) | input[1]!) % 31 === 0;
+}
+
+async function decodeLayer(decoder: Transform, input: Buffer, count: (decodedBytes: number) => void): Promise<Buffer> {
+  decoder.end(input);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Leaving the loop by a throw destroys the decoder: nothing more is inflated.
+  for await (const chunk of decoder as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > MAX_DECODED_BYTES) throw new Error(`a sub-resource decodes to more than ${MAX_DECODED_BYTES} bytes`);
+    count(chunk.byteLength);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }

@@ -1,7 +1,7 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop } from "./async";
 import { resourceBudget, type ActiveJob } from "./job";
-import { MAX_DECODED_BYTES, SubresourceTooLarge, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
+import { SubresourceTooLarge, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
 import type { SubresourceFetcher } from "./types";
 
 /**
@@ -53,11 +53,11 @@ export async function answerSubrequest(params: {
       if (timeout.aborted) errorReason = "TimedOut";
       throw err;
     });
-    // A body still encoded was counted as it arrived; it is charged again at its decoded size.
-    const allowed = job.budgetLeft + taken;
-    const body = await decodeBody(res.headers, res.body, allowed).catch((err: unknown) => {
-      if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" && allowed < MAX_DECODED_BYTES) job.interrupt(resourceBudget(job.budgetBytes));
-      throw err;
+    // A body still encoded was counted as it arrived; what its decoding adds beyond that is charged as it is inflated.
+    let decoded = 0;
+    const body = await decodeBody(res.headers, res.body, (bytes) => {
+      decoded += bytes;
+      if (decoded > taken) budget.take(decoded - taken);
     });
     if (body.byteLength > taken) budget.take(body.byteLength - taken);
     if (!current() || job.failure) return;

@@ -88,7 +88,8 @@ export class RenderFailure extends Error {
  * link-local and IPv4-mapped addresses) and must NOT follow redirects: return the
  * 3xx with its Location header and Chromium asks again for the next hop. The
  * request headers offer only gzip, deflate and br; a body returned still encoded
- * (with its Content-Encoding header) is decoded by the engine, up to 64 MiB.
+ * (with its Content-Encoding header, stacked codings too) is decoded by the engine
+ * as a stream, each decoded chunk counted against the budget (and never past 64 MiB).
  * Every byte kept should be counted with `budget.take` as it arrives: the budget
  * is the job's, shared with its other sub-requests in flight, and `take` throws
  * (failing the job `resource_budget`) once it is spent, so a download stops at

@@ -4,6 +4,7 @@ import * as dns from "node:dns";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { NetGuardError } from "@pressroom/platform";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
 import { pdfText, tcpServer } from "../test-support/engine";
@@ -56,7 +57,8 @@ describe("hostile documents, through the production sub-request fetcher", () => 
     await new Promise<void>((resolve) => secret.listen(0, "127.0.0.1", resolve));
     port = (secret.address() as AddressInfo).port;
 
-    const production = createSubresourceFetcher({ lookup: testLookup });
+    // The secret server's port is allowed: what refuses each request here is the address guard.
+    const production = createSubresourceFetcher({ lookup: testLookup, ports: [80, 443, port] });
     // Nothing public is reachable here, so this one host stands in for a
     // public server that answers with a redirect to wherever `to` says. Every
     // hop after it goes to the production fetcher.
@@ -163,7 +165,7 @@ describe("a font server that never answers", () => {
       slots: 1,
       deadlineMs: 20_000,
       subrequestTimeoutMs: 1_000,
-      fetchSubresource: createSubresourceFetcher({ allowLoopback: true }),
+      fetchSubresource: createSubresourceFetcher({ allowLoopback: true, ports: [silent.port] }),
     });
     try {
       const out = await engine.render({
@@ -196,6 +198,12 @@ describe("the production fetcher against the job's sub-resource budget", () => {
   before(async () => {
     server = http.createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname === "/bomb") {
+        const coding = url.searchParams.get("coding") ?? "";
+        res.writeHead(200, { "content-type": "text/plain", "access-control-allow-origin": "*", "content-encoding": coding.replace("raw-", "") });
+        res.end(BOMBS[coding]);
+        return;
+      }
       const kib = Number(url.searchParams.get("kib"));
       const body = text(kib * KIB, `end-of-${url.pathname.slice(1)}`);
       const headers = { "content-type": "text/plain", "access-control-allow-origin": "*" };
@@ -223,7 +231,7 @@ describe("the production fetcher against the job's sub-resource budget", () => {
       // Longer than the deadline: a job that waited for its stalled downloads would fail "deadline".
       subrequestTimeoutMs: 60_000,
       subresourceBudgetBytes: 1024 * KIB,
-      fetchSubresource: createSubresourceFetcher({ allowLoopback: true }),
+      fetchSubresource: createSubresourceFetcher({ allowLoopback: true, ports: [Number(new URL(origin).port)] }),
     });
   });
 
@@ -262,8 +270,70 @@ describe("the production fetcher against the job's sub-resource budget", () => {
     );
   });
 
+  // Each decodes to 32 MiB from a few KiB: charged at its compressed size, it would pass the 1 MiB budget.
+  const BOMBS: Record<string, Buffer> = {
+    gzip: gzipSync(Buffer.alloc(32 * 1024 * KIB)),
+    deflate: deflateSync(Buffer.alloc(32 * 1024 * KIB)),
+    "raw-deflate": deflateRawSync(Buffer.alloc(32 * 1024 * KIB)),
+    br: brotliCompressSync(Buffer.alloc(32 * 1024 * KIB)),
+    "gzip, br": brotliCompressSync(gzipSync(Buffer.alloc(32 * 1024 * KIB))),
+  };
+  for (const coding of Object.keys(BOMBS)) {
+    it(`fails the job on a ${coding} decompression bomb, naming the budget`, async () => {
+      await assert.rejects(
+        engine.render({ kind: "pdf", html: readEach([`/bomb?coding=${encodeURIComponent(coding)}`]) }),
+        (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget" && /more than 1 MiB \(the sub-resource budget\)/.test(err.message),
+      );
+    });
+  }
+
+  it("fails the job on sixteen deflate bombs at once: they share the one budget", async () => {
+    const bombs = Array.from({ length: 16 }, (_, i) => `<img src="${origin}/bomb?coding=deflate&n=${i}">`).join("");
+    await assert.rejects(
+      engine.render({ kind: "pdf", html: bombs }),
+      (err: unknown) => err instanceof RenderFailure && err.reason === "resource_budget" && /more than 1 MiB \(the sub-resource budget\)/.test(err.message),
+    );
+  });
+
   it("renders again afterwards", async () => {
     const out = await engine.render({ kind: "pdf", html: "<p>after the budget</p>" });
     assert.match(pdfText(out.data), /after the budget/);
+  });
+});
+
+/**
+ * Documents reach only the allowed ports (RENDER_SUBRESOURCE_PORTS, 80 and 443
+ * by default), so they cannot speak HTTP to a public mail or Redis server:
+ * any other port is the fetcher's own refusal, before anything is resolved or
+ * connected.
+ */
+describe("the ports a sub-request may reach", () => {
+  let server: { port: number; connections(): number; close(): Promise<void> };
+  const budget = { take: () => undefined };
+
+  before(async () => {
+    server = await tcpServer();
+  });
+  after(() => server?.close());
+
+  const get = (fetcher: SubresourceFetcher, url: string) =>
+    fetcher({ url: new URL(url), method: "GET", headers: {}, signal: AbortSignal.timeout(1_000), budget });
+
+  it("refuses any port but 80 and 443 by default, naming it, without connecting", async () => {
+    const fetcher = createSubresourceFetcher({ allowLoopback: true });
+    for (const url of [`http://127.0.0.1:${server.port}/`, "http://smtp.example.com:25/", "https://redis.example.com:6379/"]) {
+      await assert.rejects(get(fetcher, url), (err: unknown) => {
+        assert.ok(err instanceof NetGuardError, String(err));
+        assert.match(err.message, new RegExp(`port ${new URL(url).port} is not allowed \\(allowed: 80, 443\\)`));
+        return true;
+      });
+    }
+    assert.equal(server.connections(), 0);
+  });
+
+  it("reaches a port the setting adds", async () => {
+    const fetcher = createSubresourceFetcher({ allowLoopback: true, ports: [80, 443, server.port] });
+    await assert.rejects(get(fetcher, `http://127.0.0.1:${server.port}/`), (err: unknown) => !(err instanceof NetGuardError));
+    assert.ok(server.connections() >= 1, "the fetcher connected");
   });
 });

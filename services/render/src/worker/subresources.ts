@@ -2,7 +2,7 @@ import type * as dns from "node:dns";
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
-import { createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform/netguard";
+import { WEB_PORTS, checkPort, createGuardedAgent, createGuardedHttpAgent, resolvePublic } from "@pressroom/platform/netguard";
 import type { SubresourceBudget, SubresourceFetcher } from "../engine";
 
 /** The most a single sub-request (an image, a font, a stylesheet) may download. */
@@ -10,6 +10,8 @@ const MAX_SUBRESOURCE_BYTES = 20 * 1024 * 1024;
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "content-length"]);
 
 export interface SubresourceOptions {
+  /** The ports a sub-request may reach (RENDER_SUBRESOURCE_PORTS); default 80 and 443. */
+  ports?: readonly number[];
   /** Development and tests only: allow loopback targets. */
   allowLoopback?: boolean;
   /** Development and tests only: an extra CA file (PEM) to trust. */
@@ -20,19 +22,22 @@ export interface SubresourceOptions {
 
 /**
  * Fetches a document's sub-requests for Chromium, which never touches the
- * network itself: every hop's host is resolved and every address checked
+ * network itself: a port not allowed is refused before anything is resolved,
+ * every hop's host is resolved and every address checked
  * (the same rules as webhooks), the connection is pinned to the checked
  * address, and redirects are returned to Chromium unfollowed, so each hop
  * comes back here and is checked again.
  */
 export function createSubresourceFetcher(options: SubresourceOptions = {}): SubresourceFetcher {
   const guard = { allowLoopback: options.allowLoopback ?? false, label: "document sub-request", lookup: options.lookup };
+  const ports = options.ports ?? WEB_PORTS;
   const ca = options.caFile ? readFileSync(options.caFile) : undefined;
   const httpsAgent = createGuardedAgent({ ...guard, ca, keepAlive: true });
   const httpAgent = createGuardedHttpAgent({ ...guard, keepAlive: true });
 
   return async ({ url, method, headers, body, signal, budget }) => {
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`scheme ${url.protocol} is not allowed`);
+    checkPort(url, ports, guard.label);
     await resolvePublic(url.hostname, guard);
     const outgoing: Record<string, string> = {};
     for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name.toLowerCase())) outgoing[name] = value;

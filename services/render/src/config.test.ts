@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { loadRenderConfig } from "./config";
+
+const required = { DATABASE_URL: "postgres://localhost/x" };
+
+describe("render config: the ports documents' sub-resources may reach", () => {
+  it("are 80 and 443 unless told otherwise, with loopback refused", () => {
+    const config = loadRenderConfig(required);
+    assert.deepEqual(config.RENDER_SUBRESOURCE_PORTS, [80, 443]);
+    assert.equal(config.RENDER_ALLOW_LOOPBACK, false);
+  });
+
+  it("take a comma-separated list", () => {
+    assert.deepEqual(loadRenderConfig({ ...required, RENDER_SUBRESOURCE_PORTS: "80, 443,8443" }).RENDER_SUBRESOURCE_PORTS, [80, 443, 8443]);
+  });
+
+  it("refuse what is not a list of ports, naming the variable", () => {
+    for (const value of ["", "0", "80,http", "70000", "443,-1"]) {
+      assert.throws(() => loadRenderConfig({ ...required, RENDER_SUBRESOURCE_PORTS: value }), /RENDER_SUBRESOURCE_PORTS/, JSON.stringify(value));
+    }
+  });
+});
