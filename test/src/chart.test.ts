@@ -550,6 +550,17 @@ describe("migrations and NATS provisioning run once, before the services", () =>
     }
   });
 
+  it("render, metering and the NATS provisioning step share the render deadline and the queue's maximum wait", () => {
+    const objects = render({ set: ["render.deadlineMs=45000", "render.maxQueueWaitMs=600000"] });
+    for (const service of ["render", "metering"]) {
+      const env = effectiveEnv(deploymentOf(objects, service).spec.template.spec.containers[0]!, objects);
+      assert.equal(env.RENDER_DEADLINE_MS, "45000", service);
+      assert.equal(env.RENDER_MAX_QUEUE_WAIT_MS, "600000", service);
+    }
+    const provision = steps(setupJobs(objects)[0]!).find(isProvision)!;
+    assert.equal(provision.env?.find((e) => e.name === "RENDER_MAX_QUEUE_WAIT_MS")?.value, "600000", "the RENDER stream's max age");
+  });
+
   it("each migration step gets its service's database URL and the admin's, and identity's also the key it seals the demo key's webhook secret with", () => {
     for (const name of ["defaults", "production"] as const) {
       for (const c of steps(setupJobs(rendered(name))[0]!)) {

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CONSUMERS, STREAMS, objectStoreStream } from "@pressroom/platform";
+import { CONSUMERS, STREAMS, objectStoreStream, streams as streamNames } from "@pressroom/platform";
 import {
   REPO_ROOT,
   databaseCredentials,
@@ -116,6 +116,13 @@ describe("one-off NATS provisioning", () => {
   it("updates a changed setting in place", async () => {
     await provisionNats(nats.url, { OUTPUT_TTL_SECONDS: "3600" });
     assert.equal((await jsm.streams.info(objectStoreStream("outputs"))).config.max_age, (3_600 + 3_600) * 1e9);
+  });
+
+  it("keeps a render command at most the queue's maximum wait (RENDER_MAX_QUEUE_WAIT_MS, default an hour)", async () => {
+    await provisionNats(nats.url);
+    assert.equal((await jsm.streams.info(streamNames.RENDER)).config.max_age, 3_600 * 1e9);
+    await provisionNats(nats.url, { RENDER_MAX_QUEUE_WAIT_MS: "600000" });
+    assert.equal((await jsm.streams.info(streamNames.RENDER)).config.max_age, 600 * 1e9);
   });
 
   it("fails with a clear message when asked for more replicas than the cluster has", async () => {

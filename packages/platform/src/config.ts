@@ -46,6 +46,17 @@ export const baseConfigShape = {
   NATS_PASSWORD: z.string().optional(),
 };
 
+/**
+ * The bounds on a job's life, read alike by render, metering and the provisioning step
+ * (see jobOverdueAfterMs): a render runs at most RENDER_DEADLINE_MS (template expansion
+ * included), and a render command is kept in the RENDER queue at most
+ * RENDER_MAX_QUEUE_WAIT_MS from its publication, its retries included (the stream's max age).
+ */
+export const jobBoundsShape = {
+  RENDER_DEADLINE_MS: env.int(30_000, 1_000),
+  RENDER_MAX_QUEUE_WAIT_MS: env.int(60 * 60_000, 1_000),
+};
+
 /** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */
 export const outputStoreShape = {
   OUTPUT_TTL_SECONDS: env.int(86_400, 60),

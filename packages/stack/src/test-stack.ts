@@ -90,7 +90,7 @@ export async function startTestStack(
   const secretEncryptionKey = randomBytes(32).toString("hex");
   let services: RunningServices | undefined;
   try {
-    await Promise.all([runMigrations(credentials, secretEncryptionKey), provisionNats(nats.url, natsEnv("provision"))]);
+    await Promise.all([runMigrations(credentials, secretEncryptionKey), provisionNats(nats.url, { ...options.env, ...natsEnv("provision") })]);
     services = await startServices(
       {
         databaseUrls: credentials.urls,

@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, env, jobBoundsShape, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z
   .object({
@@ -23,6 +23,11 @@ export const configSchema = z
     STRIPE_SECRET_KEY: z.string().default(""),
     /** Verifies Stripe-Signature on POST /v1/billing/stripe/webhook (whsec_…). */
     STRIPE_WEBHOOK_SECRET: z.string().default(""),
+    /**
+     * Render's RENDER_DEADLINE_MS and RENDER_MAX_QUEUE_WAIT_MS (the same values): a job not ended by its
+     * admission plus both plus a margin is overdue, its slot no longer renewed and render asked to end it.
+     */
+    ...jobBoundsShape,
     /** How often a replica renews the leases of queued jobs and sweeps old rate events, expired leases and old idempotency records. */
     SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
   })

@@ -50,7 +50,17 @@ async function main(): Promise<void> {
 
   const services = createServer({ db, js, jsm, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, billing });
   const grpc = await startGrpcServer({ port: config.GRPC_PORT, services });
-  const { jobEvents, sweep } = createService({ db, js, jsm, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, sweepIntervalMs: config.SWEEP_INTERVAL_MS });
+  const { jobEvents, sweep } = createService({
+    db,
+    js,
+    jsm,
+    nc,
+    logger,
+    leaseSeconds: config.SLOT_LEASE_SECONDS,
+    sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+    maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS,
+    deadlineMs: config.RENDER_DEADLINE_MS,
+  });
   await jobEvents.start();
   sweep.start();
 

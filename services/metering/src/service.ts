@@ -1,6 +1,6 @@
-import type { Logger } from "@pressroom/platform";
+import { jobOverdueAfterMs, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { JetStreamClient, JetStreamManager } from "nats";
+import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
 import { JobEventsConsumer } from "./admission/job-events.consumer";
 import { AdmissionSweep } from "./admission/sweep";
 import type { MeteringDb } from "./db";
@@ -9,9 +9,13 @@ export interface ServiceDeps {
   db: Kysely<MeteringDb>;
   js: JetStreamClient;
   jsm: JetStreamManager;
+  nc: NatsConnection;
   logger: Logger;
   leaseSeconds: number;
   sweepIntervalMs: number;
+  /** The render settings a job's life is bound by (see jobOverdueAfterMs). */
+  maxQueueWaitMs: number;
+  deadlineMs: number;
 }
 
 /**
@@ -20,9 +24,10 @@ export interface ServiceDeps {
  * refunded, old rows deleted). Nothing runs until started.
  */
 export function createService(deps: ServiceDeps): { jobEvents: JobEventsConsumer; sweep: AdmissionSweep } {
-  const { db, js, jsm, logger, leaseSeconds } = deps;
+  const { db, js, jsm, nc, logger, leaseSeconds } = deps;
+  const overdueAfterMs = jobOverdueAfterMs({ maxQueueWaitMs: deps.maxQueueWaitMs, deadlineMs: deps.deadlineMs });
   return {
     jobEvents: new JobEventsConsumer({ js, db, logger }),
-    sweep: new AdmissionSweep({ db, jsm, logger, leaseSeconds, intervalMs: deps.sweepIntervalMs }),
+    sweep: new AdmissionSweep({ db, jsm, nc, logger, leaseSeconds, overdueAfterMs, intervalMs: deps.sweepIntervalMs }),
   };
 }

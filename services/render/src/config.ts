@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
 
 export const configSchema = z.object({
   ...baseConfigShape,
@@ -18,7 +18,11 @@ export const configSchema = z.object({
   RENDER_CHROMIUM_SANDBOX: env.bool(false),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
-  RENDER_DEADLINE_MS: env.int(30_000, 1_000),
+  /**
+   * RENDER_DEADLINE_MS, and RENDER_MAX_QUEUE_WAIT_MS (the provisioning step's too): a job not ended
+   * by its acceptance plus both plus a margin is ended failed when metering asks (worker/expiry.ts).
+   */
+  ...jobBoundsShape,
   RENDER_MAX_PAGES: env.int(500, 1),
   RENDER_MAX_OUTPUT_BYTES: env.int(50 * 1024 * 1024, 1024),
   /** The largest HTML a template may expand to (UTF-8 bytes); past it the job fails 422 RENDER_FAILED. */

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   // one turn of the event loop, and it boots while the modules below load.
   await new Promise((resolve) => setImmediate(resolve));
   const { Lifecycle, pingDb, startGrpcServer, startHealthServer } = await import("@pressroom/platform");
-  const { connectDependencies, createServer, createService } = await import("./service.js");
+  const { connectDependencies, createExpiry, createServer, createService } = await import("./service.js");
   const { observeRenderPool } = await import("./worker/metrics.js");
 
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
@@ -46,6 +46,8 @@ async function main(): Promise<void> {
   const grpc = await startGrpcServer({ port: config.GRPC_PORT, services: createServer(deps) });
   const worker = createService(deps);
   await worker.start();
+  const expiry = createExpiry(deps);
+  expiry.start();
   observeRenderPool({ engine, slots: config.RENDER_SLOTS });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
   lifecycle.on("stopConsuming", "render queue", () => worker.stop());
+  lifecycle.on("stopConsuming", "job expiry requests", () => expiry.stop());
   lifecycle.on("finishWork", "renders in flight", () => worker.finish());
   lifecycle.on("finishWork", "chromium", () => engine.close());
   lifecycle.on("finishWork", "template threads", () => expander.close());

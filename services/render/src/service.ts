@@ -8,6 +8,7 @@ import { TemplateExpander } from "./catalog/expander";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
 import type { RenderEngine } from "./engine";
+import { JobExpiry } from "./worker/expiry";
 import { RenderWorker } from "./worker/worker";
 
 /** What the render service is built from. */
@@ -54,6 +55,19 @@ export function createServer(deps: RenderDeps): GrpcService[] {
       implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
     },
   ];
+}
+
+/** Ends overdue jobs on metering's request (worker/expiry.ts), not yet subscribed. */
+export function createExpiry(deps: RenderDeps): JobExpiry {
+  const { config } = deps;
+  return new JobExpiry({
+    nc: deps.nc,
+    js: deps.nc.jetstream(),
+    jsm: deps.jsm,
+    logger: deps.logger,
+    maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS,
+    deadlineMs: config.RENDER_DEADLINE_MS,
+  });
 }
 
 /** The render worker: the RENDER queue's consumer, not yet started. */

@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, outputStoreShape, z } from "../config";
+import { baseConfigShape, env, jobBoundsShape, loadConfig, outputStoreShape, z } from "../config";
 import { createLogger } from "../logger";
 import { connectNats } from "./connection";
 import { provisionTopology } from "./topology";
@@ -22,6 +22,8 @@ async function main(): Promise<void> {
       /** How long to wait for NATS to answer before giving up. */
       NATS_CONNECT_ATTEMPTS: env.int(60, 1),
       ...outputStoreShape,
+      /** The RENDER stream's max age: the longest a render command waits in the queue, its retries included. */
+      RENDER_MAX_QUEUE_WAIT_MS: jobBoundsShape.RENDER_MAX_QUEUE_WAIT_MS,
     }),
   );
   const logger = createLogger("nats-provision", config.LOG_LEVEL);
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
     const report = await provisionTopology(nc.jetstream(), await nc.jetstreamManager(), {
       replicas: config.NATS_STREAM_REPLICAS,
       outputStore: { bucket: config.OUTPUT_BUCKET, ttlSeconds: config.OUTPUT_TTL_SECONDS },
+      renderMaxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS,
     });
     for (const { name, action } of report) logger.info({ replicas: config.NATS_STREAM_REPLICAS }, `${name} ${action}`);
     logger.info("JetStream topology in place");

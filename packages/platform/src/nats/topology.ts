@@ -41,6 +41,12 @@ export const subjects = {
    */
   outcomes: (inbox: string) => `pressroom.outcome.${inbox}.v1`,
   renderRequested: "pressroom.render.requested.v1",
+  /**
+   * Core NATS only: metering asks render to end a job that is overdue (see
+   * jobOverdueAfterMs) and has not ended. The payload is the job's id; render
+   * checks the job itself, and only render may append its job.failed.
+   */
+  jobExpiryRequested: "pressroom.render.expiry.requested.v1",
   account: (keyId: string) => `pressroom.account.${keyId}.v1`,
   allAccounts: "pressroom.account.*.v1",
   webhookDelivery: "pressroom.webhook.delivery.v1",
@@ -77,6 +83,23 @@ export const RENDER_ATTEMPTS = 3;
  */
 export const SUBMIT_GIVE_UP_MS = 60_000;
 
+/** The RENDER stream's max age when the provisioning step is not told RENDER_MAX_QUEUE_WAIT_MS (the same default). */
+const RENDER_MAX_QUEUE_WAIT_DEFAULT_MS = HOUR;
+
+/** What a render may still take after its deadline to store its output and record its outcome. */
+export const JOB_SETTLE_MARGIN_MS = 30_000;
+
+/**
+ * How long after its acceptance a job that has not ended is overdue: its
+ * command left the RENDER queue (the stream's max age is the queue's maximum
+ * wait, retries included), so no attempt can start any more, and one that
+ * started has had its deadline and the settle margin. Metering stops renewing
+ * an overdue job's slot and asks render to end it (subjects.jobExpiryRequested).
+ */
+export function jobOverdueAfterMs(bounds: { maxQueueWaitMs: number; deadlineMs: number }): number {
+  return bounds.maxQueueWaitMs + bounds.deadlineMs + JOB_SETTLE_MARGIN_MS;
+}
+
 type StreamSpec = Partial<StreamConfig> & Pick<StreamConfig, "name" | "subjects">;
 type ConsumerSpec = { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } };
 
@@ -97,7 +120,8 @@ export const STREAMS: StreamSpec[] = [
     subjects: [subjects.renderRequested],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
-    max_age: nanos(DAY),
+    // The queue's maximum wait (RENDER_MAX_QUEUE_WAIT_MS, given to provisionTopology).
+    max_age: nanos(RENDER_MAX_QUEUE_WAIT_DEFAULT_MS),
     duplicate_window: nanos(2 * MINUTE),
   },
   {
@@ -205,6 +229,8 @@ export interface ProvisionOptions {
   /** Replicas of every stream (1 for a single-node NATS; 3 recommended for a cluster). Consumers follow their stream. */
   replicas: number;
   outputStore: OutputStoreSpec;
+  /** The RENDER stream's max age: the longest a render command waits, its retries included (RENDER_MAX_QUEUE_WAIT_MS). */
+  renderMaxQueueWaitMs?: number;
   streams?: StreamSpec[];
   consumers?: ConsumerSpec[];
 }
@@ -232,7 +258,10 @@ async function createOrUpdate(exists: () => Promise<unknown>, update: () => Prom
 export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManager, options: ProvisionOptions): Promise<ProvisionReport> {
   const report: ProvisionReport = [];
   for (const spec of options.streams ?? STREAMS) {
-    const config = { ...spec, num_replicas: options.replicas };
+    // JetStream refuses a duplicate window longer than the max age: a queue wait under 2 min shortens it too.
+    const wait = spec.name === streams.RENDER ? options.renderMaxQueueWaitMs : undefined;
+    const maxAge = wait ? { max_age: nanos(wait), duplicate_window: nanos(Math.min(wait, 2 * MINUTE)) } : {};
+    const config = { ...spec, ...maxAge, num_replicas: options.replicas };
     const action = await createOrUpdate(
       () => jsm.streams.info(spec.name),
       () => jsm.streams.update(spec.name, config),

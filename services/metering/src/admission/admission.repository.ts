@@ -136,13 +136,26 @@ export async function expiredSlots(db: Db, limit = 500): Promise<string[]> {
   return rows.map((row) => row.job_id);
 }
 
-/** The jobs whose slot's lease ends within `withinSeconds` (and has not ended yet). */
-export async function expiringSlots(db: Db, withinSeconds: number): Promise<string[]> {
+/** The jobs whose slot's lease ends within `withinSeconds` (and has not ended yet), acquired less than `acquiredWithinMs` ago. */
+export async function expiringSlots(db: Db, withinSeconds: number, acquiredWithinMs: number): Promise<string[]> {
   const rows = await db
     .selectFrom("slots")
     .select("job_id")
     .where("lease_expires_at", ">=", sql<Date>`clock_timestamp()`)
     .where("lease_expires_at", "<", sql<Date>`clock_timestamp() + make_interval(secs => ${withinSeconds})`)
+    .where("acquired_at", ">", sql<Date>`clock_timestamp() - make_interval(secs => ${acquiredWithinMs / 1000})`)
+    .execute();
+  return rows.map((row) => row.job_id);
+}
+
+/** The jobs whose slot was acquired `olderThanMs` ago or more, whatever its lease (at most `limit`). */
+export async function overdueSlots(db: Db, olderThanMs: number, limit = 500): Promise<string[]> {
+  const rows = await db
+    .selectFrom("slots")
+    .select("job_id")
+    .where("acquired_at", "<=", sql<Date>`clock_timestamp() - make_interval(secs => ${olderThanMs / 1000})`)
+    .orderBy("acquired_at")
+    .limit(limit)
     .execute();
   return rows.map((row) => row.job_id);
 }

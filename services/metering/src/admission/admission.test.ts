@@ -6,7 +6,17 @@ import { isolatedDatabase } from "@pressroom/stack";
 import { sql, type Kysely } from "kysely";
 import type { MeteringDb } from "../db";
 import { migrations } from "../migrations";
-import { admitRequest, readUsage, releaseAdmission, releaseForEvent, renewLease, setRendersUsed, sweep } from "./admission.repository";
+import {
+  admitRequest,
+  expiringSlots,
+  overdueSlots,
+  readUsage,
+  releaseAdmission,
+  releaseForEvent,
+  renewLease,
+  setRendersUsed,
+  sweep,
+} from "./admission.repository";
 import { periodOf } from "./period";
 
 /**
@@ -234,6 +244,23 @@ describe("admission in PostgreSQL", () => {
       const { lease_expires_at } = await db.selectFrom("slots").select("lease_expires_at").where("job_id", "=", job).executeTakeFirstOrThrow();
       assert.ok(lease_expires_at.getTime() - Date.now() > (LEASE - 5) * 1000);
       assert.equal(await renewLease(db, "job_gone", LEASE), false);
+    });
+
+    it("an overdue job's slot is offered for renewal no more, and is listed as overdue whatever its lease", async () => {
+      const HOUR_MS = 3_600_000;
+      const [recent, overdue] = [newId("job"), newId("job")];
+      await admit(key(), "free", recent);
+      await admit(key(), "free", overdue);
+      await sql`update slots set lease_expires_at = clock_timestamp() + interval '5 seconds' where job_id in (${recent}, ${overdue})`.execute(db);
+      await sql`update slots set acquired_at = clock_timestamp() - interval '61 minutes' where job_id = ${overdue}`.execute(db);
+      const expiring = await expiringSlots(db, LEASE / 2, HOUR_MS);
+      assert.ok(expiring.includes(recent));
+      assert.ok(!expiring.includes(overdue), "renewed no more");
+      const late = await overdueSlots(db, HOUR_MS);
+      assert.ok(late.includes(overdue));
+      assert.ok(!late.includes(recent));
+      await sql`update slots set lease_expires_at = clock_timestamp() - interval '1 second' where job_id = ${overdue}`.execute(db);
+      assert.ok((await overdueSlots(db, HOUR_MS)).includes(overdue), "until the sweep deletes it");
     });
 
     it("an admission whose job was never submitted is released and refunded", async () => {

@@ -1,7 +1,7 @@
-import { isAuthentic, readFirstJobEvent, readJobEvents, readLastJobEvent, type Logger } from "@pressroom/platform";
+import { isAuthentic, readFirstJobEvent, readJobEvents, readLastJobEvent, subjects, type Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { JetStreamManager } from "nats";
-import { expiredSlots, expiringSlots, heldJobs, releaseAdmission, releaseForEvent, renewLease } from "./admission.repository";
+import type { JetStreamManager, NatsConnection } from "nats";
+import { expiredSlots, expiringSlots, heldJobs, overdueSlots, releaseAdmission, releaseForEvent, renewLease } from "./admission.repository";
 import type { MeteringDb } from "../db";
 
 /** The type of the job's latest event, with one direct get; undefined when it has none. */
@@ -54,12 +54,19 @@ export async function settleFinishedJobs(deps: { db: Kysely<MeteringDb>; jsm: Je
  * queued or rendering (its latest event is job.accepted or job.started), so a
  * job that waits long in a backlog keeps its slot and the key cannot exceed
  * its plan. Slots of jobs that never got an event (lost before acceptance)
- * are left to expire, and refundLostAdmissions refunds them. Run by every
- * replica's sweep; renewing twice is harmless. Returns how many were renewed.
+ * are left to expire, and refundLostAdmissions refunds them. A job overdue
+ * (older than `overdueAfterMs`, see jobOverdueAfterMs) is renewed no more:
+ * requestOverdueExpiry has render end it, and its slot is free within a lease
+ * whatever happens. Run by every replica's sweep; renewing twice is harmless.
+ * Returns how many were renewed.
  */
-export async function renewQueuedLeases(deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger }, leaseSeconds: number): Promise<number> {
+export async function renewQueuedLeases(
+  deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; logger: Logger },
+  leaseSeconds: number,
+  overdueAfterMs: number,
+): Promise<number> {
   let renewed = 0;
-  for (const jobId of await expiringSlots(deps.db, leaseSeconds / 2)) {
+  for (const jobId of await expiringSlots(deps.db, leaseSeconds / 2, overdueAfterMs)) {
     try {
       const type = await latestEventType(deps.jsm, jobId);
       if ((type === "job.accepted" || type === "job.started") && (await renewLease(deps.db, jobId, leaseSeconds))) renewed++;
@@ -68,6 +75,35 @@ export async function renewQueuedLeases(deps: { db: Kysely<MeteringDb>; jsm: Jet
     }
   }
   return renewed;
+}
+
+/**
+ * Asks render to end every job that holds a slot past `overdueAfterMs` and is
+ * still queued or rendering: its render command is gone (aged out of the
+ * RENDER queue, deleted, purged, its deliveries spent) or no attempt can still
+ * be running, so nothing else would ever end it. Only render may append
+ * job.failed; it checks the job itself and ends it INTERNAL_ERROR, refunded,
+ * and that event frees the slot, refunds the unit and sends the callback like
+ * any other. Core NATS delivers at most once: every sweep asks again while
+ * the slot is there. Returns how many were asked for.
+ */
+export async function requestOverdueExpiry(
+  deps: { db: Kysely<MeteringDb>; jsm: JetStreamManager; nc: NatsConnection; logger: Logger },
+  overdueAfterMs: number,
+): Promise<number> {
+  let asked = 0;
+  for (const jobId of await overdueSlots(deps.db, overdueAfterMs)) {
+    try {
+      const type = await latestEventType(deps.jsm, jobId);
+      if (type !== "job.accepted" && type !== "job.started") continue;
+      deps.nc.publish(subjects.jobExpiryRequested, jobId);
+      asked++;
+      deps.logger.warn({ jobId }, "a job is overdue; asked render to end it");
+    } catch (err) {
+      deps.logger.warn({ err, jobId }, "could not read an overdue job's events; asking at the next sweep");
+    }
+  }
+  return asked;
 }
 
 /**

@@ -1,22 +1,26 @@
 import type { Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
-import type { JetStreamManager } from "nats";
+import type { JetStreamManager, NatsConnection } from "nats";
 import type { MeteringDb } from "../db";
 import { sweep } from "./admission.repository";
-import { refundLostAdmissions, renewQueuedLeases } from "./finished-jobs";
+import { refundLostAdmissions, renewQueuedLeases, requestOverdueExpiry } from "./finished-jobs";
 import { sweepIdempotencyKeys } from "./idempotency.repository";
 
 export interface AdmissionSweepDeps {
   db: Kysely<MeteringDb>;
   jsm: JetStreamManager;
+  nc: NatsConnection;
   logger: Logger;
   leaseSeconds: number;
+  /** A job not ended this long after its admission is overdue (jobOverdueAfterMs). */
+  overdueAfterMs: number;
   intervalMs: number;
 }
 
 /**
  * Every intervalMs on this replica: renews the leases of jobs still queued or
- * rendering, refunds admitted jobs that were lost before submission, then
+ * rendering, asks render to end overdue jobs, refunds admitted jobs that were
+ * lost before submission, then
  * deletes what no decision needs any more (sweep() and sweepIdempotencyKeys()).
  * Every replica runs it; doing it twice is harmless.
  */
@@ -27,13 +31,14 @@ export class AdmissionSweep {
   constructor(private readonly deps: AdmissionSweepDeps) {}
 
   start(): void {
-    const { db, jsm, logger, leaseSeconds } = this.deps;
+    const { db, jsm, nc, logger, leaseSeconds, overdueAfterMs } = this.deps;
     this.timer = setInterval(() => {
-      const run = renewQueuedLeases({ db, jsm, logger }, leaseSeconds)
+      const run = renewQueuedLeases({ db, jsm, logger }, leaseSeconds, overdueAfterMs)
         .then(async (renewed) => {
+          const overdue = await requestOverdueExpiry({ db, jsm, nc, logger }, overdueAfterMs);
           const lost = await refundLostAdmissions({ db, jsm, logger });
           const [removed, idempotencyKeys] = await Promise.all([sweep(db), sweepIdempotencyKeys(db)]);
-          return { renewed, lost, ...removed, idempotencyKeys };
+          return { renewed, overdue, lost, ...removed, idempotencyKeys };
         })
         .then(
           (removed) => logger.debug({ removed }, "metering sweep"),

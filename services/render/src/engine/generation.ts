@@ -1,7 +1,8 @@
 import type { Browser, CDPSession, Protocol } from "puppeteer-core";
 import { launchChromium, type LaunchSettings } from "./chromium";
 import { noop, withTimeout } from "./async";
-import { Slot, type SlotDeps } from "./slot";
+import { browserStopped, pagesLost, rendererCrashed, windowClosed } from "./job";
+import { Slot, type PageLoss, type SlotDeps } from "./slot";
 import { RenderFailure, type EngineLogger } from "./types";
 
 /** The generation stopped handing out pages (crash, recycle): take one from the next. */
@@ -11,7 +12,7 @@ export interface GenerationOptions {
   launch: LaunchSettings;
   /** Pages kept warm: slots + spares. */
   pages: number;
-  slot: Omit<SlotDeps, "browser">;
+  slot: Omit<SlotDeps, "browser" | "onGone">;
   logger?: EngineLogger;
   /** Called once when the browser goes away without being asked to. */
   onDeath: (generation: Generation) => void;
@@ -24,6 +25,14 @@ interface Waiter {
 
 const CLOSE_MS = 3_000;
 const OPEN_FAILURES_BEFORE_RELAUNCH = 5;
+/**
+ * How long after a page is lost the browser is watched before the loss is
+ * judged: a browser that dies or is killed takes its pages with it within
+ * this time (or stops answering), and pages lost together fall in it.
+ */
+const LOSS_VERDICT_MS = 500;
+/** The browser's answer to a round trip, when judging a lost page. */
+const ANSWER_MS = 2_000;
 /**
  * One Chromium process and its warm pages. Replaced as a whole when the browser
  * dies or hangs, and retired (after its in-flight jobs) when it is recycled.
@@ -39,6 +48,8 @@ export class Generation {
   private readonly slots = new Map<string, Slot>();
   private readonly idle: Slot[] = [];
   private readonly waiters: Waiter[] = [];
+  /** When pages were lost lately (performance.now()), to tell a page lost alone from pages lost together. */
+  private losses: number[] = [];
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -58,11 +69,10 @@ export class Generation {
       const gen = generation;
       browser.on("disconnected", () => gen.onDisconnected());
       session.on("Target.targetCreated", (e: Protocol.Target.TargetCreatedEvent) => gen.onTargetCreated(e.targetInfo));
-      session.on("Target.targetCrashed", (e: Protocol.Target.TargetCrashedEvent) =>
-        gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document")),
-      );
+      session.on("Target.targetCrashed", (e: Protocol.Target.TargetCrashedEvent) => gen.pageGone(gen.slotOfTarget(e.targetId), "crashed"));
+      session.on("Target.targetDestroyed", (e: Protocol.Target.TargetDestroyedEvent) => gen.pageGone(gen.slotOfTarget(e.targetId), "closed"));
       session.on("Target.detachedFromTarget", (e: Protocol.Target.DetachedFromTargetEvent) => {
-        if (e.targetId) gen.slotOfTarget(e.targetId)?.markBroken(new RenderFailure("crashed", "the page closed while rendering the document"));
+        if (e.targetId) gen.pageGone(gen.slotOfTarget(e.targetId), "closed");
       });
       await session.send("Target.setDiscoverTargets", { discover: true });
       await Promise.all(Array.from({ length: opts.pages }, () => gen.openSlot(true)));
@@ -187,7 +197,7 @@ export class Generation {
 
   private onDisconnected(): void {
     const unexpected = !this.closing && this.state !== "dead";
-    this.die(new RenderFailure("crashed", "the browser stopped while rendering the document"));
+    this.die(browserStopped());
     // Whatever is left of it (renderers of a killed browser) goes too.
     this.kill();
     if (unexpected) {
@@ -201,6 +211,41 @@ export class Generation {
     for (const slot of this.slots.values()) slot.markBroken(failure);
     for (const waiter of this.waiters.splice(0)) waiter.reject(new GenerationGone());
     this.idle.length = 0;
+  }
+
+  /**
+   * A page's renderer crashed or its target closed (window.close()) without the
+   * engine asking. The slot is never used again (an idle one is replaced at
+   * once), and the job on it fails with the verdict of `judgeLoss`.
+   */
+  private pageGone(slot: Slot | undefined, loss: PageLoss): void {
+    if (!slot || slot.gone || slot.disposing || this.state === "dead") return;
+    const at = performance.now();
+    this.losses = [...this.losses.filter((t) => at - t <= 2 * LOSS_VERDICT_MS), at];
+    slot.lose(this.judgeLoss(loss, at));
+    const idle = this.idle.indexOf(slot);
+    if (idle !== -1) {
+      this.idle.splice(idle, 1);
+      this.replace(slot);
+    }
+  }
+
+  /**
+   * Whose fault a lost page is, from what the browser does next. If it stops,
+   * or no longer answers, it died under the job: ours (`crashed`). If another
+   * page went within the same moment, the cause cannot be told (`page_lost`,
+   * retryable). Otherwise only the job's own page went while the browser stayed
+   * up and answering: the document's doing (`renderer_crashed`, `window_closed`).
+   */
+  private async judgeLoss(loss: PageLoss, at: number): Promise<RenderFailure> {
+    await new Promise((resolve) => setTimeout(resolve, LOSS_VERDICT_MS));
+    const answers = await withTimeout(this.session.send("Browser.getVersion"), ANSWER_MS, "browser check").then(
+      () => true,
+      () => false,
+    );
+    if (this.state === "dead" || !answers) return browserStopped();
+    if (this.losses.some((t) => t !== at && Math.abs(t - at) <= LOSS_VERDICT_MS)) return pagesLost();
+    return loss === "crashed" ? rendererCrashed() : windowClosed();
   }
 
   private slotOfTarget(targetId: string): Slot | undefined {
@@ -245,7 +290,7 @@ export class Generation {
   private async openSlot(launching: boolean): Promise<void> {
     this.preparingCount++;
     try {
-      const slot = await Slot.open({ ...this.opts.slot, browser: this.session });
+      const slot = await Slot.open({ ...this.opts.slot, browser: this.session, onGone: (s, loss) => this.pageGone(s, loss) });
       // Register first so a popup or crash during the warm-up is attributed to this page.
       this.slots.set(slot.contextId, slot);
       try {

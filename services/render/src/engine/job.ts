@@ -34,6 +34,8 @@ export class ActiveJob {
   /** What the job's sub-resources may still add up to (decoded bytes). */
   budgetLeft: number;
   failure: RenderFailure | undefined;
+  /** Set when the page went away under the job: the failure it ends with, once the cause is known. */
+  verdict: Promise<RenderFailure> | undefined;
   /** The first line of the document's first uncaught exception, if it had one. */
   scriptError: string | undefined;
   readonly interrupted: Promise<never>;
@@ -57,6 +59,13 @@ export class ActiveJob {
     this.failure = failure;
     this.controller.abort(failure);
     this.rejectInterrupted(failure);
+  }
+
+  /** The page is gone, for a reason the browser settles shortly (see Generation.pageGone): the job ends with it. */
+  interruptWhen(verdict: Promise<RenderFailure>): void {
+    if (this.failure || this.verdict) return;
+    this.verdict = verdict;
+    void verdict.then((failure) => this.interrupt(failure));
   }
 }
 
@@ -102,6 +111,22 @@ export function exceptionLine(details: Protocol.Runtime.ExceptionDetails): strin
 
 export function scriptError(line: string): RenderFailure {
   return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
+}
+
+export function rendererCrashed(): RenderFailure {
+  return new RenderFailure("renderer_crashed", "the document's renderer crashed while it ran (e.g. it ran out of memory)");
+}
+
+export function windowClosed(): RenderFailure {
+  return new RenderFailure("window_closed", "the document closed its own window before it could be printed");
+}
+
+export function pagesLost(): RenderFailure {
+  return new RenderFailure("page_lost", "the document's page was lost together with other pages while it ran");
+}
+
+export function browserStopped(): RenderFailure {
+  return new RenderFailure("crashed", "the browser stopped while rendering the document");
 }
 
 export function blockedNavigation(): RenderFailure {

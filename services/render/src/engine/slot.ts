@@ -20,9 +20,14 @@ import type { JobLayout } from "./paper";
 import { capturePng, printPdf } from "./print";
 import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
 
+/** How Chromium reported a page gone: its renderer crashed, or its target closed. */
+export type PageLoss = "crashed" | "closed";
+
 export interface SlotDeps {
   /** The browser-level session of the slot's browser. */
   browser: CDPSession;
+  /** Told when the page's own session sees its renderer crash; the generation decides whose fault it was. */
+  onGone: (slot: Slot, loss: PageLoss) => void;
   strategy: IsolationStrategy;
   fetchSubresource?: SubresourceFetcher;
   subrequestTimeoutMs: number;
@@ -34,6 +39,8 @@ export interface SlotDeps {
 
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
+/** How long a CDP call that failed for no known cause waits for the page's loss to be reported (a closing window fails calls first). */
+const LOSS_REPORT_MS = 1_000;
 /**
  * Per-origin storage a document can write (Storage.clearDataForOrigin types).
  * "all" would add the shader cache and other browser-wide caches, which cost
@@ -83,11 +90,17 @@ const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 
 export class Slot {
   /** Set when the page's renderer or target went away: the slot must be replaced. */
   broken = false;
+  /** Chromium reported the page gone (lose()): never used again. */
+  gone = false;
+  /** The engine itself is throwing the page away (destroy()): its closing is nobody's failure. */
+  disposing = false;
   private job: ActiveJob | undefined;
   private lastViewport = "";
   /** Every origin the last job's documents and sub-requests had: what the wipe clears. */
   private lastOrigins: string[] = [];
   private loadWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  /** Who waits for lose(). */
+  private lossWaiters: Array<() => void> = [];
   /** The shell being navigated to (served once), then the loaded shell the next job will use. */
   private pendingShellUrl: string | undefined;
   private shell: { origin: string } | undefined;
@@ -157,7 +170,34 @@ export class Slot {
       const job = this.job;
       if (job?.documentServed && job.scriptError === undefined) job.scriptError = exceptionLine(e.exceptionDetails);
     });
-    s.on("Inspector.targetCrashed", () => this.markBroken(new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document")));
+    s.on("Inspector.targetCrashed", () => this.deps.onGone(this, "crashed"));
+  }
+
+  /**
+   * The page's renderer crashed or its target closed, which Chromium reported
+   * while the browser was up: the job on it ends with `verdict` (whose fault it
+   * was, settled by the generation), and the page is never used again.
+   */
+  lose(verdict: Promise<RenderFailure>): void {
+    this.gone = true;
+    this.broken = true;
+    this.job?.interruptWhen(verdict);
+    for (const waiter of this.loadWaiters.splice(0)) waiter.reject(new Error("the page is gone"));
+    for (const resolve of this.lossWaiters.splice(0)) resolve();
+  }
+
+  /** Resolves when the page's loss is reported, or after `ms`. */
+  private lossReported(ms: number): Promise<void> {
+    if (this.gone) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.lossWaiters = this.lossWaiters.filter((waiter) => waiter !== done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.lossWaiters.push(done);
+    });
   }
 
   /** The page's renderer or target is gone (seen here or by the browser session). */
@@ -204,6 +244,10 @@ export class Slot {
         this.broken = true;
         throw signal.reason;
       }
+      // The page went away: the job fails for the cause the browser settles, not for the CDP call that failed
+      // first (a window being closed fails calls before Chromium reports the target gone).
+      if (!job.failure && !(err instanceof RenderFailure)) await this.lossReported(LOSS_REPORT_MS);
+      if (job.verdict) await job.verdict;
       if (!job.started) {
         // Nothing of the document ran: whatever failed was the page's or the browser's fault.
         this.broken = true;
@@ -389,6 +433,7 @@ export class Slot {
    * browser is then presumed hung).
    */
   async destroy(): Promise<boolean> {
+    this.disposing = true;
     this.markBroken(new RenderFailure("crashed", "the page was closed"));
     void this.session.send("Runtime.terminateExecution").catch(noop);
     try {

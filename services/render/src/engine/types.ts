@@ -57,15 +57,27 @@ export interface RenderOutput {
 }
 
 export type FailureReason =
-  "deadline" | "page_cap" | "output_cap" | "resource_budget" | "renderer_crashed" | "crashed" | "blocked_navigation" | "invalid_document" | "script_error";
+  | "deadline"
+  | "page_cap"
+  | "output_cap"
+  | "resource_budget"
+  | "renderer_crashed"
+  | "window_closed"
+  | "page_lost"
+  | "crashed"
+  | "blocked_navigation"
+  | "invalid_document"
+  | "script_error";
 
 /**
  * Why a document could not be rendered. The message is safe to show the
  * customer and names the limit that was hit. `crashed` (the browser died, no
- * browser, shutting down) is never the document's fault; `renderer_crashed`
- * (the page's renderer died while the document ran, e.g. out of memory) may
- * be either, so both are retryable: every other reason is the document's own
- * and would fail again.
+ * browser, shutting down) is never the document's fault. A page lost while
+ * its document ran, with the browser alive and no other page lost with it,
+ * is the document's: `renderer_crashed` (e.g. out of memory) or
+ * `window_closed` (`window.close()`). `page_lost` (pages lost together, the
+ * browser alive) cannot be told apart, so it is retryable, like `crashed`;
+ * every other reason is the document's own and would fail again.
  */
 export class RenderFailure extends Error {
   override readonly name = "RenderFailure";
@@ -76,7 +88,7 @@ export class RenderFailure extends Error {
     message: string,
   ) {
     super(message);
-    this.retryable = reason === "crashed" || reason === "renderer_crashed";
+    this.retryable = reason === "crashed" || reason === "page_lost";
   }
 }
 

@@ -14,10 +14,18 @@ describe("failureOf: whose fault a failed render is", () => {
     for (const reason of ["deadline", "output_cap", "resource_budget"] as const) assert.equal(worthRetrying(new RenderFailure(reason, "limit")), false, reason);
   });
 
-  it("retries a renderer crash, and charges it when it crashes on every attempt (a memory bomb)", () => {
-    const crash = new RenderFailure("renderer_crashed", "the renderer crashed while rendering the document");
-    assert.equal(worthRetrying(crash), true);
-    assert.deepEqual(failureOf(crash), { code: "RENDER_FAILED", message: "the renderer crashed while rendering the document", refund: false });
+  it("charges a document's own renderer crash or closed window at once, without retrying", () => {
+    for (const reason of ["renderer_crashed", "window_closed"] as const) {
+      const lost = new RenderFailure(reason, `the document's page went: ${reason}`);
+      assert.equal(worthRetrying(lost), false, reason);
+      assert.deepEqual(failureOf(lost), { code: "RENDER_FAILED", message: `the document's page went: ${reason}`, refund: false }, reason);
+    }
+  });
+
+  it("retries a page lost together with others, and charges it when it is lost on every attempt", () => {
+    const lost = new RenderFailure("page_lost", "the document's page was lost together with other pages while it ran");
+    assert.equal(worthRetrying(lost), true);
+    assert.deepEqual(failureOf(lost), { code: "RENDER_FAILED", message: lost.message, refund: false });
   });
 
   it("retries our own failures and finally refunds them as INTERNAL_ERROR: browser crashes, no browser, shutting down, dependencies, dead attempts", () => {

@@ -107,7 +107,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
         await this.settleFailure(msg, command, err);
       } else {
-        // Ours (a browser crash, a dependency down), or a renderer crash: another attempt, on this worker or another.
+        // Ours (a browser crash, a dependency down), or pages lost together: another attempt, on this worker or another.
         this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
         msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
       }
@@ -302,9 +302,10 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
 /**
  * How a job that could not be rendered ends (on its last attempt, or at once
  * when retrying cannot help). A document fault (a limit it hit, a template
- * error, its renderer crashing on every attempt) is the customer's:
- * RENDER_FAILED, charged. Anything else (the browser died, no browser,
- * shutting down, a dependency down, attempts that died) is ours:
+ * error, its own page's renderer crashing or window closing while the
+ * browser stayed up, its page lost together with others on every attempt) is
+ * the customer's: RENDER_FAILED, charged. Anything else (the browser died, no
+ * browser, shutting down, a dependency down, attempts that died) is ours:
  * INTERNAL_ERROR, refunded.
  */
 export function failureOf(err: unknown): jobEventsV1.JobFailed {
@@ -314,7 +315,7 @@ export function failureOf(err: unknown): jobEventsV1.JobFailed {
     : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
 }
 
-/** Whether another attempt may succeed: our failures, and a renderer crash (which may be ours or the document's). */
+/** Whether another attempt may succeed: our failures, and a page lost with others (which may be ours or the document's). */
 export function worthRetrying(err: unknown): boolean {
   return failureOf(err).code !== "RENDER_FAILED" || (err instanceof RenderFailure && err.retryable);
 }
