@@ -47,7 +47,12 @@ describe("hostile documents: a lost window is the document's, a killed browser i
     h = await startHarness({
       serviceEnv: {
         // The slow documents tell the receiver when they run (loopback, its certificate trusted: tests only).
-        render: { RENDER_DEADLINE_MS: "30000", RENDER_ALLOW_LOOPBACK: "true", RENDER_EXTRA_CA_FILE: receiver.caFile },
+        render: {
+          RENDER_DEADLINE_MS: "30000",
+          RENDER_ALLOW_LOOPBACK: "true",
+          RENDER_EXTRA_CA_FILE: receiver.caFile,
+          RENDER_SUBRESOURCE_PORTS: `443,${receiver.port}`,
+        },
         webhook: receiver.env(),
       },
     });
