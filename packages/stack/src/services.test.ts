@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
+import { billingNotice, DEFAULT_PORTS, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -45,6 +45,12 @@ describe("up.sh's environment", () => {
     const options = { databaseUrl: "postgres://stack/db", natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
+  });
+
+  it("says at start that billing is the local provider, whose upgrades are free, unless the caller names another", () => {
+    assert.match(billingNotice({ PATH: "/usr/bin" }), /^billing: the local payment provider, for development: .*WITHOUT payment/);
+    assert.match(billingNotice({ BILLING_PROVIDER: "local" }), /WITHOUT payment/);
+    assert.equal(billingNotice(caller), "billing: the stripe payment provider (BILLING_PROVIDER)");
   });
 
   it("keeps the stack's wiring over what is forwarded", () => {
