@@ -824,6 +824,17 @@ describe("a compromised renderer reaches no credential: Chromium in a container 
     );
   });
 
+  it("outlives the worker's drain: its preStop waits until the worker's health port stops answering", () => {
+    assert.deepEqual(
+      eachRender((_, { chromium }) => {
+        const preStop =
+          (chromium as Container & { lifecycle?: { preStop?: { exec?: { command: string[] } } } }).lifecycle?.preStop?.exec?.command.join(" ") ?? "";
+        return preStop.includes(`127.0.0.1:${HEALTH_PORT}/livez`) ? [] : [`preStop: ${preStop || "none"}`];
+      }),
+      [],
+    );
+  });
+
   it("with Chromium's own sandbox on, SYS_CHROOT goes to the Chromium container, never to the worker", () => {
     const { worker, chromium } = renderPod(evaluation({ set: ["render.chromiumSandbox=true"] }));
     assert.deepEqual(chromium.securityContext?.capabilities?.add, ["SYS_CHROOT"]);

@@ -5,9 +5,13 @@ its own /tmp, no capabilities (but SYS_CHROOT for its own sandbox, render.chromi
 no shared process namespace. It runs the render image's dist/chromium-main.js, which starts
 chromium-headless-shell with a minimal environment and its DevTools endpoint on 127.0.0.1:
 the worker (RENDER_CHROMIUM_URL) connects to it there, and nothing outside the pod can.
+When the pod stops, Chromium waits (preStop) until the worker has finished its renders and
+exited, within the pod's grace period, so a rollout fails no job in flight.
 */}}
 {{- define "pressroom.chromiumContainer" -}}
 {{- $chromium := .Values.render.chromium -}}
+{{- /* Until the worker has drained (its health port stops answering), Chromium keeps rendering its jobs. */}}
+{{- $drain := "const up=()=>fetch('http://127.0.0.1:9090/livez').then(()=>true,()=>false);(async()=>{while(await up())await new Promise((r)=>setTimeout(r,500))})()" -}}
 {{- $probe := printf "fetch('http://127.0.0.1:%d/json/version',{signal:AbortSignal.timeout(2000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))" (int $chromium.port) -}}
 - name: chromium
   image: {{ include "pressroom.image" (dict "root" . "component" "render") }}
@@ -20,6 +24,10 @@ the worker (RENDER_CHROMIUM_URL) connects to it there, and nothing outside the p
       value: {{ $chromium.port | toString | quote }}
     - name: RENDER_CHROMIUM_SANDBOX
       value: {{ .Values.render.chromiumSandbox | toString | quote }}
+  lifecycle:
+    preStop:
+      exec:
+        command: ["node", "-e", {{ $drain | quote }}]
   startupProbe:
     exec:
       command: ["node", "-e", {{ $probe | quote }}]
