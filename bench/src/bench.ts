@@ -8,6 +8,7 @@ import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
+import { chromiumBench } from "./chromium";
 import { engineBench } from "./engine";
 import { profile } from "./profile";
 import { jobTimeline, stages } from "./stages";
@@ -251,6 +252,7 @@ async function main(): Promise<void> {
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
     profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
+    chromium: () => chromiumBench(CHROMIUM, benchDocuments()[0]!, Math.max(6, Math.round(20 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];
   if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);

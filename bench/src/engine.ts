@@ -12,7 +12,7 @@ const TICK_MS = 10;
  * context's renderer is reaped by the zygote): unlike wall-clock numbers, it
  * does not depend on other load on the machine.
  */
-function groupCpuMs(pgid: number | undefined): number {
+export function groupCpuMs(pgid: number | undefined): number {
   if (!pgid) return 0;
   let ticks = 0;
   for (const entry of readdirSync("/proc")) {

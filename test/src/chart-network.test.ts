@@ -37,7 +37,8 @@ describe("the NetworkPolicies", () => {
   const may = (from: Endpoint, to: Endpoint, port: number, protocol = "TCP") => policies.allows(from, to, port, protocol);
 
   before(() => {
-    const objects: K8sObject[] = render({ set: ["networkPolicy.enabled=true"] });
+    // The evaluation install (the local provider's free upgrades accepted, as the chart requires).
+    const objects: K8sObject[] = render({ set: ["networkPolicy.enabled=true", "billing.local.allowFreeUpgrades=true"] });
     policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
     workloads(objects).forEach((w, i) => {
       const name = component(w) ?? w.metadata.name;

@@ -17,6 +17,7 @@ import {
   RELEASE,
   render,
   renderError,
+  type RenderOptions,
 } from "./test-support/helm";
 import { validateObject } from "./test-support/kube-schemas";
 import { documentedMetrics } from "./test-support/prometheus";
@@ -52,11 +53,19 @@ const ciValues = existsSync(path.join(CHART_DIR, "ci"))
       .map((f) => path.join(CHART_DIR, "ci", f))
   : [];
 
+/**
+ * The one value a plain install must add, as the evaluation command in deploy/kubernetes.md does:
+ * the local payment provider's free upgrades, accepted (issue 30; without it the chart refuses).
+ */
+const FREE_UPGRADES = "billing.local.allowFreeUpgrades=true";
+/** The chart with its defaults and the free upgrades accepted, plus `options`. */
+const evaluation = (options: RenderOptions = {}): K8sObject[] => render({ ...options, set: [FREE_UPGRADES, ...(options.set ?? [])] });
+
 /** The renders every schema and policy assertion runs over. */
 const renders: Record<string, () => K8sObject[]> = {
-  defaults: () => render(),
+  evaluation: () => evaluation(),
   production: () => render({ valuesFiles: [PRODUCTION_VALUES] }),
-  "KEDA off": () => render({ set: ["render.keda.enabled=false"] }),
+  "KEDA off": () => evaluation({ set: ["render.keda.enabled=false"] }),
   "everything on": () =>
     render({
       set: [
@@ -93,8 +102,8 @@ describe("the chart under a real helm", () => {
     assert.ok(helmBinary().includes(path.join("node_modules", ".cache", "pressroom-helm")));
   });
 
-  it("passes helm lint --strict with its defaults", () => {
-    const result = helm(["lint", "--strict", CHART_DIR]);
+  it("passes helm lint --strict with its defaults and the free upgrades of the local provider accepted", () => {
+    const result = helm(["lint", "--strict", CHART_DIR, "--set", FREE_UPGRADES]);
     assert.equal(result.status, 0, result.stdout + result.stderr);
   });
 
@@ -112,10 +121,10 @@ describe("the chart under a real helm", () => {
   });
 
   it("prints NOTES that say how to reach the gateway Service and get the demo key", () => {
-    const result = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE]);
+    const result = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "--set", FREE_UPGRADES]);
     assert.equal(result.status, 0, result.stderr);
     const notes = result.stdout.split(/^NOTES:$/m)[1] ?? "";
-    const gateway = ofKind(rendered("defaults"), "Service")
+    const gateway = ofKind(rendered("evaluation"), "Service")
       .filter((s) => component(s) === "gateway")
       .map((s) => s.metadata.name);
     assert.ok(
@@ -125,7 +134,7 @@ describe("the chart under a real helm", () => {
     assert.match(notes, new RegExp(`${DEMO_API_KEY}|demo key`, "i"));
   });
 
-  it("renders with the defaults, the production values, KEDA off and every option on", () => {
+  it("renders for an evaluation, with the production values, KEDA off and every option on", () => {
     for (const [name, objects] of everyRender()) assert.ok(objects.length > 0, `${name}: nothing rendered`);
   });
 
@@ -162,12 +171,12 @@ describe("every rendered object is valid Kubernetes", () => {
       }),
     );
     assert.deepEqual(problems, []);
-    const components = workloads(rendered("defaults")).map(component);
+    const components = workloads(rendered("evaluation")).map(component);
     for (const service of SERVICES) assert.ok(components.includes(service), `no workload with component ${service}`);
   });
 
   it("gives each service the shared container ports and the matching settings", () => {
-    const objects = rendered("defaults");
+    const objects = rendered("evaluation");
     for (const service of SERVICES) {
       const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
       const env = effectiveEnv(container, objects);
@@ -188,8 +197,8 @@ describe("every rendered object is valid Kubernetes", () => {
   it("render writes into storage's output bucket, the default or the one storage is given", () => {
     const bucketOf = (objects: K8sObject[], service: string) =>
       effectiveEnv(deploymentOf(objects, service).spec.template.spec.containers[0]!, objects).OUTPUT_BUCKET;
-    assert.equal(bucketOf(rendered("defaults"), "render"), undefined, "both use the code's default");
-    const objects = render({ set: ["storage.env.OUTPUT_BUCKET=documents"] });
+    assert.equal(bucketOf(rendered("evaluation"), "render"), undefined, "both use the code's default");
+    const objects = evaluation({ set: ["storage.env.OUTPUT_BUCKET=documents"] });
     assert.equal(bucketOf(objects, "storage"), "documents");
     assert.equal(bucketOf(objects, "render"), "documents");
   });
@@ -204,14 +213,14 @@ describe("containers are locked down", () => {
       }),
     );
 
-  it("every container runs as non-root, ours as uid 10001", () => {
+  it("every container runs as non-root, ours as uid 10001 but Chromium's", () => {
     assert.deepEqual(
       each((c, pod) => {
         const nonRoot = c.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot;
         const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
         if (nonRoot !== true) return "runAsNonRoot is not true";
         if (uid === 0) return "runAsUser 0";
-        if (pressroomImage(c) && uid !== UID) return `runAsUser ${uid}, not ${UID}`;
+        if (pressroomImage(c) && c.name !== "chromium" && uid !== UID) return `runAsUser ${uid}, not ${UID}`;
         return undefined;
       }),
       [],
@@ -302,7 +311,7 @@ describe("the services' lifecycle", () => {
     const problems = everyRender().flatMap(([name, objects]) =>
       SERVICES.flatMap((service) =>
         deploymentOf(objects, service)
-          .spec.template.spec.containers.filter(pressroomImage)
+          .spec.template.spec.containers.filter((c) => c.name === service)
           .flatMap((c) =>
             [
               ["startupProbe", isHealthProbe(c, c.startupProbe, ["/livez", "/readyz"])],
@@ -387,12 +396,12 @@ describe("the services' placement, exposure and secrets", () => {
       assert.ok(port, "the backend port is not one of the Service's");
       assert.equal(resolvePort(container, port.targetPort ?? port.port), HTTP_PORT);
     }
-    assert.equal(ofKind(rendered("defaults"), "Ingress").length, 0, "no Ingress unless enabled");
+    assert.equal(ofKind(rendered("evaluation"), "Ingress").length, 0, "no Ingress unless enabled");
   });
 
   it("with existingSecret the services read that Secret and no other", () => {
     // With NATS users on, so that the gateway, which holds no other secret, reads its NATS password.
-    const objects = render({ set: ["existingSecret=pressroom-from-vault", "nats.auth.enabled=true"] });
+    const objects = evaluation({ set: ["existingSecret=pressroom-from-vault", "nats.auth.enabled=true"] });
     for (const service of SERVICES) {
       const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
       const referenced = [
@@ -422,7 +431,7 @@ describe("the render pool scales on the RENDER work queue", () => {
   });
 
   it("a KEDA ScaledObject scales the render Deployment with the nats-jetstream trigger on the real stream and consumer", () => {
-    const objects = render({ set: ["render.keda.enabled=true", "render.keda.minReplicas=2", "render.keda.maxReplicas=17", "render.keda.lagThreshold=13"] });
+    const objects = evaluation({ set: ["render.keda.enabled=true", "render.keda.minReplicas=2", "render.keda.maxReplicas=17", "render.keda.lagThreshold=13"] });
     const scaled = ofKind<ScaledObject>(objects, "ScaledObject");
     assert.equal(scaled.length, 1);
     const renderDeployment = deploymentOf(objects, "render");
@@ -439,13 +448,13 @@ describe("the render pool scales on the RENDER work queue", () => {
   });
 
   it("with KEDA off there is no ScaledObject and render runs its configured replicas", () => {
-    const objects = render({ set: ["render.keda.enabled=false", "render.replicas=3"] });
+    const objects = evaluation({ set: ["render.keda.enabled=false", "render.replicas=3"] });
     assert.deepEqual(ofKind(objects, "ScaledObject"), []);
     assert.equal(deploymentOf(objects, "render").spec.replicas, 3);
   });
 
   it("the gateway scales on CPU with an HPA", () => {
-    const objects = render({
+    const objects = evaluation({
       set: [
         "gateway.autoscaling.enabled=true",
         "gateway.autoscaling.minReplicas=2",
@@ -476,7 +485,7 @@ describe("the render pool scales on the RENDER work queue", () => {
 
 describe("the bundled NATS's users", () => {
   const natsConf = (set: string[]): string => {
-    const config = ofKind<K8sObject & { data: Record<string, string> }>(render({ set: ["nats.auth.enabled=true", ...set] }), "ConfigMap").find(
+    const config = ofKind<K8sObject & { data: Record<string, string> }>(evaluation({ set: ["nats.auth.enabled=true", ...set] }), "ConfigMap").find(
       (c) => component(c) === "nats",
     );
     assert.ok(config, "no ConfigMap of the bundled NATS");
@@ -536,7 +545,7 @@ describe("migrations and NATS provisioning run once, before the services", () =>
   });
 
   it("one Job runs the five migrations, each in its service's image, then the NATS provisioning", () => {
-    for (const name of ["defaults", "production"] as const) {
+    for (const name of ["evaluation", "production"] as const) {
       const jobs = setupJobs(rendered(name));
       assert.equal(jobs.length, 1, `${name}: ${jobs.length} migration/provision Jobs`);
       const sequence = steps(jobs[0]!).map((c) => (isProvision(c) ? "provision" : (migrationOf(c) ?? `other: ${c.name}`)));
@@ -562,7 +571,7 @@ describe("migrations and NATS provisioning run once, before the services", () =>
   });
 
   it("each migration step gets its service's database URL and the admin's, and identity's also the key it seals the demo key's webhook secret with", () => {
-    for (const name of ["defaults", "production"] as const) {
+    for (const name of ["evaluation", "production"] as const) {
       for (const c of steps(setupJobs(rendered(name))[0]!)) {
         const service = migrationOf(c);
         if (!service) continue;
@@ -638,7 +647,7 @@ describe("each service's own database credential (issue 30)", () => {
   });
 
   it("with the bundled PostgreSQL, the generated Secret gives each service a role and password of its own, apart from the admin's", () => {
-    const secret = ofKind<Secret>(rendered("defaults"), "Secret")[0]!.stringData!;
+    const secret = ofKind<Secret>(rendered("evaluation"), "Secret")[0]!.stringData!;
     const admin = new URL(secret.DATABASE_ADMIN_URL!);
     assert.equal(admin.username, "pressroom");
     const logins = MIGRATED.map((service) => new URL(secret[`DATABASE_URL_${service.toUpperCase()}`]!));
@@ -676,15 +685,15 @@ describe("each service's own database credential (issue 30)", () => {
 
 describe("values are checked by the chart's schema", () => {
   it("accepts the well-spelt value (the control for the two below)", () => {
-    assert.ok(render({ set: ["gateway.replicas=2", "render.keda.maxReplicas=12"] }).length > 0);
+    assert.ok(evaluation({ set: ["gateway.replicas=2", "render.keda.maxReplicas=12"] }).length > 0);
   });
 
   it("rejects a misspelt key", () => {
-    assert.match(renderError({ set: ["gatway.replicas=2"] }), /schema|additional properties|gatway/i);
+    assert.match(renderError({ set: [FREE_UPGRADES, "gatway.replicas=2"] }), /schema|additional properties|gatway/i);
   });
 
   it("rejects a wrong type", () => {
-    assert.match(renderError({ set: ["render.keda.maxReplicas=lots"] }), /schema|maxReplicas|integer|number/i);
+    assert.match(renderError({ set: [FREE_UPGRADES, "render.keda.maxReplicas=lots"] }), /schema|maxReplicas|integer|number/i);
   });
 });
 
@@ -738,9 +747,9 @@ describe("secrets stay in Secrets", () => {
 describe("monitoring (issue 16)", () => {
   const exported = new Set(documentedMetrics().map((m) => m.name));
   const on = (): K8sObject[] =>
-    render({ set: ["metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true"] });
+    evaluation({ set: ["metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true"] });
   const off = (): K8sObject[] =>
-    render({ set: ["metrics.serviceMonitor.enabled=false", "metrics.prometheusRule.enabled=false", "metrics.grafanaDashboard.enabled=false"] });
+    evaluation({ set: ["metrics.serviceMonitor.enabled=false", "metrics.prometheusRule.enabled=false", "metrics.grafanaDashboard.enabled=false"] });
   const dashboards = (objects: K8sObject[]) =>
     ofKind<K8sObject & { data?: Record<string, string> }>(objects, "ConfigMap").filter((c) => c.metadata.labels?.grafana_dashboard !== undefined);
 
@@ -807,5 +816,213 @@ describe("monitoring (issue 16)", () => {
         [],
       );
     }
+  });
+});
+
+describe("a compromised renderer reaches no credential: Chromium in a container of its own (issue 30)", () => {
+  const renderPod = (objects: K8sObject[]) => {
+    const pod = deploymentOf(objects, "render").spec.template.spec;
+    const worker = pod.containers.find((c) => c.name === "render");
+    const chromium = pod.containers.find((c) => c.name === "chromium");
+    assert.ok(worker && chromium, `render's containers: ${pod.containers.map((c) => c.name).join(", ")}`);
+    return { pod, worker, chromium };
+  };
+  const eachRender = (check: (objects: K8sObject[], parts: ReturnType<typeof renderPod>) => string[]): string[] =>
+    everyRender().flatMap(([name, objects]) => check(objects, renderPod(objects)).map((problem) => `${name}: ${problem}`));
+
+  it("runs the render image's Chromium host, beside the worker, in every render", () => {
+    assert.deepEqual(
+      eachRender((_, { worker, chromium }) => [
+        ...(chromium.image === worker.image ? [] : [`image ${chromium.image}, not the worker's ${worker.image}`]),
+        ...(/dist\/chromium-main\.js/.test([...(chromium.command ?? []), ...(chromium.args ?? [])].join(" ")) ? [] : ["does not run dist/chromium-main.js"]),
+      ]),
+      [],
+    );
+  });
+
+  it("references no Secret: no secret env, no envFrom, only emptyDir volumes, none shared with the worker", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, worker, chromium }) => {
+        const volume = (name: string) => (pod.volumes ?? []).find((v) => v.name === name);
+        const workerVolumes = new Set((worker.volumeMounts ?? []).map((m) => m.name));
+        return [
+          ...(chromium.envFrom ? ["has envFrom"] : []),
+          ...(chromium.env ?? []).filter((e) => e.valueFrom).map((e) => `${e.name} comes from ${JSON.stringify(e.valueFrom)}`),
+          ...(chromium.volumeMounts ?? []).flatMap((m) => [
+            ...(volume(m.name)?.emptyDir ? [] : [`mounts ${m.name}, which is not an emptyDir`]),
+            ...(workerVolumes.has(m.name) ? [`shares ${m.name} with the worker`] : []),
+          ]),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("runs as a user and group of its own, not the worker's, non-root", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, worker, chromium }) => {
+        const uid = (c: Container) => c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+        const gid = (c: Container) => c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup;
+        return [
+          ...(uid(chromium) === undefined || uid(chromium) === 0 || uid(chromium) === uid(worker)
+            ? [`uid ${uid(chromium)} (the worker's: ${uid(worker)})`]
+            : []),
+          ...(gid(chromium) === undefined || gid(chromium) === 0 || gid(chromium) === gid(worker)
+            ? [`gid ${gid(chromium)} (the worker's: ${gid(worker)})`]
+            : []),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("has a read-only root, no capabilities, no privilege escalation; the pod mounts no token and shares no process namespace", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, chromium }) => {
+        const sc = chromium.securityContext ?? {};
+        return [
+          ...(sc.readOnlyRootFilesystem === true ? [] : ["root filesystem is writable"]),
+          ...(sc.allowPrivilegeEscalation === false ? [] : ["may escalate privileges"]),
+          ...((sc.capabilities?.drop ?? []).includes("ALL") && (sc.capabilities?.add ?? []).length === 0 ? [] : ["keeps or adds capabilities"]),
+          ...(pod.automountServiceAccountToken === false ? [] : ["the pod mounts a service-account token"]),
+          ...(pod.shareProcessNamespace || pod.hostPID || pod.hostIPC ? ["the pod shares a process or IPC namespace"] : []),
+          ...((chromium.volumeMounts ?? []).some((m) => m.mountPath === "/tmp") ? [] : ["no /tmp of its own"]),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("listens on the pod's loopback only, where the worker connects; nothing outside the pod is offered its port", () => {
+    assert.deepEqual(
+      eachRender((objects, { worker, chromium }) => {
+        const url = effectiveEnv(worker, objects).RENDER_CHROMIUM_URL ?? "";
+        const port = effectiveEnv(chromium, objects).RENDER_CHROMIUM_PORT;
+        const services = ofKind<K8sObject & { spec: { ports: { port: number; targetPort?: number | string }[] } }>(objects, "Service").filter(
+          (s) => component(s) === "render",
+        );
+        return [
+          ...(port !== undefined && url === `http://127.0.0.1:${port}` ? [] : [`the worker connects to ${url}, Chromium listens on ${port}`]),
+          ...((chromium.ports ?? []).length > 0 ? [`declares container ports ${JSON.stringify(chromium.ports)}`] : []),
+          ...services.flatMap((s) => s.spec.ports.filter((p) => String(p.targetPort ?? p.port) === port).map(() => `${s.metadata.name} targets it`)),
+          ...(chromium.livenessProbe?.exec?.command.join(" ").includes(`127.0.0.1:${port}`) ? [] : ["no liveness probe of its endpoint"]),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("outlives the worker's drain: its preStop waits until the worker's health port stops answering", () => {
+    assert.deepEqual(
+      eachRender((_, { chromium }) => {
+        const preStop =
+          (chromium as Container & { lifecycle?: { preStop?: { exec?: { command: string[] } } } }).lifecycle?.preStop?.exec?.command.join(" ") ?? "";
+        return preStop.includes(`127.0.0.1:${HEALTH_PORT}/livez`) ? [] : [`preStop: ${preStop || "none"}`];
+      }),
+      [],
+    );
+  });
+
+  it("with Chromium's own sandbox on, SYS_CHROOT goes to the Chromium container, never to the worker", () => {
+    const { worker, chromium } = renderPod(evaluation({ set: ["render.chromiumSandbox=true"] }));
+    assert.deepEqual(chromium.securityContext?.capabilities?.add, ["SYS_CHROOT"]);
+    assert.equal(worker.securityContext?.capabilities?.add, undefined);
+  });
+
+  it("refuses Chromium the worker's uid", () => {
+    assert.match(renderError({ set: [FREE_UPGRADES, `render.chromium.uid=${UID}`] }), /chromium.*uid|uid.*10001|schema/i);
+  });
+});
+
+describe("NATS with a user per service by default (issue 30)", () => {
+  const NATS_USERS = ["gateway", "identity", "metering", "render", "storage", "webhook", "provision"];
+  const credentialsOf = (c: Container) => ({
+    user: (c.env ?? []).find((e) => e.name === "NATS_USER")?.value,
+    passwordKey: (c.env ?? []).find((e) => e.name === "NATS_PASSWORD")?.valueFrom?.secretKeyRef?.key,
+  });
+  /** Each service's NATS credentials, and the provision step's (the container that runs the NATS provisioning). */
+  const natsCredentials = (objects: K8sObject[]): Record<string, { user?: string; passwordKey?: string }> => {
+    const provision = allContainers(objects).find(({ container }) =>
+      /provision-main\.js/.test([...(container.command ?? []), ...(container.args ?? [])].join(" ")),
+    );
+    assert.ok(provision, "no NATS provisioning step");
+    return {
+      ...Object.fromEntries(
+        SERVICES.map((service) => [service, credentialsOf(deploymentOf(objects, service).spec.template.spec.containers.find((c) => c.name === service)!)]),
+      ),
+      provision: credentialsOf(provision.container),
+    };
+  };
+
+  it("the evaluation install: the bundled server has the users, and each service connects as itself with its password from the Secret", () => {
+    const objects = rendered("evaluation");
+    const conf = ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => component(c) === "nats")!.data["nats.conf"]!;
+    assert.match(conf, /authorization \{/);
+    for (const user of NATS_USERS) assert.match(conf, new RegExp(`user: ${user}, password: \\$NATS_PASSWORD_${user.toUpperCase()},`));
+    const credentials = natsCredentials(objects);
+    for (const user of NATS_USERS) assert.deepEqual(credentials[user], { user, passwordKey: `NATS_PASSWORD_${user.toUpperCase()}` }, user);
+  });
+
+  it("the evaluation install generates a distinct password per user in its Secret", () => {
+    const secret = ofKind<K8sObject & { stringData?: Record<string, string> }>(rendered("evaluation"), "Secret")[0]!;
+    const passwords = NATS_USERS.map((user) => secret.stringData?.[`NATS_PASSWORD_${user.toUpperCase()}`] ?? "");
+    assert.ok(
+      passwords.every((p) => p.length >= 32),
+      "every password is generated",
+    );
+    assert.equal(new Set(passwords).size, NATS_USERS.length);
+  });
+
+  it("the production example: each service connects as its own user, with its password from the operator's Secret", () => {
+    const credentials = natsCredentials(rendered("production"));
+    for (const user of NATS_USERS) assert.deepEqual(credentials[user], { user, passwordKey: `NATS_PASSWORD_${user.toUpperCase()}` }, user);
+  });
+
+  it("turning the users off is refused unless nats.auth.insecureNoAuth says the risk is accepted", () => {
+    assert.match(renderError({ set: [FREE_UPGRADES, "nats.auth.enabled=false"] }), /nats\.auth\.insecureNoAuth=true/);
+    const objects = evaluation({ set: ["nats.auth.enabled=false", "nats.auth.insecureNoAuth=true"] });
+    const conf = ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => component(c) === "nats")!.data["nats.conf"]!;
+    assert.doesNotMatch(conf, /authorization/);
+    for (const user of NATS_USERS) assert.deepEqual(natsCredentials(objects)[user], { user: undefined, passwordKey: undefined }, user);
+  });
+
+  it("an external NATS needs its users' passwords (or the operator's Secret), or the named risk", () => {
+    const external = [
+      FREE_UPGRADES,
+      "nats.enabled=false",
+      "nats.url=nats://nats.nats:4222",
+      "render.keda.enabled=false",
+      "secrets.databaseUrl=postgres://pressroom@db/pressroom",
+    ];
+    assert.match(renderError({ set: external }), /secrets\.natsPasswords\.gateway is required with an external NATS/);
+    const passwords = NATS_USERS.map((user) => `secrets.natsPasswords.${user}=pw-${user}-7a1c`);
+    assert.ok(render({ set: [...external, ...passwords] }).length > 0);
+    assert.ok(render({ set: [...external, "existingSecret=from-vault"] }).length > 0);
+    assert.ok(render({ set: [...external, "nats.auth.enabled=false", "nats.auth.insecureNoAuth=true"] }).length > 0);
+  });
+});
+
+describe("no free upgrades by default (issue 30)", () => {
+  it("a plain install with the defaults is refused, naming the flag and the production provider", () => {
+    const message = renderError({});
+    assert.match(message, /billing\.provider=local upgrades any key to any plan WITHOUT payment/);
+    assert.match(message, /billing\.local\.allowFreeUpgrades=true/);
+    assert.match(message, /billing\.provider=stripe/);
+    const install = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE]);
+    assert.notEqual(install.status, 0);
+    assert.match(install.stderr, /billing\.local\.allowFreeUpgrades=true/);
+  });
+
+  it("the local provider installs once its free upgrades are accepted, and says so in the NOTES", () => {
+    const objects = rendered("evaluation");
+    assert.equal(effectiveEnv(deploymentOf(objects, "metering").spec.template.spec.containers[0]!, objects).BILLING_PROVIDER, "local");
+    const install = helm(["install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "--set", FREE_UPGRADES]);
+    assert.equal(install.status, 0, install.stderr);
+    assert.match(install.stdout, /WITHOUT payment/);
+  });
+
+  it("the production example uses Stripe and needs no flag", () => {
+    const objects = rendered("production");
+    assert.equal(effectiveEnv(deploymentOf(objects, "metering").spec.template.spec.containers[0]!, objects).BILLING_PROVIDER, "stripe");
   });
 });

@@ -60,7 +60,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     await receiver.start();
     nats = await startPrivateNats(path.join(dir, "nats"));
     database = await isolatedDatabase("pressroom_smoke");
-    const free = await distinctFreePorts(SERVICES.length * 2 + 1);
+    const free = await distinctFreePorts(SERVICES.length * 2 + 2);
     for (const service of SERVICES) ports[service] = { health: free.pop()!, ...(service === "webhook" ? {} : { grpc: free.pop()! }) };
     ports.gateway!.http = free.pop()!;
     ports.provision = { health: free.pop()! };
@@ -75,10 +75,12 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
         outputSigningSecret: randomBytes(32).toString("hex"),
         webhookSecretEncryptionKey: randomBytes(32).toString("hex"),
       },
-      billing: { provider: "local" },
-      nats: { enabled: false, url: nats.url, auth: { enabled: false } },
+      billing: { provider: "local", local: { allowFreeUpgrades: true } },
+      // The run's nats-server is anonymous (deploy/README.md, "What it cannot show").
+      nats: { enabled: false, url: nats.url, auth: { enabled: false, insecureNoAuth: true } },
       postgresql: { enabled: false },
-      render: { keda: { enabled: false } },
+      // Chromium's DevTools port on the host's loopback: one of the run's own.
+      render: { keda: { enabled: false }, chromium: { port: free.pop()! } },
       webhook: {
         env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_DEV_TARGET_PORT: String(receiver.port), WEBHOOK_EXTRA_CA_FILE: "/etc/pressroom-smoke/ca.pem" },
       },
@@ -149,7 +151,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     }
   });
 
-  it("every service's pod starts read-only, as uid 10001 with no capabilities, and becomes ready", async () => {
+  it("every service's pod starts read-only, as uid 10001 (render's Chromium as 10002, holding no credential) with no capabilities, and becomes ready", async () => {
     for (const service of SERVICES) pods.set(service, await play.play(ofKind("Deployment").find((d) => component(d) === service)!));
     for (const service of SERVICES) {
       await eventually(`${service} ready on ${ports[service]!.health}`, async () => ((await readyz(ports[service]!.health)) ? true : undefined), 120_000, 500);
@@ -158,7 +160,16 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
           .trim()
           .split("|");
         const id = (await podman(["exec", container, "id", "-u"])).trim();
-        assert.equal(id, "10001", `${container} runs as ${uid}`);
+        const chromium = container.endsWith("-chromium");
+        assert.equal(id, chromium ? "10002" : "10001", `${container} runs as ${uid}`);
+        if (chromium) {
+          const env = (await podman(["exec", container, "env"])).split("\n").map((line) => line.split("=")[0]!);
+          assert.deepEqual(
+            env.filter((name) => /^DATABASE_URL$|^NATS_|_SECRET|_KEY$|PASSWORD/.test(name)),
+            [],
+            `${container} holds credentials`,
+          );
+        }
         assert.equal(readOnly, "true", `${container}: read-only root filesystem`);
         assert.equal(caps, "[]", `${container}: capabilities ${caps}`);
         await assert.rejects(podman(["exec", container, "touch", "/app/written"]), `${container} cannot write outside /tmp`);

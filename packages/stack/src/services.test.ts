@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DATABASE_SERVICES, databaseCredentials } from "./postgres";
-import { DEFAULT_PORTS, SERVICE_NAMES, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
+import { billingNotice, DEFAULT_PORTS, SERVICE_NAMES, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
 
 const database = databaseCredentials("postgres://admin:admin-pw@127.0.0.1:5432/pressroom", (service) => `pw-${service}`);
 
@@ -48,6 +48,12 @@ describe("up.sh's environment", () => {
     const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
+  });
+
+  it("says at start that billing is the local provider, whose upgrades are free, unless the caller names another", () => {
+    assert.match(billingNotice({ PATH: "/usr/bin" }), /^billing: the local payment provider, for development: .*WITHOUT payment/);
+    assert.match(billingNotice({ BILLING_PROVIDER: "local" }), /WITHOUT payment/);
+    assert.equal(billingNotice(caller), "billing: the stripe payment provider (BILLING_PROVIDER)");
   });
 
   it("keeps the stack's wiring over what is forwarded", () => {

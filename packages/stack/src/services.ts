@@ -94,6 +94,17 @@ export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   );
 }
 
+/**
+ * The line up.sh starts with about billing: the stack runs metering with the local payment
+ * provider (see serviceEnv), whose checkout upgrades a key without payment, unless the
+ * caller's environment names another.
+ */
+export function billingNotice(env: NodeJS.ProcessEnv): string {
+  const provider = forwardedSettings(env).BILLING_PROVIDER ?? "local";
+  if (provider !== "local") return `billing: the ${provider} payment provider (BILLING_PROVIDER)`;
+  return "billing: the local payment provider, for development: its checkout page upgrades a key to any plan WITHOUT payment (BILLING_PROVIDER=stripe for Stripe; the chart refuses local unless billing.local.allowFreeUpgrades=true)";
+}
+
 export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.ProcessEnv {
   const { ports } = options;
   const publicBaseUrl = options.publicBaseUrl ?? `http://127.0.0.1:${ports.http}`;

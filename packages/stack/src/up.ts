@@ -8,6 +8,7 @@ import {
   REPO_ROOT,
   SERVICE_NAMES,
   STOP_GRACE_MS,
+  billingNotice,
   forwardedSettings,
   localPorts,
   provisionNats,
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop(0));
   process.on("SIGTERM", () => void stop(0));
 
+  say(billingNotice(process.env));
   try {
     let serverUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
     if (await postgresAnswers(serverUrl)) {

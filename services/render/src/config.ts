@@ -1,13 +1,7 @@
 import { baseConfigShape, env, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
 
-export const configSchema = z.object({
-  ...baseConfigShape,
-  DATABASE_URL: z.string().min(1),
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-  GRPC_PORT: env.port(7003),
-  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
-  /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
-  OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
+/** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
+const chromiumShape = {
   /** Default: the engine's DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell); the full browser's binary works too, at about twice the CPU per render. */
   CHROMIUM_PATH: z.string().min(1).optional(),
   /**
@@ -16,6 +10,23 @@ export const configSchema = z.object({
    * off, each job is still isolated in its own browser context and the pod is the boundary.
    */
   RENDER_CHROMIUM_SANDBOX: env.bool(false),
+};
+
+export const configSchema = z.object({
+  ...baseConfigShape,
+  DATABASE_URL: z.string().min(1),
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  GRPC_PORT: env.port(7003),
+  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
+  OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
+  ...chromiumShape,
+  /**
+   * The DevTools endpoint of a Chromium run by `dist/chromium-main.js` (the chart runs it in a
+   * container of its own in the render pod, as another user), e.g. http://127.0.0.1:9222. Unset:
+   * the worker launches Chromium itself, over a pipe, with a minimal environment.
+   */
+  RENDER_CHROMIUM_URL: z.string().url().optional(),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
   /**
@@ -61,4 +72,15 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/** The settings of `dist/chromium-main.js`: Chromium on its own, its DevTools endpoint on loopback. */
+export const chromiumHostConfigSchema = z.object({
+  LOG_LEVEL: baseConfigShape.LOG_LEVEL,
+  ...chromiumShape,
+  RENDER_CHROMIUM_PORT: env.port(9222),
+});
+
+export type ChromiumHostConfig = z.infer<typeof chromiumHostConfigSchema>;
+
 export const loadRenderConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);
+
+export const loadChromiumHostConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<ChromiumHostConfig> => loadConfig(chromiumHostConfigSchema, source);

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
   const starting = RenderEngine.start({
     executablePath: config.CHROMIUM_PATH,
     sandbox: config.RENDER_CHROMIUM_SANDBOX,
+    connectUrl: config.RENDER_CHROMIUM_URL,
     slots: config.RENDER_SLOTS,
     deadlineMs: config.RENDER_DEADLINE_MS,
     maxPages: config.RENDER_MAX_PAGES,
@@ -52,6 +53,8 @@ async function main(): Promise<void> {
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());
+  // Not ready while the browser is relaunched, or while the Chromium container restarts and the engine reconnects.
+  lifecycle.addReadinessCheck(() => engine.stats().browserLive);
   lifecycle.on("notReady", "grpc health", () => grpc.setServing(false));
   lifecycle.on("stopAccepting", "grpc", () => grpc.stop(5_000));
   lifecycle.on("stopConsuming", "render queue", () => worker.stop());

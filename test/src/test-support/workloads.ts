@@ -23,6 +23,7 @@ export interface SecurityContext {
 
 export interface Probe {
   httpGet?: { path?: string; port: number | string };
+  exec?: { command: string[] };
 }
 
 export interface EnvVar {
@@ -42,6 +43,7 @@ export interface Container {
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   securityContext?: SecurityContext;
+  volumeMounts?: { name: string; mountPath: string }[];
   startupProbe?: Probe;
   readinessProbe?: Probe;
   livenessProbe?: Probe;
@@ -53,8 +55,11 @@ export interface PodSpec {
   securityContext?: SecurityContext;
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
+  shareProcessNamespace?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
   terminationGracePeriodSeconds?: number;
-  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[];
+  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string }; emptyDir?: { medium?: string }; projected?: unknown }[];
 }
 
 export interface Workload extends K8sObject {

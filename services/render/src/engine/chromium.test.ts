@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { sweepAbandonedProfiles } from "./chromium";
+import { chromiumEnv, sweepAbandonedProfiles } from "./chromium";
 
 describe("sweepAbandonedProfiles", () => {
   it("removes the profile directories of processes that are gone, and nothing else", async () => {
@@ -26,5 +26,35 @@ describe("sweepAbandonedProfiles", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("chromiumEnv", () => {
+  it("passes what Chromium needs to find its libraries, fonts and locale, and nothing else", () => {
+    const env = chromiumEnv("/tmp/pressroom-chromium-1-Ab12Cd", {
+      PATH: "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      TZ: "UTC",
+      FONTCONFIG_FILE: "/etc/fonts/fonts.conf",
+      XDG_CACHE_HOME: "/tmp/cache",
+      HOME: "/home/worker",
+      DATABASE_URL: "postgres://render:pw@db/pressroom",
+      NATS_USER: "render",
+      NATS_PASSWORD: "pw",
+      OUTPUT_SIGNING_SECRET: "s",
+      WEBHOOK_SECRET_ENCRYPTION_KEY: "k",
+      NODE_OPTIONS: "--require ./x.js",
+      RENDER_EXTRA_CA_FILE: "/ca.pem",
+    });
+    assert.deepEqual(env, {
+      PATH: "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      TZ: "UTC",
+      FONTCONFIG_FILE: "/etc/fonts/fonts.conf",
+      XDG_CACHE_HOME: "/tmp/cache",
+      HOME: "/tmp/pressroom-chromium-1-Ab12Cd",
+    });
   });
 });

@@ -3,6 +3,7 @@ import { readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
+import { noop, withTimeout } from "./async";
 
 /**
  * Debian's chromium-headless-shell: Chromium's headless shell, without the
@@ -18,6 +19,25 @@ export interface LaunchSettings {
   sandbox: boolean;
   rendererHeapMiB: number;
   protocolTimeoutMs: number;
+  /**
+   * A Chromium started elsewhere (its own container, its own user), driven over its DevTools
+   * endpoint on loopback, e.g. http://127.0.0.1:9222. Unset: Chromium is launched here, over a pipe.
+   */
+  connectUrl?: string;
+}
+
+/**
+ * The only variables Chromium gets from the environment it is started from: what it needs to
+ * find its libraries, fonts and locale. Everything else (the worker's DATABASE_URL, NATS
+ * credentials, keys) stays behind, out of reach of a compromised renderer's /proc/self/environ.
+ */
+const PASSED_TO_CHROMIUM = /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|FONTCONFIG_[A-Z]+|XDG_[A-Z_]+)$/;
+
+/** Chromium's whole environment: the allow-list above, and HOME in its own profile directory. */
+export function chromiumEnv(home: string, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source)) if (value !== undefined && PASSED_TO_CHROMIUM.test(name)) env[name] = value;
+  return { ...env, HOME: home };
 }
 
 /** Flags measured in README.md; each is either speed or containment. */
@@ -92,8 +112,78 @@ export async function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> 
 
 let swept = false;
 
+/** A fresh profile directory, named after this process; the first one made also sweeps those of dead processes, in the background. */
+export function makeProfileDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `${PROFILE_PREFIX}${process.pid}-`));
+  if (!swept) {
+    swept = true;
+    // Best effort: what cannot be removed now is tried again at the next start.
+    setImmediate(() => void sweepAbandonedProfiles().catch(() => undefined));
+  }
+  return dir;
+}
+
+/** Launch options shared by the pipe launch and the arguments of a Chromium started on its own. */
+const launchOptions = (settings: LaunchSettings, userDataDir: string) =>
+  ({
+    executablePath: settings.executablePath,
+    userDataDir,
+    // The shell's headless mode (with the full browser's binary, its new headless mode).
+    headless: "shell",
+    args: chromiumArgs(settings),
+    // The full browser's popup blocker stays on; popups that get through are closed at once.
+    // No about:blank to open at launch: the headless shell made a tab (and a renderer) of it.
+    ignoreDefaultArgs: ["--disable-popup-blocking", "about:blank"],
+    env: chromiumEnv(userDataDir),
+  }) as const;
+
 /**
- * Launches Chromium over a pipe (no DevTools port a document could reach).
+ * The command line of a Chromium run on its own (the chart's Chromium container,
+ * chromium-main.ts): the same flags as a launch over a pipe, puppeteer's defaults
+ * included, with the DevTools endpoint on loopback instead of the pipe.
+ */
+export function remoteChromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendererHeapMiB">, userDataDir: string, port: number): string[] {
+  const { ignoreDefaultArgs, args, headless } = launchOptions({ ...settings, executablePath: "", protocolTimeoutMs: 0 }, userDataDir);
+  const ignored = new Set<string>(ignoreDefaultArgs);
+  return [
+    ...puppeteer.defaultArgs({ headless, args: [...args], userDataDir }).filter((arg) => !ignored.has(arg)),
+    "--remote-debugging-address=127.0.0.1",
+    `--remote-debugging-port=${port}`,
+  ];
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Connects to a Chromium started on its own (see LaunchSettings.connectUrl). The
+ * connection is the engine's only hold on it: closing means disconnecting, which
+ * disposes the contexts the engine made (they are created with disposeOnDetach).
+ */
+export async function connectChromium(settings: LaunchSettings & { connectUrl: string }): Promise<Browser> {
+  const connecting = puppeteer.connect({
+    browserURL: settings.connectUrl,
+    defaultViewport: null,
+    protocolTimeout: settings.protocolTimeoutMs,
+    targetFilter: (target) => target.type() === "browser",
+  });
+  try {
+    return await withTimeout(connecting, CONNECT_TIMEOUT_MS, `connecting to Chromium at ${settings.connectUrl}`);
+  } catch (err) {
+    // A connection that comes up after the timeout is dropped at once.
+    connecting.then((late) => late.disconnect(), noop).catch(noop);
+    throw err;
+  }
+}
+
+/** The engine's browser: connected to when a connectUrl is set, else launched here. */
+export function openChromium(settings: LaunchSettings): Promise<Browser> {
+  const { connectUrl } = settings;
+  return connectUrl === undefined ? launchChromium(settings) : connectChromium({ ...settings, connectUrl });
+}
+
+/**
+ * Launches Chromium over a pipe (no DevTools port a document could reach),
+ * with the minimal environment of chromiumEnv.
  *
  * The profile directory is made here, synchronously, and removed when the
  * process exits: puppeteer then has no I/O to wait for before it spawns
@@ -103,25 +193,16 @@ let swept = false;
  * Chromium is on its way.
  */
 export async function launchChromium(settings: LaunchSettings): Promise<Browser> {
-  const userDataDir = mkdtempSync(path.join(tmpdir(), `${PROFILE_PREFIX}${process.pid}-`));
-  if (!swept) {
-    swept = true;
-    // Best effort: what cannot be removed now is tried again at the next start.
-    setImmediate(() => void sweepAbandonedProfiles().catch(() => undefined));
-  }
+  const userDataDir = makeProfileDir();
   const removeProfile = () => rmSync(userDataDir, { recursive: true, force: true });
   let browser: Browser;
   try {
+    const { ignoreDefaultArgs, args, ...options } = launchOptions(settings, userDataDir);
     browser = await puppeteer.launch({
-      executablePath: settings.executablePath,
-      userDataDir,
-      // The shell's headless mode (with the full browser's binary, its new headless mode).
-      headless: "shell",
+      ...options,
+      ignoreDefaultArgs: [...ignoreDefaultArgs],
+      args: [...args],
       pipe: true,
-      args: chromiumArgs(settings),
-      // The full browser's popup blocker stays on; popups that get through are closed at once.
-      // No about:blank to open at launch: the headless shell made a tab (and a renderer) of it.
-      ignoreDefaultArgs: ["--disable-popup-blocking", "about:blank"],
       defaultViewport: null,
       handleSIGINT: false,
       handleSIGTERM: false,

@@ -31,6 +31,8 @@ export interface EngineStats {
   /** Browsers that disconnected unexpectedly (crashed or killed). */
   crashes: number;
   browserPid: number | undefined;
+  /** A browser is up and handing out pages (false while one is relaunched or reconnected). */
+  browserLive: boolean;
   /** Slots rendering right now. */
   busySlots: number;
   /** Slots that could start a render right now without waiting. */
@@ -75,6 +77,7 @@ export class RenderEngine {
         sandbox: opts.sandbox ?? false,
         rendererHeapMiB: opts.rendererHeapMiB ?? DEFAULTS.rendererHeapMiB,
         protocolTimeoutMs: Math.max(this.deadlineMs, 30_000) + 10_000,
+        connectUrl: opts.connectUrl,
       },
       pages: opts.slots + (opts.sparePages ?? DEFAULTS.sparePages),
       slot: {
@@ -91,10 +94,13 @@ export class RenderEngine {
     };
   }
 
-  /** Launches the browser and warms every slot before resolving. */
+  /**
+   * Launches the browser and warms every slot before resolving. A browser started
+   * elsewhere (`connectUrl`) may come up after the worker: it is waited for.
+   */
   static async start(opts: EngineOptions): Promise<RenderEngine> {
     const engine = new RenderEngine(opts);
-    engine.current = await engine.launch();
+    engine.current = opts.connectUrl === undefined ? await engine.launch() : await engine.firstConnection();
     engine.logger?.info({ pid: engine.current.pid, slots: opts.slots, isolation: opts.isolation ?? "reuse" }, "render engine started");
     return engine;
   }
@@ -150,6 +156,7 @@ export class RenderEngine {
       relaunches: this.relaunches,
       crashes: this.crashes,
       browserPid: this.current?.pid,
+      browserLive: this.current?.state === "live",
       busySlots: this.permits.inUse,
       warmSlots: Math.max(0, Math.min(this.current?.warmPages ?? 0, free)),
       queued: this.permits.queued,
@@ -191,6 +198,17 @@ export class RenderEngine {
     const generation = await Generation.launch(this.nextGenerationId++, this.generationOptions);
     this.generations.add(generation);
     return generation;
+  }
+
+  private async firstConnection(): Promise<Generation> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.launch();
+      } catch (err) {
+        this.logger?.warn({ err, url: this.opts.connectUrl, failures: failures + 1 }, "Chromium does not answer yet");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** failures, MAX_RELAUNCH_BACKOFF_MS)));
+      }
+    }
   }
 
   /** Launches a replacement until one comes up (or the engine closes), then makes it current. */

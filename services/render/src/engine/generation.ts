@@ -1,5 +1,5 @@
 import type { Browser, CDPSession, Protocol } from "puppeteer-core";
-import { launchChromium, type LaunchSettings } from "./chromium";
+import { openChromium, type LaunchSettings } from "./chromium";
 import { noop, withTimeout } from "./async";
 import { browserStopped, pagesLost, rendererCrashed, windowClosed } from "./job";
 import { Slot, type PageLoss, type SlotDeps } from "./slot";
@@ -36,6 +36,9 @@ const ANSWER_MS = 2_000;
 /**
  * One Chromium process and its warm pages. Replaced as a whole when the browser
  * dies or hangs, and retired (after its in-flight jobs) when it is recycled.
+ * With a Chromium started elsewhere (LaunchSettings.connectUrl), one connection
+ * to it and its warm pages: closing or killing it drops the connection (which
+ * disposes its contexts) and leaves the browser to whoever runs it.
  */
 export class Generation {
   state: "live" | "retiring" | "dead" = "live";
@@ -59,9 +62,9 @@ export class Generation {
     private readonly opts: GenerationOptions,
   ) {}
 
-  /** Launches Chromium and resolves once every page is warm. */
+  /** Launches (or connects to) Chromium and resolves once every page is warm. */
   static async launch(id: number, opts: GenerationOptions): Promise<Generation> {
-    const browser = await launchChromium(opts.launch);
+    const browser = await openChromium(opts.launch);
     let generation: Generation | undefined;
     try {
       const session = await browser.target().createCDPSession();
@@ -79,9 +82,15 @@ export class Generation {
       return gen;
     } catch (err) {
       if (generation) await generation.close();
+      else if (opts.launch.connectUrl !== undefined) await browser.disconnect().catch(noop);
       else await browser.close().catch(() => browser.process()?.kill("SIGKILL"));
       throw err;
     }
+  }
+
+  /** Chromium runs elsewhere (its own container); this generation is a connection to it. */
+  private get remote(): boolean {
+    return this.opts.launch.connectUrl !== undefined;
   }
 
   get pid(): number | undefined {
@@ -168,7 +177,7 @@ export class Generation {
       this.closing = true;
       this.die(new RenderFailure("crashed", "the render engine is shutting down"));
       try {
-        await withTimeout(this.browser.close(), CLOSE_MS, "browser close");
+        await withTimeout(this.remote ? this.browser.disconnect() : this.browser.close(), CLOSE_MS, "browser close");
       } catch {
         this.kill();
       }
@@ -182,6 +191,11 @@ export class Generation {
    * that no longer answers; the disconnect then triggers a relaunch.
    */
   kill(): void {
+    if (this.remote) {
+      // Not ours to kill: the connection goes, and with it every context this generation made.
+      void this.browser.disconnect().catch(noop);
+      return;
+    }
     const proc = this.browser.process();
     if (!proc?.pid) return;
     try {

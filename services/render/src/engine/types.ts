@@ -165,4 +165,11 @@ export interface EngineOptions {
   sandbox?: boolean;
   /** Renderer V8 old-space limit in MiB. Default 512. */
   rendererHeapMiB?: number;
+  /**
+   * The DevTools endpoint (e.g. http://127.0.0.1:9222) of a Chromium started elsewhere, run
+   * by chromium-main.ts: the engine connects to it instead of launching one, waits for it at
+   * start, and reconnects when it restarts. `executablePath`, `sandbox` and `rendererHeapMiB`
+   * are then that process's.
+   */
+  connectUrl?: string;
 }
