@@ -104,17 +104,17 @@ describe("the NetworkPolicies", () => {
   it("render reaches public addresses on the ports its fetcher allows only (render.subresourcePorts: 80 and 443 by default)", () => {
     const renderConfig = (objects: K8sObject[]) =>
       ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => c.metadata.name.endsWith("-render"))?.data ?? {};
-    assert.equal(renderConfig(render({ set: ["networkPolicy.enabled=true"] })).RENDER_SUBRESOURCE_PORTS, "80,443");
+    assert.equal(renderConfig(render({ set: ["networkPolicy.enabled=true", "billing.local.allowFreeUpgrades=true"] })).RENDER_SUBRESOURCE_PORTS, "80,443");
     for (const port of [80, 443]) assert.equal(may(pod("render"), ip(PUBLIC), port), true, `render → public ${port}`);
     for (const port of [25, 6379, 8080, 8443]) assert.equal(may(pod("render"), ip(PUBLIC), port), false, `render → public ${port}`);
 
-    const objects = render({ set: ["networkPolicy.enabled=true", "render.subresourcePorts={80,443,8443}"] });
+    const objects = render({ set: ["networkPolicy.enabled=true", "billing.local.allowFreeUpgrades=true", "render.subresourcePorts={80,443,8443}"] });
     assert.equal(renderConfig(objects).RENDER_SUBRESOURCE_PORTS, "80,443,8443");
     const wider = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
     assert.equal(wider.allows(pod("render"), ip(PUBLIC), 8443, "TCP"), true, "render → public 8443 once allowed");
     assert.equal(wider.allows(pod("render"), ip(PUBLIC), 25, "TCP"), false, "render → public 25");
     assert.equal(wider.allows(pod("webhook"), ip(PUBLIC), 8443, "TCP"), false, "webhook → public 8443");
-    assert.match(renderError({ set: ["render.env.RENDER_SUBRESOURCE_PORTS=25\\,443"] }), /set render.subresourcePorts/);
+    assert.match(renderError({ set: ["billing.local.allowFreeUpgrades=true", "render.env.RENDER_SUBRESOURCE_PORTS=25\\,443"] }), /set render.subresourcePorts/);
   });
 
   it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {

@@ -560,7 +560,7 @@ describe("migrations and NATS provisioning run once, before the services", () =>
   });
 
   it("render, metering and the NATS provisioning step share the render deadline and the queue's maximum wait", () => {
-    const objects = render({ set: ["render.deadlineMs=45000", "render.maxQueueWaitMs=600000"] });
+    const objects = evaluation({ set: ["render.deadlineMs=45000", "render.maxQueueWaitMs=600000"] });
     for (const service of ["render", "metering"]) {
       const env = effectiveEnv(deploymentOf(objects, service).spec.template.spec.containers[0]!, objects);
       assert.equal(env.RENDER_DEADLINE_MS, "45000", service);
@@ -624,7 +624,11 @@ describe("each service's own database credential (issue 30)", () => {
         for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
           assert.deepEqual(c.envFrom?.filter((e) => e.secretRef) ?? [], [], `${name}: ${service} ${c.name} takes no whole Secret`);
           const database = secretRefs(c).filter((key) => key.startsWith("DATABASE"));
-          assert.deepEqual(database, service === "gateway" ? [] : [`DATABASE_URL_${service.toUpperCase()}`], `${name}: ${service} ${c.name}`);
+          assert.deepEqual(
+            database,
+            service === "gateway" || c.name === "chromium" ? [] : [`DATABASE_URL_${service.toUpperCase()}`],
+            `${name}: ${service} ${c.name}`,
+          );
           for (const key of database) {
             assert.deepEqual(
               (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef?.key === key).map((e) => e.name),
@@ -662,8 +666,11 @@ describe("each service's own database credential (issue 30)", () => {
   });
 
   it("with an external PostgreSQL, each service's URL is required and the admin's may be left out (the roles exist already)", () => {
-    assert.match(renderError({ set: ["postgresql.enabled=false"] }), /secrets\.databaseUrls\.identity is required with postgresql\.enabled=false/);
-    const objects = render({
+    assert.match(
+      renderError({ set: [FREE_UPGRADES, "postgresql.enabled=false"] }),
+      /secrets\.databaseUrls\.identity is required with postgresql\.enabled=false/,
+    );
+    const objects = evaluation({
       set: [
         "postgresql.enabled=false",
         ...MIGRATED.map((service) => `secrets.databaseUrls.${service}=postgres://pressroom_${service}:pw-${service}@db.internal/pressroom`),
@@ -987,13 +994,7 @@ describe("NATS with a user per service by default (issue 30)", () => {
   });
 
   it("an external NATS needs its users' passwords (or the operator's Secret), or the named risk", () => {
-    const external = [
-      FREE_UPGRADES,
-      "nats.enabled=false",
-      "nats.url=nats://nats.nats:4222",
-      "render.keda.enabled=false",
-      "secrets.databaseUrl=postgres://pressroom@db/pressroom",
-    ];
+    const external = [FREE_UPGRADES, "nats.enabled=false", "nats.url=nats://nats.nats:4222", "render.keda.enabled=false"];
     assert.match(renderError({ set: external }), /secrets\.natsPasswords\.gateway is required with an external NATS/);
     const passwords = NATS_USERS.map((user) => `secrets.natsPasswords.${user}=pw-${user}-7a1c`);
     assert.ok(render({ set: [...external, ...passwords] }).length > 0);
