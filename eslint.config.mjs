@@ -16,7 +16,7 @@ export default tseslint.config(
   { files: ["**/*.test.ts", "test/**", "bench/**", "packages/stack/**"], rules: { "no-console": "off" } },
   // Scripts the gateway's pages serve to browsers as they are.
   {
-    files: ["services/gateway/src/pages/assets/*.mjs"],
+    files: ["services/gateway/src/gallery/assets/*.mjs"],
     languageOptions: { globals: { window: "readonly", document: "readonly", fetch: "readonly", URL: "readonly" } },
   },
 );

@@ -6,7 +6,7 @@ import { loadBuiltinTemplates } from "../../services/render/src/catalog/builtin-
 
 /**
  * The template pages check edited data in the browser with a small
- * validator (services/gateway/src/pages/assets/schema-check.mjs) before
+ * validator (services/gateway/src/gallery/assets/schema-check.mjs) before
  * sending it. It must agree with the gateway's own check (ajv, draft
  * 2020-12, with formats) on every template of the catalog: never refuse
  * data the API takes, never pass data the API refuses.
@@ -69,9 +69,9 @@ function cases(schema: Schema, root: unknown, sample: unknown, at: (string | num
 
 describe("the template pages' schema check agrees with the gateway's", () => {
   // An ES module (browsers load it as it is); this suite is CommonJS.
-  let validate: typeof import("../../services/gateway/src/pages/assets/schema-check.mjs", { with: { "resolution-mode": "import" } }).validate;
+  let validate: typeof import("../../services/gateway/src/gallery/assets/schema-check.mjs", { with: { "resolution-mode": "import" } }).validate;
   before(async () => {
-    ({ validate } = await import("../../services/gateway/src/pages/assets/schema-check.mjs"));
+    ({ validate } = await import("../../services/gateway/src/gallery/assets/schema-check.mjs"));
   });
   const ajv = new Ajv2020({ allErrors: false, strict: false });
   addFormats(ajv);

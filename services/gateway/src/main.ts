@@ -4,11 +4,11 @@ import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { loadGatewayConfig } from "./config";
 import type { GatewayDeps } from "./deps";
-import { TrustedProxies } from "./http/client-ip";
-import { answerClientError } from "./http/errors";
+import { TrustedProxies } from "./client-ip";
+import { answerClientError } from "./errors";
 import { OutcomeInbox } from "./jobs/job-watch";
 import { observeRenderQueue } from "./jobs/queue-metrics";
-import { KEPT_OUTPUT_MAX_BYTES } from "./outputs/routes";
+import { KEPT_OUTPUT_MAX_BYTES } from "./output-delivery";
 import { createServer } from "./server";
 import { TemplateDirectory } from "./templates/directory";
 

@@ -1,47 +1,55 @@
-import type { Middleware } from "koa";
 import { billingRoutes } from "./billing/routes";
+import { checkoutOperation, checkoutPageOperation, confirmOperation, stripeWebhookOperation } from "./billing/api";
 import type { GatewayDeps } from "./deps";
+import { imageOperation, jobViewOperation, renderOperation } from "./jobs/api";
 import { jobHandler } from "./jobs/create";
 import { jobView } from "./jobs/view";
+import { rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
 import { keyRoutes } from "./keys/routes";
+import { livezOperation, openApiOperation, readyzOperation } from "./meta/api";
 import { metaRoutes } from "./meta/routes";
+import { openApiDocument } from "./openapi";
+import { downloadOperation } from "./outputs/api";
 import { outputHandler } from "./outputs/routes";
+import type { ApiRoute } from "./route";
+import { listTemplatesOperation, templatePreviewOperation } from "./templates/api";
 import { templateRoutes } from "./templates/routes";
 
-export interface Route {
-  method: "GET" | "POST";
-  /** koa-router path; `:name` parameters. */
-  path: string;
-  handler: Middleware;
-}
-
 /**
- * Every route of the public API, in one table, with each handler from its
- * feature: createServer (server.ts) registers these (and the human pages of
- * pages/pages.ts), and a unit test holds the OpenAPI document to this list.
+ * Every route of the public API, in one table, each with its handler and
+ * operation from its feature, and each feature given only what it uses:
+ * createServer (server.ts) registers these (and the pages of gallery/), and
+ * the OpenAPI document (openapi.ts) is built from them, in this order (the
+ * order GET /docs shows the operations of a tag in).
  */
-export function routes(deps: GatewayDeps): Route[] {
-  const templates = templateRoutes(deps);
-  const keys = keyRoutes(deps);
-  const billing = billingRoutes(deps);
-  const meta = metaRoutes(deps);
-  return [
-    { method: "POST", path: "/v1/render", handler: jobHandler(deps, "render") },
-    { method: "POST", path: "/v1/image", handler: jobHandler(deps, "image") },
-    { method: "GET", path: "/v1/templates", handler: templates.listTemplates },
-    { method: "GET", path: "/v1/templates/:id/preview.png", handler: templates.templatePreview },
-    { method: "GET", path: "/v1/keys/usage", handler: keys.usage },
-    { method: "GET", path: "/v1/keys/webhook-secret", handler: keys.webhookSecret },
-    { method: "POST", path: "/v1/keys/webhook-secret/rotate", handler: keys.rotateWebhookSecret },
-    { method: "POST", path: "/v1/billing/checkout", handler: billing.checkout },
-    { method: "GET", path: "/v1/billing/checkout/:id", handler: billing.checkoutPage },
-    { method: "POST", path: "/v1/billing/checkout/:id", handler: billing.confirm },
-    { method: "POST", path: "/v1/billing/stripe/webhook", handler: billing.stripeWebhook },
-    { method: "POST", path: "/v1/signup", handler: keys.signup },
-    { method: "GET", path: "/v1/jobs/:id", handler: jobView(deps) },
-    { method: "GET", path: "/v1/outputs/:id", handler: outputHandler(deps) },
-    { method: "GET", path: "/v1/openapi.json", handler: meta.openApi },
-    { method: "GET", path: "/livez", handler: meta.livez },
-    { method: "GET", path: "/readyz", handler: meta.readyz },
+export function routes(deps: GatewayDeps): ApiRoute[] {
+  const { identity, metering, catalog, storage } = deps.clients;
+  const { auth, logger } = deps;
+  const outputs = { storage, recentOutputs: deps.recentOutputs };
+  const { templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
+  const job = { ...outputs, auth, metering, logger, templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes };
+  const templates = templateRoutes({ catalog });
+  const keys = keyRoutes({ auth, identity, metering, trustedProxies: deps.trustedProxies });
+  const billing = billingRoutes({ auth, metering, logger });
+  const meta = metaRoutes({ isReady: deps.isReady, openApiDocument: () => openApiDocument(table) });
+  const table: ApiRoute[] = [
+    { method: "POST", path: "/v1/render", operation: renderOperation, handler: jobHandler(job, "render") },
+    { method: "POST", path: "/v1/image", operation: imageOperation, handler: jobHandler(job, "image") },
+    { method: "GET", path: "/v1/templates", operation: listTemplatesOperation, handler: templates.listTemplates },
+    { method: "GET", path: "/v1/templates/:id/preview.png", operation: templatePreviewOperation, handler: templates.templatePreview },
+    { method: "GET", path: "/v1/keys/usage", operation: usageOperation, handler: keys.usage },
+    { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },
+    { method: "POST", path: "/v1/keys/webhook-secret/rotate", operation: rotateWebhookSecretOperation, handler: keys.rotateWebhookSecret },
+    { method: "POST", path: "/v1/billing/checkout", operation: checkoutOperation, handler: billing.checkout },
+    { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
+    { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm: deps.bus.jsm }) },
+    { method: "GET", path: "/v1/outputs/:id", operation: downloadOperation, handler: outputHandler(outputs) },
+    { method: "GET", path: "/v1/openapi.json", operation: openApiOperation, handler: meta.openApi },
+    { method: "GET", path: "/v1/billing/checkout/:id", operation: checkoutPageOperation, handler: billing.checkoutPage },
+    { method: "POST", path: "/v1/billing/checkout/:id", operation: confirmOperation, handler: billing.confirm },
+    { method: "POST", path: "/v1/billing/stripe/webhook", operation: stripeWebhookOperation, handler: billing.stripeWebhook },
+    { method: "GET", path: "/livez", operation: livezOperation, handler: meta.livez },
+    { method: "GET", path: "/readyz", operation: readyzOperation, handler: meta.readyz },
   ];
+  return table;
 }

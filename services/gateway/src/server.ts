@@ -3,9 +3,9 @@ import Router from "@koa/router";
 import { trace } from "@opentelemetry/api";
 import Koa from "koa";
 import type { GatewayDeps } from "./deps";
-import { allowedMethods, errorMiddleware } from "./http/errors";
-import { httpMetrics } from "./http/metrics";
-import { pageRoutes } from "./pages/pages";
+import { allowedMethods, errorMiddleware } from "./errors";
+import { httpMetrics } from "./http-metrics";
+import { pageRoutes } from "./gallery/routes";
 import { routes } from "./routes";
 
 /**
@@ -27,7 +27,7 @@ export function createServer(deps: GatewayDeps): Koa {
   });
 
   const router = new Router();
-  for (const route of [...routes(deps), ...pageRoutes(deps)]) {
+  for (const route of [...routes(deps), ...pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates })]) {
     if (route.method === "GET") router.get(route.path, route.handler);
     else router.post(route.path, route.handler);
   }

@@ -1,8 +1,7 @@
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, call, type Logger } from "@pressroom/platform";
 import type { Context } from "koa";
-import type { GatewayDeps } from "../deps";
-import type { Principal } from "./auth";
+import type { Authenticator, Principal } from "./auth";
 
 const { Decision } = meteringV1;
 
@@ -27,10 +26,16 @@ export async function admit(
   return response;
 }
 
+/** What a keyed request needs: the key checked, then counted by metering. */
+export interface KeyedDeps {
+  auth: Authenticator;
+  metering: meteringV1.MeteringServiceClient;
+}
+
 /** Authenticates and counts a keyed request that is not a render. */
-export async function keyed(deps: GatewayDeps, ctx: Context): Promise<Principal> {
+export async function keyed(deps: KeyedDeps, ctx: Context): Promise<Principal> {
   const principal = await deps.auth.authenticate(ctx);
-  throwIfRateLimited(await admit(ctx, deps.clients.metering, principal));
+  throwIfRateLimited(await admit(ctx, deps.metering, principal));
   return principal;
 }
 

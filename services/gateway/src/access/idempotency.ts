@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
 import { meteringV1 } from "@pressroom/contracts";
-import { AppError, call, errorBody } from "@pressroom/platform";
+import { AppError, call, errorBody, type Logger } from "@pressroom/platform";
 import type { Context } from "koa";
-import type { GatewayDeps } from "../deps";
-import { errors, toAppError } from "../http/errors";
+import { errors, toAppError } from "../errors";
 import type { Principal } from "./auth";
 
 /**
@@ -76,6 +75,12 @@ export function markReplayed(ctx: Context): void {
   ctx.set("Cache-Control", "no-store");
 }
 
+/** Where responses are recorded, and where a failure to record one is logged. */
+export interface RecordDeps {
+  metering: meteringV1.MeteringServiceClient;
+  logger: Logger;
+}
+
 /**
  * Runs the handler of a request admitted with a new Idempotency-Key and
  * records its response (or forgets the key after a 5xx). `respond` says
@@ -83,13 +88,13 @@ export function markReplayed(ctx: Context): void {
  * answered 202 but not recorded, so its replays follow the job.
  */
 export async function recordResponse(
-  deps: GatewayDeps,
+  deps: RecordDeps,
   ctx: Context,
   principal: Principal,
   key: string,
   respond: () => Promise<{ final: boolean }>,
 ): Promise<void> {
-  const { metering } = deps.clients;
+  const { metering } = deps;
   const complete = (status: number, body: unknown) =>
     call(metering, metering.completeIdempotentRequest, { keyId: principal.keyId, idempotencyKey: key, status, bodyJson: JSON.stringify(body) }).catch(
       (err: unknown) => {
@@ -113,7 +118,7 @@ export async function recordResponse(
 
 /** A checkout replay while the first request runs: waits for its recorded response. */
 export async function awaitRecorded(
-  deps: GatewayDeps,
+  deps: { metering: meteringV1.MeteringServiceClient },
   principal: Principal,
   key: string,
   record: meteringV1.IdempotentRecord,
@@ -122,7 +127,7 @@ export async function awaitRecorded(
   let current: meteringV1.IdempotentRecord | undefined = record;
   while (current && current.status === 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, CHECKOUT_REPLAY_POLL_MS));
-    ({ record: current } = await call(deps.clients.metering, deps.clients.metering.getIdempotentRequest, { keyId: principal.keyId, idempotencyKey: key }));
+    ({ record: current } = await call(deps.metering, deps.metering.getIdempotentRequest, { keyId: principal.keyId, idempotencyKey: key }));
   }
   if (!current || current.status === 0) {
     throw new AppError("INTERNAL_ERROR", "the first request with this Idempotency-Key did not complete", "Retry with the same Idempotency-Key and body.");

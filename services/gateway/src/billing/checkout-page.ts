@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import type { meteringV1 } from "@pressroom/contracts";
 import { PLANS, isPlanId, type PlanId } from "@pressroom/platform";
 import type { Context } from "koa";
-import { errors } from "../http/errors";
-import { escapeHtml } from "../http/html";
+import { errors } from "../errors";
+import { escapeHtml } from "../html";
 
 /*
  * The checkout page (GET /v1/billing/checkout/<session_id>): static HTML, no

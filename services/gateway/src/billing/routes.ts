@@ -1,11 +1,12 @@
 import type { meteringV1 } from "@pressroom/contracts";
-import { AppError, PAID_PLANS, call, isPlanId } from "@pressroom/platform";
+import { AppError, call, type Logger } from "@pressroom/platform";
 import type { Context } from "koa";
+import type { Authenticator } from "../access/auth";
 import { admit, throwIfRateLimited } from "../access/admission";
 import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
-import type { GatewayDeps } from "../deps";
-import { onlyFields, readJsonObject } from "../http/body";
-import { errors } from "../http/errors";
+import { bodyProblem, readJsonObject } from "../body";
+import { errors } from "../errors";
+import { CHECKOUT_HINTS, CheckoutRequest, SESSION_ID } from "./api";
 import { checkoutPage, sendPage } from "./checkout-page";
 
 /**
@@ -25,16 +26,21 @@ import { checkoutPage, sendPage } from "./checkout-page";
  * (synchroniser token), and a cross-site Origin or Sec-Fetch-Site is refused.
  */
 
-/** The plans a checkout can buy. */
-const SESSION_ID = /^chk_[0-9a-z]{26}$/;
 const FORM_MAX_BYTES = 4 * 1024;
 const WEBHOOK_MAX_BYTES = 1024 * 1024;
 
 const sessionNotFound = () =>
   new AppError("NOT_FOUND", "checkout session not found", "Start a checkout with POST /v1/billing/checkout and open the checkout_url it answers.");
 
-export function billingRoutes(deps: GatewayDeps) {
-  const { metering } = deps.clients;
+/** What billing uses: the key, and metering, which holds the checkouts and the idempotency records. */
+export interface BillingDeps {
+  auth: Authenticator;
+  metering: meteringV1.MeteringServiceClient;
+  logger: Logger;
+}
+
+export function billingRoutes(deps: BillingDeps) {
+  const { metering } = deps;
   return {
     /** POST /v1/billing/checkout {"plan"} */
     async checkout(ctx: Context) {
@@ -96,11 +102,9 @@ async function checkoutRequest(ctx: Context): Promise<{ plan: string; idempotenc
   const body = await readJsonObject(ctx, 16 * 1024);
   const idempotency = idempotencyOf(ctx, body);
   if (idempotency instanceof AppError) throw idempotency;
-  onlyFields(body, ["plan"]);
-  if (typeof body.plan !== "string" || !isPlanId(body.plan) || !PAID_PLANS.includes(body.plan)) {
-    throw errors.payload(`plan: must be one of ${PAID_PLANS.join(", ")}`, `Choose a paid plan: ${PAID_PLANS.join(", ")}.`);
-  }
-  return { plan: body.plan, idempotency };
+  const parsed = CheckoutRequest.safeParse(body);
+  if (!parsed.success) throw bodyProblem(CheckoutRequest, body, parsed.error, CHECKOUT_HINTS);
+  return { plan: parsed.data.plan, idempotency };
 }
 
 /**

@@ -2,16 +2,27 @@ import type { meteringV1 } from "@pressroom/contracts";
 import { AppError, isTerminal, loadJob, newId, type JobOutcome } from "@pressroom/platform";
 import type { Context } from "koa";
 import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
-import type { Principal } from "../access/auth";
-import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
-import type { GatewayDeps } from "../deps";
-import { readJsonObject } from "../http/body";
-import { errors } from "../http/errors";
-import { keepAnnouncedOutput, sendOutput, signedOutputOf } from "../outputs/routes";
-import { checkTemplateData, type TemplateInfo } from "../templates/directory";
+import type { Authenticator, Principal } from "../access/auth";
+import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused, type RecordDeps } from "../access/idempotency";
+import { readJsonObject } from "../body";
+import { errors } from "../errors";
+import { keepAnnouncedOutput, sendOutput, signedOutputOf, type OutputSource } from "../output-delivery";
+import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../templates/directory";
 import { jobMetrics } from "./metrics";
-import { submitJob } from "./submit";
-import { validateJobRequest, type JobKind, type JobRequest } from "./validation";
+import type { OutcomeInbox } from "./job-watch";
+import { submitJob, type JobBus } from "./submit";
+import { validateJobRequest, type JobKind, type JobRequest } from "./request";
+
+/** What POST /v1/render and /v1/image use. */
+export interface JobDeps extends OutputSource, RecordDeps {
+  auth: Authenticator;
+  templates: TemplateDirectory;
+  bus: JobBus;
+  /** Where this process waits for the outcomes of the sync jobs it submits. */
+  outcomes: OutcomeInbox;
+  syncWaitMs: number;
+  maxBodyBytes: number;
+}
 
 /** The sync success body of DESIGN.md. */
 export function succeededBody(job: JobOutcome) {
@@ -39,7 +50,7 @@ function failedError(job: JobOutcome): AppError {
  * first; a failure to reach the catalog is returned the same way.
  */
 async function checkRequest(
-  deps: GatewayDeps,
+  deps: JobDeps,
   kind: JobKind,
   ctx: Context,
 ): Promise<{ request?: JobRequest; template?: TemplateInfo; idempotency?: meteringV1.Idempotency; problem?: unknown }> {
@@ -72,7 +83,7 @@ async function checkRequest(
 }
 
 /** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
-async function outcomeOf(deps: GatewayDeps, jobId: string, timeoutMs: number): Promise<JobOutcome | undefined> {
+async function outcomeOf(deps: JobDeps, jobId: string, timeoutMs: number): Promise<JobOutcome | undefined> {
   const watch = deps.outcomes.watch(jobId);
   const now = await loadJob(deps.bus.jsm, jobId).catch(() => undefined);
   if (now && isTerminal(now.status)) {
@@ -100,7 +111,7 @@ function documentWanted(ctx: Context, kind: JobKind): boolean {
  * JSON would have said in headers. The JSON is what an Idempotency-Key
  * records either way (ctx.state.recordedBody).
  */
-async function answerSucceeded(deps: GatewayDeps, ctx: Context, kind: JobKind, body: ReturnType<typeof succeededBody>): Promise<void> {
+async function answerSucceeded(deps: JobDeps, ctx: Context, kind: JobKind, body: ReturnType<typeof succeededBody>): Promise<void> {
   const signed = documentWanted(ctx, kind) ? signedOutputOf(body.url) : undefined;
   if (!signed) {
     ctx.status = 200;
@@ -114,14 +125,14 @@ async function answerSucceeded(deps: GatewayDeps, ctx: Context, kind: JobKind, b
   ctx.set("Pressroom-Expires-At", body.expires_at);
 }
 
-async function answerOutcome(deps: GatewayDeps, ctx: Context, kind: JobKind, job: JobOutcome): Promise<void> {
+async function answerOutcome(deps: JobDeps, ctx: Context, kind: JobKind, job: JobOutcome): Promise<void> {
   if (job.status === "failed") throw failedError(job);
   keepAnnouncedOutput(deps, job);
   await answerSucceeded(deps, ctx, kind, succeededBody(job));
 }
 
 /** A replay: the recorded response, or while the first request runs, the job's own answer. */
-async function replayJob(deps: GatewayDeps, ctx: Context, kind: JobKind, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
+async function replayJob(deps: JobDeps, ctx: Context, kind: JobKind, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
   if (record.status === 200 && !request.webhookUrl && documentWanted(ctx, kind)) {
     markReplayed(ctx);
     return answerSucceeded(deps, ctx, kind, JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>);
@@ -135,7 +146,7 @@ async function replayJob(deps: GatewayDeps, ctx: Context, kind: JobKind, request
 
 /** Submits an admitted job and answers; `final` is false for a sync job still running after the wait. */
 async function runJob(
-  deps: GatewayDeps,
+  deps: JobDeps,
   ctx: Context,
   kind: JobKind,
   principal: Principal,
@@ -155,7 +166,7 @@ async function runJob(
     });
   } catch (err) {
     watch?.close();
-    await releaseAdmitted(deps.clients.metering, jobId, deps.logger);
+    await releaseAdmitted(deps.metering, jobId, deps.logger);
     throw err;
   }
   jobMetrics.accepted(kind, watch !== undefined);
@@ -174,13 +185,13 @@ async function runJob(
 }
 
 /** POST /v1/render and POST /v1/image: one code path, sync being an async job waited on. */
-export function jobHandler(deps: GatewayDeps, kind: JobKind) {
+export function jobHandler(deps: JobDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);
     const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx);
     const jobId = newId("job");
     const valid = problem === undefined && request !== undefined;
-    const decision = await admit(ctx, deps.clients.metering, principal, valid ? jobId : "", valid ? idempotency : undefined);
+    const decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined);
     throwIfRateLimited(decision);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();

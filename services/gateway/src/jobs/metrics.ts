@@ -1,5 +1,5 @@
 import { meter } from "@pressroom/platform";
-import type { JobKind } from "./validation";
+import type { JobKind } from "./request";
 
 const accepted = meter().createCounter("pressroom.jobs.accepted", {
   unit: "{job}",

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { appendJobEvent, isWrongLastSequence, jobEvent, publishEvent, retainedAcceptance, subjects, type JobEvent } from "@pressroom/platform";
 import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
-import type { JobRequest } from "./validation";
+import type { JobRequest } from "./request";
 
 export interface JobBus {
   nc: NatsConnection;

@@ -1,16 +1,16 @@
 import { AppError, loadJob } from "@pressroom/platform";
 import type { Context } from "koa";
-import { keyed } from "../access/admission";
-import type { GatewayDeps } from "../deps";
+import type { JetStreamManager } from "nats";
+import { keyed, type KeyedDeps } from "../access/admission";
 
 const JOB_ID = /^job_[0-9a-z]{26}$/;
 
 /** GET /v1/jobs/<id>: the caller's own jobs only. */
-export function jobView(deps: GatewayDeps) {
+export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
   return async (ctx: Context): Promise<void> => {
     const principal = await keyed(deps, ctx);
     const id = ctx.params.id as string;
-    const job = JOB_ID.test(id) ? await loadJob(deps.bus.jsm, id) : undefined;
+    const job = JOB_ID.test(id) ? await loadJob(deps.jsm, id) : undefined;
     if (!job || job.keyId !== principal.keyId) {
       throw new AppError("NOT_FOUND", `job "${id}" not found`, "Use the id returned by POST /v1/render or /v1/image with the same key.");
     }

@@ -1,13 +1,20 @@
+import type { identityV1 } from "@pressroom/contracts";
 import { call } from "@pressroom/platform";
 import type { Context } from "koa";
-import { keyed } from "../access/admission";
-import type { GatewayDeps } from "../deps";
-import { onlyFields, readJsonObject } from "../http/body";
-import { clientIp } from "../http/client-ip";
-import { errors } from "../http/errors";
+import { keyed, type KeyedDeps } from "../access/admission";
+import { bodyProblem, readJsonObject } from "../body";
+import { clientIp, type TrustedProxies } from "../client-ip";
+import { errors } from "../errors";
+import { SIGNUP_HINTS, SignupRequest } from "./api";
 
-export function keyRoutes(deps: GatewayDeps) {
-  const { identity, metering } = deps.clients;
+/** What the key routes use: identity for the key and its secret, metering for usage and the rate limit. */
+export interface KeyDeps extends KeyedDeps {
+  identity: identityV1.IdentityServiceClient;
+  trustedProxies: TrustedProxies;
+}
+
+export function keyRoutes(deps: KeyDeps) {
+  const { identity, metering } = deps;
   return {
     /** GET /v1/keys/usage */
     async usage(ctx: Context) {
@@ -43,9 +50,9 @@ export function keyRoutes(deps: GatewayDeps) {
     /** POST /v1/signup {"email"}: public, throttled per client IP. */
     async signup(ctx: Context) {
       const body = await readJsonObject(ctx, 16 * 1024);
-      onlyFields(body, ["email"]);
-      if (typeof body.email !== "string") throw errors.payload("email: required, a string", 'Send {"email": "you@example.com"}.');
-      const result = await call(identity, identity.signup, { email: body.email, clientIp: clientIp(ctx, deps.trustedProxies) });
+      const parsed = SignupRequest.safeParse(body);
+      if (!parsed.success) throw bodyProblem(SignupRequest, body, parsed.error, SIGNUP_HINTS);
+      const result = await call(identity, identity.signup, { email: parsed.data.email, clientIp: clientIp(ctx, deps.trustedProxies) });
       ctx.status = 201;
       ctx.set("Cache-Control", "no-store");
       ctx.body = { api_key: result.apiKey, plan: result.key?.plan ?? "free" };

@@ -1,13 +1,18 @@
 import { errorBody, notReady } from "@pressroom/platform";
 import type { Context } from "koa";
-import type { GatewayDeps } from "../deps";
-import { openApiDocument } from "../openapi/document";
 
-export function metaRoutes(deps: GatewayDeps) {
-  const openApiBody = JSON.stringify(openApiDocument);
+/** What meta/ uses: the process's readiness, and the OpenAPI document (built once, on its first request). */
+export interface MetaDeps {
+  isReady: () => Promise<boolean>;
+  openApiDocument: () => object;
+}
+
+export function metaRoutes(deps: MetaDeps) {
+  let openApiBody: string | undefined;
   return {
-    /** GET /v1/openapi.json: public; the document is built once. */
+    /** GET /v1/openapi.json: public. */
     openApi(ctx: Context): void {
+      openApiBody ??= JSON.stringify(deps.openApiDocument());
       ctx.type = "application/json";
       ctx.set("Cache-Control", "public, max-age=300");
       ctx.body = openApiBody;

@@ -2,7 +2,7 @@ import { renderV1 } from "@pressroom/contracts";
 import { AppError, call, templateNotFound } from "@pressroom/platform";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { errors } from "../http/errors";
+import { errors } from "../errors";
 
 export interface TemplateInfo {
   template: renderV1.Template;

@@ -1,8 +1,7 @@
+import type { AppError, z } from "@pressroom/platform";
 import type { Context } from "koa";
 import { errors } from "./errors";
-
-/** Arrays and objects nested deeper than this are refused before parsing (deep nesting exhausts the stack later). */
-export const MAX_JSON_DEPTH = 64;
+import { MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_JSON_DEPTH, grouped } from "./limits";
 
 /** How deep arrays and objects nest in JSON text, stopping once past `limit`; strings are skipped. */
 export function jsonDepthOver(text: string, limit: number): boolean {
@@ -21,10 +20,28 @@ export function jsonDepthOver(text: string, limit: number): boolean {
   return false;
 }
 
-/** Refuses a body with fields other than `allowed`, naming them. */
-export function onlyFields(body: Record<string, unknown>, allowed: string[]): void {
-  const unknown = Object.keys(body).filter((field) => !allowed.includes(field));
-  if (unknown.length) throw errors.payload(`unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, `Send only ${allowed.join(", ")}.`);
+/** A field's hints: when it is missing, and when it is there but invalid. */
+export type FieldHints = Record<string, { required?: string; invalid?: string }>;
+
+/**
+ * The 422 for a body its schema (a strict zod object) refused: the first
+ * failure in the schema's order of checks (unknown fields, then the checks of
+ * the whole body, then each field in the order the schema lists them), its
+ * message prefixed with the field's name. The hint is the failure's own, or
+ * the field's from `hints`.
+ */
+export function bodyProblem(schema: z.ZodObject, body: Record<string, unknown>, error: z.ZodError, hints: FieldHints = {}): AppError {
+  const fields = Object.keys(schema.shape);
+  const rank = (issue: z.core.$ZodIssue) => (issue.code === "unrecognized_keys" ? 0 : issue.path.length === 0 ? 1 : 2 + fields.indexOf(String(issue.path[0])));
+  const issue = error.issues.reduce((first, next) => (rank(next) < rank(first) ? next : first));
+  if (issue.code === "unrecognized_keys") {
+    return errors.payload(`unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`, `Send only ${fields.join(", ")}.`);
+  }
+  const field = issue.path.length ? String(issue.path[0]) : undefined;
+  const own = issue.code === "custom" ? (issue.params as { hint?: string } | undefined)?.hint : undefined;
+  const fieldHints = field === undefined ? undefined : hints[field];
+  const hint = own ?? (body[field!] === undefined ? fieldHints?.required : fieldHints?.invalid);
+  return errors.payload(field === undefined ? issue.message : `${field}: ${issue.message}`, hint);
 }
 
 /**
@@ -44,7 +61,7 @@ export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Re
     ctx.set("Connection", "close");
     return errors.payload(
       `request body is larger than ${maxBytes} bytes`,
-      `Send at most ${maxBytes} bytes (html at most 524,288 bytes, data at most 262,144 bytes as JSON).`,
+      `Send at most ${maxBytes} bytes (html at most ${grouped(MAX_HTML_BYTES)} bytes, data at most ${grouped(MAX_DATA_BYTES)} bytes as JSON).`,
     );
   };
   const declared = Number(ctx.get("content-length") || "0");

@@ -1,10 +1,7 @@
 import { DEMO_API_KEY } from "@pressroom/platform";
-import { escapeHtml } from "../http/html";
-import type { templateEntry } from "../templates/routes";
+import { escapeHtml } from "../html";
+import type { CatalogEntry } from "../catalog-entry";
 import { snippets } from "./snippets";
-
-/** A catalog entry as GET /v1/templates answers it. */
-export type GalleryTemplate = ReturnType<typeof templateEntry>;
 
 type Schema = {
   type?: string | string[];
@@ -54,24 +51,24 @@ ${content}
 }
 
 /** "A4 portrait" or "1200 × 630 px". */
-function sizeOf(template: GalleryTemplate): string {
+function sizeOf(template: CatalogEntry): string {
   if ("page" in template && template.page) return `${template.page.format} ${template.page.landscape ? "landscape" : "portrait"}`;
   if ("width" in template) return `${template.width} × ${template.height} px${template.device_scale_factor > 1 ? ` at ${template.device_scale_factor}×` : ""}`;
   return "";
 }
 
-function facts(template: GalleryTemplate): string {
+function facts(template: CatalogEntry): string {
   return `<dl class="facts">
 <div><dt>Output</dt><dd>${template.output.toUpperCase()}</dd></div>
 <div><dt>${template.output === "png" ? "Size" : "Page"}</dt><dd>${escapeHtml(sizeOf(template))}</dd></div>
 </dl>`;
 }
 
-function previewImage(template: GalleryTemplate): string {
+function previewImage(template: CatalogEntry): string {
   return `<img src="${escapeHtml(template.preview_url)}" alt="Preview of the ${escapeHtml(template.name)} template">`;
 }
 
-export function galleryPage(templates: GalleryTemplate[]): string {
+export function galleryPage(templates: CatalogEntry[]): string {
   const cards = templates
     .map(
       (t) => `<li><article class="card">
@@ -158,7 +155,7 @@ function schemaRows(schema: Schema, prefix = ""): string[] {
 /** JSON inside a data block: "<" escaped so the text can never close the script element. */
 const dataBlock = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
-export function templatePage(entry: GalleryTemplate, baseUrl: string): string {
+export function templatePage(entry: CatalogEntry, baseUrl: string): string {
   const schema = entry.data_schema as Schema;
   const template = { ...entry, sample_data: ordered(schema, entry.sample_data) };
   const code = snippets(template, baseUrl);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppError } from "@pressroom/platform";
-import { MAX_HTML_BYTES, validateJobRequest } from "./validation";
+import { MAX_HTML_BYTES } from "../limits";
+import { validateJobRequest } from "./request";
 
 function problem(result: ReturnType<typeof validateJobRequest>): string {
   assert.ok(result instanceof AppError, "expected a validation error");

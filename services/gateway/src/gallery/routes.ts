@@ -5,10 +5,11 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { AppError, TEMPLATE_ID_PATTERN, call } from "@pressroom/platform";
 import type { Context } from "koa";
-import type { Route } from "../routes";
-import type { GatewayDeps } from "../deps";
-import { errors } from "../http/errors";
-import { templateEntry } from "../templates/routes";
+import type { renderV1 } from "@pressroom/contracts";
+import { templateEntry } from "../catalog-entry";
+import { errors } from "../errors";
+import type { PageRoute } from "../route";
+import type { TemplateDirectory } from "../templates/directory";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
 /**
@@ -81,8 +82,14 @@ function sendPage(ctx: Context, html: string, csp: string, status = 200): void {
   ctx.body = html;
 }
 
-export function pageRoutes(deps: GatewayDeps): Route[] {
-  const { catalog } = deps.clients;
+/** What the pages use: the catalog for the gallery, the template directory for a template's page. */
+export interface GalleryDeps {
+  catalog: renderV1.TemplateCatalogServiceClient;
+  templates: TemplateDirectory;
+}
+
+export function pageRoutes(deps: GalleryDeps): PageRoute[] {
+  const { catalog } = deps;
   const assets = new Assets();
 
   const asset = (prefix: string) => async (ctx: Context) => {

@@ -1,5 +1,5 @@
 import { DEMO_API_KEY } from "@pressroom/platform";
-import type { GalleryTemplate } from "./views";
+import type { CatalogEntry } from "../catalog-entry";
 
 /** A JSON value written as a Python literal (None, True, False; strings as JSON writes them). */
 function pythonLiteral(value: unknown, indent: string): string {
@@ -21,7 +21,7 @@ function pythonLiteral(value: unknown, indent: string): string {
 const indentedJson = (value: unknown, indent: string) => JSON.stringify(value, null, 2).replace(/\n/g, `\n${indent}`);
 
 /** curl, the JS client and the Python client rendering a template with its sample data and the demo key. */
-export function snippets(template: GalleryTemplate, baseUrl: string): { curl: string; javascript: string; python: string } {
+export function snippets(template: CatalogEntry, baseUrl: string): { curl: string; javascript: string; python: string } {
   const isImage = template.output === "png";
   const file = `${template.id}.${template.output}`;
   const body = JSON.stringify({ template_id: template.id, data: template.sample_data }, null, 2);

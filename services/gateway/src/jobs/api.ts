@@ -1,0 +1,203 @@
+import { z } from "@pressroom/platform";
+import type { ZodOpenApiOperationObject, ZodOpenApiPathItemObject } from "zod-openapi";
+import {
+  IDEMPOTENCY_DESCRIPTION,
+  IdempotencyKey,
+  RATE_HEADERS,
+  REPLAYABLE_HEADERS,
+  dateTime,
+  errorResponse,
+  headers,
+  internal,
+  jsonResponse,
+  rateLimited,
+  unauthorized,
+} from "../api-shared";
+import { MAX_HTML_BYTES, grouped } from "../limits";
+import { ImageRequest, RenderRequest, type JobKind } from "./request";
+
+/** The responses of jobs/ (POST /v1/render and /v1/image, GET /v1/jobs/{id}), the webhook a job sends, and their operations. */
+
+export const JobId = z
+  .string()
+  .regex(/^job_[0-9a-z]{26}$/)
+  .meta({ id: "JobId" });
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+export const RenderSucceeded = z
+  .strictObject({
+    id: JobId,
+    status: z.literal("succeeded"),
+    url: z.url().meta({ description: "Signed download URL: <base>/v1/outputs/<id>?exp=<unix seconds>&sig=<hex>." }),
+    expires_at: dateTime(),
+    content_type: z.enum(["application/pdf", "image/png"]),
+    size_bytes: z.int().min(1),
+  })
+  .meta({ id: "RenderSucceeded" });
+
+export const JobAccepted = z.strictObject({ id: JobId, status: z.literal("queued") }).meta({ id: "JobAccepted" });
+
+export const Job = z
+  .strictObject({
+    id: JobId,
+    status: z.enum(["queued", "rendering", "succeeded", "failed"]),
+    kind: z.enum(["render", "image"]),
+    template_id: nullable(z.string()),
+    created_at: dateTime(),
+    started_at: nullable(dateTime()),
+    finished_at: nullable(dateTime()),
+    url: nullable(z.url()).meta({ description: "Signed download URL once succeeded." }),
+    expires_at: nullable(dateTime()),
+    content_type: nullable(z.string()),
+    size_bytes: nullable(z.int().min(0)),
+    error: nullable(z.strictObject({ code: z.string(), message: z.string() })),
+    webhook: nullable(
+      z.strictObject({
+        state: z.enum(["none", "pending", "delivered", "exhausted"]),
+        attempts: z.int().min(0),
+        last_status: nullable(z.int()),
+        next_attempt_at: nullable(dateTime()),
+      }),
+    ),
+    events: z
+      .array(z.strictObject({ id: z.string(), type: z.string().regex(/^job\./), time: dateTime(), source: z.string() }))
+      .meta({ description: "The job's events, oldest first." }),
+  })
+  .meta({ id: "Job" });
+
+export const WebhookEvent = z
+  .looseObject({
+    id: z.string().meta({ description: "The same on every retry of one delivery." }),
+    type: z.enum(["job.succeeded", "job.failed"]),
+    created_at: dateTime(),
+    job_id: JobId,
+    status: z.enum(["succeeded", "failed"]),
+    url: nullable(z.url()).optional().meta({ description: "Signed download URL (succeeded)." }),
+    expires_at: nullable(dateTime()).optional(),
+    error: nullable(z.looseObject({ code: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: "WebhookEvent" });
+
+const JOB_REQUEST_ERRORS = {
+  "401": unauthorized,
+  "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
+  "422": errorResponse(
+    "The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than 64 levels, unknown field, " +
+      `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
+      "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
+      "whose first line the message gives, render timeout, output too large), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
+    ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
+    REPLAYABLE_HEADERS,
+  ),
+  "429": errorResponse(
+    "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
+      "CONCURRENCY_EXCEEDED: too many renders in flight. Checked in that order, after the key, the body and the template.",
+    ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
+    { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
+  ),
+  "500": internal,
+};
+
+/** The sync 200: the JSON by default, or the document when Accept asks for it. */
+function documentOrJson(documentType: string) {
+  const withDocument = (description: string, schema: z.ZodType) => schema.optional().meta({ description: `With the document: ${description}` });
+  return jsonResponse(
+    "Rendered (sync). The url is a signed, expiring download link: treat it like the document itself. " +
+      `With Accept: ${documentType}, the document itself, and the headers marked "with the document".`,
+    RenderSucceeded,
+    {
+      ...REPLAYABLE_HEADERS,
+      "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
+      "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
+      "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
+      "Content-Disposition": withDocument("inline, with the document's file name.", z.string()),
+    },
+    { [documentType]: { schema: z.string().meta({ format: "binary" }) } },
+  );
+}
+
+const SIGNATURE = "^t=\\d+,v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$";
+
+function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
+  const isImage = kind === "image";
+  const what = isImage
+    ? "Renders a png template (its width and height) filled with data."
+    : "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data.";
+  return {
+    operationId: isImage ? "createImage" : "createRender",
+    summary: isImage ? "Render a PNG image from a png template" : "Render a PDF from a template or raw HTML",
+    description:
+      `${what} ` +
+      "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
+      "a job still running then is answered 202 like an async one. " +
+      `A sync request whose Accept header asks for ${isImage ? "image/png" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
+      "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
+      "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
+      "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
+      "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), " +
+      "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
+      IDEMPOTENCY_DESCRIPTION,
+    tags: ["Rendering"],
+    security: [{ bearerAuth: [] }],
+    parameters: [IdempotencyKey],
+    requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
+    responses: {
+      "200": documentOrJson(isImage ? "image/png" : "application/pdf"),
+      "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", JobAccepted, {
+        ...REPLAYABLE_HEADERS,
+        Location: headers.location,
+      }),
+      ...JOB_REQUEST_ERRORS,
+    },
+    callbacks: {
+      jobFinished: {
+        "{$request.body#/webhook_url}": {
+          post: {
+            summary: "The job finished (only when webhook_url was given)",
+            description:
+              'Signed with the key\'s webhook secret: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + raw body>. ' +
+              "Verify before parsing; reject when |now − t| > 300 s.",
+            requestParams: { header: z.object({ "X-Service-Signature": z.string().regex(new RegExp(SIGNATURE)) }) },
+            requestBody: { required: true, content: { "application/json": { schema: WebhookEvent } } },
+            responses: { "2XX": { description: "Delivered. Any other answer (or none within the timeout) is retried with backoff." } },
+          },
+        },
+      },
+    },
+  };
+}
+
+export const renderOperation = jobOperation("render");
+export const imageOperation = jobOperation("image");
+
+export const jobViewOperation: ZodOpenApiOperationObject = {
+  operationId: "getJob",
+  summary: "One of the calling key's jobs, with its event history",
+  tags: ["Rendering"],
+  security: [{ bearerAuth: [] }],
+  requestParams: { path: z.object({ id: z.string().meta({ description: "The id returned by POST /v1/render or /v1/image." }) }) },
+  responses: {
+    "200": jsonResponse("The job.", Job, RATE_HEADERS),
+    "401": unauthorized,
+    "404": errorResponse("No job with this id belongs to the calling key.", ["NOT_FOUND"], RATE_HEADERS),
+    "429": rateLimited,
+    "500": internal,
+  },
+};
+
+/** The webhook a job with webhook_url sends when it ends. */
+export const jobWebhooks: Record<string, ZodOpenApiPathItemObject> = {
+  jobFinished: {
+    post: {
+      summary: "A job with webhook_url finished",
+      description:
+        "POSTed to the request's webhook_url. " +
+        'Header X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over t + "." + the raw body, keyed with the key\'s webhook secret>. ' +
+        "Verify on the raw body before parsing JSON, compare in constant time, and reject when |now − t| > 300 s. " +
+        "The event id is the same on every retry: use it to deduplicate.",
+      requestParams: { header: z.object({ "X-Service-Signature": z.string() }) },
+      requestBody: { required: true, content: { "application/json": { schema: WebhookEvent } } },
+      responses: { "2XX": { description: "Delivered; anything else is retried with backoff." } },
+    },
+  },
+};

@@ -1,0 +1,93 @@
+import { PLAN_ORDER, z, type PlanId } from "@pressroom/platform";
+import type { ZodOpenApiOperationObject } from "zod-openapi";
+import { RATE_HEADERS, dateTime, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
+
+/** The schemas of keys/ (usage, the webhook secret and its rotation, signup) and their operations. */
+
+export const Plan = z.enum(PLAN_ORDER as [PlanId, ...PlanId[]]).meta({ id: "Plan" });
+const count = () => z.int().min(0);
+
+export const Usage = z
+  .strictObject({
+    plan: Plan,
+    period: z.strictObject({ start: dateTime(), end: dateTime() }).meta({ description: "The current UTC calendar month." }),
+    renders: z.strictObject({ used: count(), limit: count(), remaining: count() }),
+    rate_limit: z.strictObject({ limit: count(), remaining: count(), reset_seconds: count(), window_seconds: z.literal(60) }),
+    concurrency: z.strictObject({ limit: z.int().min(1), in_flight: count() }),
+  })
+  .meta({ id: "Usage" });
+
+const secret = () => z.string().regex(/^whsec_[A-Za-z0-9+/_-]{43}=?$/);
+export const WebhookSecret = z.strictObject({ secret: secret() }).meta({ id: "WebhookSecret" });
+export const RotatedWebhookSecret = z
+  .strictObject({
+    secret: secret(),
+    previous_secret_expires_at: dateTime().meta({ description: "Until when the replaced secret also signs callbacks." }),
+  })
+  .meta({ id: "RotatedWebhookSecret" });
+
+/** The gateway checks only that email is a string; identity checks the address (format, length) and answers its own 422. */
+export const SignupRequest = z
+  .strictObject({ email: z.string({ error: "required, a string" }).meta({ format: "email", maxLength: 254 }) })
+  .meta({ id: "SignupRequest" });
+export const SIGNUP_HINTS = { email: { required: 'Send {"email": "you@example.com"}.', invalid: 'Send {"email": "you@example.com"}.' } };
+
+export const SignupResponse = z
+  .strictObject({
+    api_key: z
+      .string()
+      .regex(/^pr_live_[0-9A-Za-z]{22,}$/)
+      .meta({ description: "Shown once, here. Stored only as a hash." }),
+    plan: z.literal("free"),
+  })
+  .meta({ id: "SignupResponse" });
+
+const keyed = { tags: ["Account"], security: [{ bearerAuth: [] }] };
+
+export const usageOperation: ZodOpenApiOperationObject = {
+  operationId: "getUsage",
+  summary: "The calling key's standing in the current period",
+  ...keyed,
+  responses: { "200": jsonResponse("Usage of the calling key.", Usage, RATE_HEADERS), ...keyedErrors },
+};
+
+export const webhookSecretOperation: ZodOpenApiOperationObject = {
+  operationId: "getWebhookSecret",
+  summary: "The calling key's webhook signing secret",
+  description: "One secret per key (whsec_ + 32 random bytes), created with the key. Use it only to verify callbacks; keep it server-side.",
+  ...keyed,
+  responses: { "200": jsonResponse("The secret.", WebhookSecret, RATE_HEADERS), ...keyedErrors },
+};
+
+export const rotateWebhookSecretOperation: ZodOpenApiOperationObject = {
+  operationId: "rotateWebhookSecret",
+  summary: "Replace the calling key's webhook secret",
+  description:
+    "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). " +
+    "For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
+    "and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
+    "Rotating again within the 24 hours ends the older secret at once. No request body. " +
+    "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
+  ...keyed,
+  responses: {
+    "200": jsonResponse("The new secret.", RotatedWebhookSecret, RATE_HEADERS),
+    "403": errorResponse("The calling key is the public demo key, whose secret is fixed.", ["DEMO_KEY_READ_ONLY"], RATE_HEADERS),
+    ...keyedErrors,
+  },
+};
+
+export const signupOperation: ZodOpenApiOperationObject = {
+  operationId: "signup",
+  summary: "Get a free-plan API key for an e-mail address",
+  description: "Public. The key is shown once, in this response, and stored only as a hash: keep it. Throttled per client IP address (a few signups an hour).",
+  tags: ["Account"],
+  security: [],
+  requestBody: { required: true, content: { "application/json": { schema: SignupRequest } } },
+  responses: {
+    "201": jsonResponse("The new key.", SignupResponse, { "Cache-Control": headers.cacheControl }),
+    "409": errorResponse("The e-mail address already has a key.", ["AUTH_EMAIL_EXISTS"]),
+    "422": errorResponse("The body failed validation, or the e-mail address is not valid.", ["PAYLOAD_INVALID"]),
+    "429": errorResponse("Too many signups from this IP address.", ["SIGNUP_THROTTLED"], { "Retry-After": headers.retryAfter }),
+    "500": internal,
+  },
+};

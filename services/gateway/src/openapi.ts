@@ -1,0 +1,128 @@
+import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/platform";
+import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
+import { ErrorBody, TemplateId, errorResponse, headers } from "./api-shared";
+import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
+import { Job, JobAccepted, JobId, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
+import { ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
+import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
+import { grouped } from "./limits";
+import { Health } from "./meta/api";
+import type { ApiRoute } from "./route";
+import { PageSettings, Template, TemplateList } from "./templates/api";
+
+/**
+ * The OpenAPI 3.1 document of the public API, served at GET /v1/openapi.json:
+ * generated (zod-openapi) from the route table's operations, whose zod
+ * schemas are the ones the handlers validate requests with. Paths come in the
+ * route table's order; this file adds what no route owns (the info, the tags,
+ * the security scheme, the responses of unknown paths and methods) and the
+ * order of the schemas, which GET /docs shows them in.
+ */
+
+const demo = PLANS.demo;
+const planRows = PLAN_ORDER.map((id) => {
+  const plan = PLANS[id];
+  const name = plan.priceUsd > 0 ? `${id} (${plan.priceUsd} USD)` : id;
+  return `| ${name} | ${grouped(plan.rendersPerMonth)} | ${grouped(plan.requestsPerMinute)} | ${plan.concurrentRenders} |`;
+});
+
+const DESCRIPTION = [
+  "Send a template id (or raw HTML) and a JSON data object; get back a PDF (POST /v1/render) or a PNG (POST /v1/image) " +
+    "behind an expiring signed download URL, at once or by a signed webhook.",
+  "",
+  "**Authentication.** Keyed operations take `Authorization: Bearer <API_KEY>`. " +
+    `The public demo key \`${DEMO_API_KEY}\` has the demo plan (${demo.rendersPerMonth} renders a month, ${demo.requestsPerMinute} requests a minute, ` +
+    `${demo.concurrentRenders} render at a time). ` +
+    "Get your own with POST /v1/signup.",
+  "",
+  "**Limits.** Every keyed request counts toward the plan's requests per minute (at most N in any 60 s) " +
+    "and carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset. " +
+    "An accepted render or image counts toward the monthly quota (UTC calendar month); a render that fails through the service's own fault is refunded. " +
+    "Every 429 carries Retry-After (seconds).",
+  "",
+  ["| plan | renders / month | requests / minute | concurrent renders |", "|---|---|---|---|", ...planRows].join("\n"),
+  "",
+  "**Errors.** Every error response, on every path, is `application/json` with exactly three fields: " +
+    "`error` (a message for people), `code` (branch on this) and `hint` (what to do). " +
+    "An unknown path answers 404 NOT_FOUND; a known path with another method answers 405 METHOD_NOT_ALLOWED with an Allow header; " +
+    "a request the HTTP parser cannot read answers 422 PAYLOAD_INVALID.",
+  "",
+  "Every response carries Request-Id (the trace id of the request); quote it to support.",
+].join("\n");
+
+/** The schemas in the order GET /docs shows them: the order they were added to the API. */
+const SCHEMAS = {
+  Error: ErrorBody,
+  TemplateId,
+  JobId,
+  WebhookUrl,
+  RenderRequest,
+  ImageRequest,
+  RenderSucceeded,
+  JobAccepted,
+  Job,
+  PageSettings,
+  Template,
+  TemplateList,
+  Plan,
+  PaidPlan,
+  Usage,
+  WebhookSecret,
+  RotatedWebhookSecret,
+  CheckoutRequest,
+  CheckoutSession,
+  SignupRequest,
+  SignupResponse,
+  WebhookEvent,
+  Health,
+};
+
+function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {
+  const result: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, "{$1}");
+    result[path] = { ...result[path], [route.method.toLowerCase()]: route.operation };
+  }
+  return result;
+}
+
+/** OpenAPI 3.1's info (zod-openapi's type has no summary). */
+const INFO = { title: "Pressroom API", version: "1.0.0", summary: "Render documents (PDF) and images (PNG) from templates or HTML.", description: DESCRIPTION };
+
+export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObject {
+  const document = createDocument({
+    openapi: "3.1.0",
+    info: INFO,
+    servers: [{ url: "http://localhost:8080", description: "Local (./scripts/up.sh)" }],
+    tags: [
+      { name: "Rendering", description: "Documents and images, sync or async." },
+      { name: "Templates", description: "The public template catalog." },
+      { name: "Account", description: "Keys, usage, webhook secret, billing." },
+      { name: "Outputs", description: "Signed download URLs of rendered outputs." },
+      { name: "Meta", description: "This document and the process's health." },
+    ],
+    security: [],
+    paths: paths(routes),
+    webhooks: jobWebhooks,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "pr_live_<base62>",
+          description:
+            "Authorization: Bearer <API_KEY>. A missing, malformed, unknown or revoked key is 401 AUTH_INVALID; a revocation takes effect within seconds.",
+        },
+      },
+      responses: {
+        NotFound: errorResponse("No such route (any unknown path).", ["NOT_FOUND"]),
+        MethodNotAllowed: errorResponse("The path exists but not with this method.", ["METHOD_NOT_ALLOWED"], { Allow: headers.allow }),
+        MalformedRequest: errorResponse("The HTTP parser could not read the request.", ["PAYLOAD_INVALID"]),
+      },
+      schemas: SCHEMAS,
+    },
+  });
+  // zod-openapi writes the request schemas first; GET /docs shows them in SCHEMAS' order.
+  const schemas = document.components?.schemas ?? {};
+  return { ...document, components: { ...document.components, schemas: Object.fromEntries(Object.keys(SCHEMAS).map((name) => [name, schemas[name]!])) } };
+}

@@ -1,0 +1,156 @@
+import { timingSafeEqual } from "node:crypto";
+import { Readable } from "node:stream";
+import { storageV1 } from "@pressroom/contracts";
+import { AppError, fromGrpcError, meter, type JobOutcome, type RecentOutputInfo, type RecentOutputs } from "@pressroom/platform";
+import type { Context } from "koa";
+
+/**
+ * Delivering rendered outputs, shared by the signed download (outputs/) and
+ * the sync answer that carries the document itself (jobs/): the outputs
+ * announced to this replica with their job's end, and the stream from storage.
+ */
+
+const served = meter().createCounter("pressroom.gateway.outputs.served", {
+  unit: "{output}",
+  description: "Outputs answered (downloads and document answers), from those announced to this replica with their job's end or from storage.",
+});
+
+const outputMetrics = {
+  served(source: "announced" | "storage"): void {
+    served.add(1, { source });
+  },
+};
+
+export const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
+
+const OUTPUT_ID = /^[a-z]{2,8}_[0-9a-z]{8,64}$/;
+const FIRST_MESSAGE_MS = 15_000;
+
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/** An announced output the gateway keeps: what a download answers, and the signature storage gave its URL. */
+export interface KeptOutputInfo extends RecentOutputInfo {
+  exp: string;
+  sig: string;
+}
+
+/** Where an output's bytes come from: this replica's announced outputs, else storage. */
+export interface OutputSource {
+  storage: storageV1.StorageServiceClient;
+  /** Outputs announced with their job's end, by output id. */
+  recentOutputs: RecentOutputs<KeptOutputInfo>;
+}
+
+/** Outputs larger than this are not kept (render announces up to 512 KiB by default). */
+export const KEPT_OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
+
+/** The parts of a signed output URL: the output's id and its signature. */
+export interface SignedOutput {
+  outputId: string;
+  exp: string;
+  sig: string;
+}
+
+/** The id and signature of a signed output URL as storage issued it, or undefined. */
+export function signedOutputOf(url: string): SignedOutput | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url, "http://pressroom.invalid");
+  } catch {
+    return undefined;
+  }
+  const outputId = /^\/v1\/outputs\/([^/]+)$/.exec(parsed.pathname)?.[1];
+  const exp = parsed.searchParams.get("exp");
+  const sig = parsed.searchParams.get("sig");
+  return outputId && exp && sig ? { outputId, exp, sig } : undefined;
+}
+
+/**
+ * Keeps the output a succeeded job's announcement carried, under the URL
+ * storage signed for it: the document answer and the URL's first downloads
+ * are served from it. Render alone may announce outcomes (NATS permissions),
+ * after storage stored the output under that URL.
+ */
+export function keepAnnouncedOutput(deps: Pick<OutputSource, "recentOutputs">, job: JobOutcome): void {
+  const { result, output } = job;
+  const signed = result && output ? signedOutputOf(result.url) : undefined;
+  if (!result || !output || !signed || output.data.byteLength !== Number(result.sizeBytes)) return;
+  const info = { contentType: result.contentType, filename: output.filename, expiresAt: new Date(result.expiresAt), exp: signed.exp, sig: signed.sig };
+  deps.recentOutputs.add(signed.outputId, { info, bytes: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength) });
+}
+
+/** Whether a download's signature is, byte for byte, the one storage gave the kept output (compared in constant time). */
+function sameSignature(info: KeptOutputInfo, exp: string, sig: string): boolean {
+  const given = Buffer.from(sig);
+  const kept = Buffer.from(info.sig);
+  return exp === info.exp && given.length === kept.length && timingSafeEqual(given, kept);
+}
+
+/** The headers of an output's answer: status 200, its type, length, file name, and caching until it expires. */
+function answerOutput(ctx: Context, info: { contentType: string; filename: string; expiresAt: Date }, size: number): void {
+  const remaining = Math.max(0, Math.floor((info.expiresAt.getTime() - Date.now()) / 1000));
+  ctx.status = 200;
+  ctx.type = info.contentType;
+  ctx.length = size;
+  ctx.set("Content-Disposition", contentDisposition(info.filename));
+  ctx.set("Referrer-Policy", "no-referrer");
+  ctx.set("Cache-Control", `private, max-age=${remaining}`);
+  ctx.set("X-Content-Type-Options", "nosniff");
+}
+
+/**
+ * Answers with an output's bytes: those announced to this replica when the
+ * URL is the one storage signed for them and has not expired, else streamed
+ * from storage once it has checked the signature (in constant time). HEAD
+ * answers the headers only.
+ */
+export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, exp, sig }: SignedOutput): Promise<void> {
+  if (!OUTPUT_ID.test(outputId)) throw invalid();
+  const kept = deps.recentOutputs.get(outputId);
+  if (kept && sameSignature(kept.info, exp, sig)) {
+    outputMetrics.served("announced");
+    answerOutput(ctx, kept.info, kept.bytes.length);
+    ctx.body = kept.bytes;
+    return;
+  }
+  const stream = deps.storage.getOutput({ outputId, exp, sig }, { deadline: Date.now() + 5 * 60_000 });
+  const messages = stream[Symbol.asyncIterator]() as AsyncIterator<storageV1.GetOutputResponse>;
+  let first: IteratorResult<storageV1.GetOutputResponse>;
+  // The whole download may take minutes; the answer to the signature check may not.
+  const firstTimeout = setTimeout(() => stream.cancel(), FIRST_MESSAGE_MS);
+  try {
+    first = await messages.next();
+  } catch (err) {
+    throw fromGrpcError(err);
+  } finally {
+    clearTimeout(firstTimeout);
+  }
+  const info = first.done ? undefined : first.value.info;
+  if (!info) {
+    stream.cancel();
+    throw new AppError("INTERNAL_ERROR", "output stream without metadata", "Retry with exponential backoff.");
+  }
+  outputMetrics.served("storage");
+  answerOutput(ctx, { contentType: info.contentType, filename: info.filename, expiresAt: new Date(info.expiresAt) }, Number(info.sizeBytes));
+  if (ctx.method === "HEAD") {
+    stream.cancel();
+    return;
+  }
+  ctx.body = Readable.from(
+    (async function* () {
+      try {
+        for (;;) {
+          const next = await messages.next();
+          if (next.done) return;
+          if (next.value.chunk) yield next.value.chunk;
+        }
+      } finally {
+        // The client went away (or the stream ended): stop storage's read.
+        stream.cancel();
+      }
+    })(),
+  );
+}
