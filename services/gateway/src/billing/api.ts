@@ -1,16 +1,6 @@
 import { PAID_PLANS, z, type PlanId } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
-import {
-  IDEMPOTENCY_DESCRIPTION,
-  IdempotencyKey,
-  REPLAYABLE_HEADERS,
-  errorResponse,
-  headers,
-  internal,
-  jsonResponse,
-  rateLimited,
-  unauthorized,
-} from "../api-shared";
+import { IDEMPOTENCY_DESCRIPTION, IdempotencyKey, REPLAYABLE_HEADERS, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
 
 /** The schemas of billing/ (the JSON checkout, the checkout page, its Confirm form and Stripe's webhook) and their operations. */
 
@@ -50,15 +40,13 @@ export const checkoutOperation: ZodOpenApiOperationObject = {
   requestBody: { required: true, content: { "application/json": { schema: CheckoutRequest } } },
   responses: {
     "201": jsonResponse("A checkout session.", CheckoutSession, REPLAYABLE_HEADERS),
-    "401": unauthorized,
     "422": errorResponse(
       "The body failed validation (PAYLOAD_INVALID), the plan is not an upgrade of the key's plan (PLAN_INVALID), " +
         "or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
       ["PAYLOAD_INVALID", "PLAN_INVALID", "IDEMPOTENCY_KEY_REUSED"],
       REPLAYABLE_HEADERS,
     ),
-    "429": rateLimited,
-    "500": internal,
+    ...keyedErrors,
   },
 };
 

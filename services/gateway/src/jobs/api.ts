@@ -13,7 +13,7 @@ import {
   rateLimited,
   unauthorized,
 } from "../api-shared";
-import { MAX_HTML_BYTES, grouped } from "../limits";
+import { MAX_HTML_BYTES, MAX_JSON_DEPTH, grouped } from "../limits";
 import { ImageRequest, RenderRequest, type JobKind } from "./request";
 
 /** The responses of jobs/ (POST /v1/render and /v1/image, GET /v1/jobs/{id}), the webhook a job sends, and their operations. */
@@ -82,7 +82,7 @@ const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
   "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
   "422": errorResponse(
-    "The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than 64 levels, unknown field, " +
+    `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
       "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
       "whose first line the message gives, render timeout, output too large), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",

@@ -27,7 +27,7 @@ const Html = z
   .check((ctx) => {
     const bytes = Buffer.byteLength(ctx.value, "utf8");
     if (bytes > MAX_HTML_BYTES) {
-      const message = `${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (512 KB)`;
+      const message = `${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (${MAX_HTML_BYTES / 1024} KB)`;
       ctx.issues.push({ code: "custom", message, input: ctx.value, params: { hint: "Send a smaller document, or store it as a template." } });
     }
   })
@@ -56,7 +56,7 @@ export const WebhookUrl = z
     format: "uri",
     maxLength: MAX_WEBHOOK_URL_LENGTH,
     pattern: "^[Hh][Tt][Tt][Pp][Ss]://",
-    description: "An absolute https URL on the default port (absent or 443), without user info, at most 2,048 characters. Makes the request asynchronous.",
+    description: `An absolute https URL on the default port (absent or 443), without user info, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters. Makes the request asynchronous.`,
   });
 
 export const RenderRequest = z
@@ -95,7 +95,7 @@ export const ImageRequest = z
 const HINTS: FieldHints = {
   template_id: { required: "Image requests name a png template; see GET /v1/templates.", invalid: "Use an id from GET /v1/templates." },
   data: { required: 'Send a data object, e.g. "data": {} when the template needs none.' },
-  webhook_url: { invalid: "Use an absolute https:// URL on the default port, without credentials, at most 2,048 characters." },
+  webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
 };
 
 /**
