@@ -1,5 +1,5 @@
 import type { meteringV1 } from "@pressroom/contracts";
-import { AppError, isTerminal, loadJob, newId, type JobOutcome } from "@pressroom/platform";
+import { AppError, isTerminal, loadJob, newId, type JobOutcome, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";
@@ -12,6 +12,7 @@ import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 import { validateJobRequest, type JobKind, type JobRequest } from "./request";
+import type { JobAccepted } from "./api";
 
 /** What POST /v1/render and /v1/image use. */
 export interface JobDeps extends OutputSource, RecordDeps {
@@ -96,7 +97,7 @@ async function outcomeOf(deps: JobDeps, jobId: string, timeoutMs: number): Promi
 function answerQueued(ctx: Context, jobId: string): void {
   ctx.status = 202;
   ctx.set("Location", `/v1/jobs/${jobId}`);
-  ctx.body = { id: jobId, status: "queued" };
+  ctx.body = { id: jobId, status: "queued" } satisfies z.input<typeof JobAccepted>;
 }
 
 /** Whether a sync request's Accept header prefers the job's document to JSON (JSON stays the default, for a wildcard too). */

@@ -1,7 +1,8 @@
-import { AppError, loadJob } from "@pressroom/platform";
+import { AppError, loadJob, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { JetStreamManager } from "nats";
 import { keyed, type KeyedDeps } from "../access/admission";
+import type { Job } from "./api";
 
 const JOB_ID = /^job_[0-9a-z]{26}$/;
 
@@ -37,6 +38,6 @@ export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
           }
         : null,
       events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
-    };
+    } satisfies z.input<typeof Job>;
   };
 }

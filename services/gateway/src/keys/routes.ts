@@ -1,11 +1,11 @@
 import type { identityV1 } from "@pressroom/contracts";
-import { call } from "@pressroom/platform";
+import { call, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
 import { bodyProblem, readJsonObject } from "../body";
 import { clientIp, type TrustedProxies } from "../client-ip";
 import { errors } from "../errors";
-import { SIGNUP_HINTS, SignupRequest } from "./api";
+import { SIGNUP_HINTS, SignupRequest, type RotatedWebhookSecret, type WebhookSecret } from "./api";
 
 /** What the key routes use: identity for the key and its secret, metering for usage and the rate limit. */
 export interface KeyDeps extends KeyedDeps {
@@ -36,7 +36,7 @@ export function keyRoutes(deps: KeyDeps) {
       const principal = await keyed(deps, ctx);
       const { secret } = await call(identity, identity.getWebhookSecret, { keyId: principal.keyId });
       ctx.set("Cache-Control", "no-store");
-      ctx.body = { secret };
+      ctx.body = { secret } satisfies z.input<typeof WebhookSecret>;
     },
 
     /** POST /v1/keys/webhook-secret/rotate: a new secret, shown in this answer; the replaced one keeps signing callbacks for 24 h. */
@@ -44,7 +44,7 @@ export function keyRoutes(deps: KeyDeps) {
       const principal = await keyed(deps, ctx);
       const rotated = await call(identity, identity.rotateWebhookSecret, { keyId: principal.keyId });
       ctx.set("Cache-Control", "no-store");
-      ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt };
+      ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt } satisfies z.input<typeof RotatedWebhookSecret>;
     },
 
     /** POST /v1/signup {"email"}: public, throttled per client IP. */

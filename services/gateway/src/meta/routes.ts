@@ -1,5 +1,6 @@
-import { errorBody, notReady } from "@pressroom/platform";
+import { errorBody, notReady, type z } from "@pressroom/platform";
 import type { Context } from "koa";
+import type { Health } from "./api";
 
 /** What meta/ uses: the process's readiness, and the OpenAPI document (built once, on its first request). */
 export interface MetaDeps {
@@ -21,7 +22,7 @@ export function metaRoutes(deps: MetaDeps) {
     /** GET /livez */
     livez(ctx: Context): void {
       ctx.set("Cache-Control", "no-store");
-      ctx.body = { status: "ok" };
+      ctx.body = { status: "ok" } satisfies z.input<typeof Health>;
     },
 
     /** GET /readyz */
