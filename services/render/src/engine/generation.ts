@@ -3,7 +3,8 @@ import { openChromium, type LaunchSettings } from "./chromium";
 import { noop, withTimeout } from "./async";
 import { WaiterQueue } from "./fifo";
 import { browserStopped, pagesLost, rendererCrashed, windowClosed } from "./job";
-import { Slot, type PageLoss, type SlotDeps } from "./slot";
+import type { SlotSettings } from "./options";
+import { Slot, type PageLoss } from "./slot";
 import { RenderFailure, type EngineLogger } from "./types";
 
 /** The generation stopped handing out pages (crash, recycle): take one from the next. */
@@ -13,7 +14,7 @@ export interface GenerationOptions {
   launch: LaunchSettings;
   /** Pages kept warm: slots + spares. */
   pages: number;
-  slot: Omit<SlotDeps, "browser" | "onGone">;
+  slot: SlotSettings;
   logger?: EngineLogger;
   /** Called once when the browser goes away without being asked to. */
   onDeath: (generation: Generation) => void;
@@ -281,8 +282,7 @@ export class Generation {
       // Register first so a popup or crash during the warm-up is attributed to this page.
       this.slots.set(slot.contextId, slot);
       try {
-        // A "fresh" page is used once: warming it would only double its cost.
-        if (launching || this.opts.slot.strategy === "reuse") await slot.warmUp();
+        await slot.warmUp();
       } catch (err) {
         this.slots.delete(slot.contextId);
         void slot.destroy();

@@ -15,26 +15,20 @@ import {
   type Limits,
 } from "./job";
 import { decideRequest, newDocumentOrigin } from "./network";
+import type { SlotSettings } from "./options";
 import { answerSubrequest } from "./subrequest";
 import type { JobLayout } from "./paper";
 import { capturePng, printPdf } from "./print";
-import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
+import { RenderFailure, type RenderOutput } from "./types";
 
 /** How Chromium reported a page gone: its renderer crashed, or its target closed. */
 export type PageLoss = "crashed" | "closed";
 
-export interface SlotDeps {
+export interface SlotDeps extends SlotSettings {
   /** The browser-level session of the slot's browser. */
   browser: CDPSession;
   /** Told when the page's own session sees its renderer crash; the generation decides whose fault it was. */
   onGone: (slot: Slot, loss: PageLoss) => void;
-  strategy: IsolationStrategy;
-  fetchSubresource?: SubresourceFetcher;
-  subrequestTimeoutMs: number;
-  subresourceBudgetBytes: number;
-  maxPages: number;
-  maxOutputBytes: number;
-  logger?: EngineLogger;
 }
 
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
@@ -209,7 +203,7 @@ export class Slot {
 
   /** Whether the page can be wiped and reused (rather than thrown away). */
   get reusable(): boolean {
-    return !this.broken && this.deps.strategy === "reuse";
+    return !this.broken;
   }
 
   /** Renders one job on this page; the deadline starts now. */
