@@ -3,7 +3,7 @@ import { RenderEngine, type EngineStats, type RenderJob } from "@pressroom/rende
 import type { BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { FreshContexts } from "./fresh-contexts";
-import { summarise, type RunStats } from "./stats";
+import { runTasks, summarise, type RunStats } from "./stats";
 
 /** USER_HZ on Linux: /proc reports CPU time in ticks of 10 ms. */
 const TICK_MS = 10;
@@ -45,19 +45,16 @@ interface Variant {
 const variant = (fields: Omit<Variant, "latencies" | "wallMs" | "cpuMs">): Variant => ({ ...fields, latencies: [], wallMs: 0, cpuMs: 0 });
 
 async function burst(v: Variant, concurrency: number, count: number, record: boolean): Promise<void> {
-  let issued = 0;
   const cpu0 = groupCpuMs(v.pid());
   const node0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (issued < count) {
-        issued++;
-        const started = performance.now();
-        await v.once(worker);
-        if (record) v.latencies.push(performance.now() - started);
-      }
-    }),
+  await runTasks(
+    concurrency,
+    count,
+    (worker) => v.once(worker),
+    (ms) => {
+      if (record) v.latencies.push(ms);
+    },
   );
   await v.settle();
   if (!record) return;
