@@ -1,8 +1,9 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { RenderEngine, type IsolationStrategy, type RenderJob } from "@pressroom/render/engine";
+import { RenderEngine, type EngineStats, type RenderJob } from "@pressroom/render/engine";
 import type { BenchDocument } from "./documents";
 import { Floor } from "./floor";
-import { summarise, type RunStats } from "./stats";
+import { FreshContexts } from "./fresh-contexts";
+import { runTasks, summarise, type RunStats } from "./stats";
 
 /** USER_HZ on Linux: /proc reports CPU time in ticks of 10 ms. */
 const TICK_MS = 10;
@@ -44,19 +45,16 @@ interface Variant {
 const variant = (fields: Omit<Variant, "latencies" | "wallMs" | "cpuMs">): Variant => ({ ...fields, latencies: [], wallMs: 0, cpuMs: 0 });
 
 async function burst(v: Variant, concurrency: number, count: number, record: boolean): Promise<void> {
-  let issued = 0;
   const cpu0 = groupCpuMs(v.pid());
   const node0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (issued < count) {
-        issued++;
-        const started = performance.now();
-        await v.once(worker);
-        if (record) v.latencies.push(performance.now() - started);
-      }
-    }),
+  await runTasks(
+    concurrency,
+    count,
+    (worker) => v.once(worker),
+    (ms) => {
+      if (record) v.latencies.push(ms);
+    },
   );
   await v.settle();
   if (!record) return;
@@ -65,23 +63,25 @@ async function burst(v: Variant, concurrency: number, count: number, record: boo
   v.cpuMs += groupCpuMs(v.pid()) - cpu0 + (node.user + node.system) / 1000;
 }
 
-async function engineVariant(executablePath: string, isolation: IsolationStrategy, slots: number, doc: BenchDocument): Promise<Variant> {
-  const engine = await RenderEngine.start({ executablePath, slots, isolation });
+/** The engine, or the bench's variant of it built from its pieces. */
+type Renderer = Pick<RenderEngine, "render" | "close"> & { stats(): Pick<EngineStats, "preparing" | "browserPid"> };
+
+function engineVariant(name: string, renderer: Renderer, doc: BenchDocument): Variant {
   const job: RenderJob = { html: doc.html, kind: "pdf", page: doc.pdf };
   return variant({
-    name: `engine, ${isolation}`,
-    once: () => engine.render(job),
+    name,
+    once: () => renderer.render(job),
     settle: async () => {
-      while (engine.stats().preparing > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      while (renderer.stats().preparing > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     },
-    pid: () => engine.stats().browserPid,
-    close: () => engine.close(),
+    pid: () => renderer.stats().browserPid,
+    close: () => renderer.close(),
   });
 }
 
 /**
- * The render engine alone (no service around it) against the floor, for both
- * isolation strategies, at each concurrency. The variants of one level run
+ * The render engine alone (no service around it) against the floor and against
+ * a fresh browser context per render (FreshContexts), at each concurrency. The variants of one level run
  * in alternating short bursts, so load from elsewhere on the machine falls
  * on all of them alike. CPU is Chromium's and this process's, per render.
  */
@@ -97,8 +97,8 @@ export async function engineBench(executablePath: string, doc: BenchDocument, re
         pid: () => floor.pid(),
         close: () => floor.close(),
       }),
-      await engineVariant(executablePath, "reuse", concurrency, doc),
-      await engineVariant(executablePath, "fresh", concurrency, doc),
+      engineVariant("engine, reuse", await RenderEngine.start({ executablePath, slots: concurrency }), doc),
+      engineVariant("engine, fresh", await FreshContexts.start(executablePath, concurrency), doc),
     ];
     try {
       for (const v of variants) await burst(v, concurrency, 2 * concurrency, false);

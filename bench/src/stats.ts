@@ -34,17 +34,22 @@ export async function drive(concurrency: number, count: number, warmup: number, 
     }),
   );
   const latencies: number[] = [];
-  let issued = 0;
   const started = performance.now();
+  await runTasks(concurrency, count, task, (ms) => latencies.push(ms));
+  return summarise(latencies, performance.now() - started);
+}
+
+/** `concurrency` workers run `count` tasks between them, each taking the next as it finishes one; `latency` hears each task's time. */
+export async function runTasks(concurrency: number, count: number, task: (worker: number) => Promise<unknown>, latency: (ms: number) => void): Promise<void> {
+  let issued = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async (_, w) => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       while (issued < count) {
         issued++;
-        const t0 = performance.now();
-        await task(w);
-        latencies.push(performance.now() - t0);
+        const started = performance.now();
+        await task(worker);
+        latency(performance.now() - started);
       }
     }),
   );
-  return summarise(latencies, performance.now() - started);
 }

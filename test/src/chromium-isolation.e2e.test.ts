@@ -86,6 +86,7 @@ function assertHoldsNothing(processes: ProcessInfo[], secrets: string[]): void {
 
 const credentialsOf = (stack: TestStack, extra: Record<string, string>): string[] => [
   stack.databaseUrl,
+  stack.databaseUrls.render,
   ...Object.values(stack.natsPasswords ?? {}),
   ...Object.values(extra),
 ];
@@ -102,7 +103,7 @@ describe("a Chromium launched by the render worker", () => {
 
   it("the worker itself holds the credentials (the control)", () => {
     const worker = processInfo(stack.services.processes.get("render")!.child.pid!)!;
-    assert.equal(worker.env.DATABASE_URL, stack.databaseUrl);
+    assert.equal(worker.env.DATABASE_URL, stack.databaseUrls.render);
     assert.equal(worker.env.NATS_USER, "render");
     assert.ok(worker.env.NATS_PASSWORD);
     assert.equal(worker.env.STRIPE_SECRET_KEY, extra.STRIPE_SECRET_KEY);

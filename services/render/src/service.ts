@@ -8,8 +8,8 @@ import { TemplateExpander } from "./catalog/expander";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
 import type { RenderEngine } from "./engine";
-import { JobExpiry } from "./worker/expiry";
-import { RenderWorker } from "./worker/worker";
+import { JobExpiry, type JobExpiryDeps } from "./worker/expiry";
+import { RenderWorker, type WorkerDeps } from "./worker/worker";
 
 /** What the render service is built from. */
 export interface RenderDeps {
@@ -57,14 +57,16 @@ export function createServer(deps: RenderDeps): GrpcService[] {
   ];
 }
 
+/** The NATS clients and the logger the worker and the expiry both work with. */
+function messaging({ nc, jsm, logger }: RenderDeps): Pick<WorkerDeps & JobExpiryDeps, "nc" | "js" | "jsm" | "logger"> {
+  return { nc, js: nc.jetstream(), jsm, logger };
+}
+
 /** Ends overdue jobs on metering's request (worker/expiry.ts), not yet subscribed. */
 export function createExpiry(deps: RenderDeps): JobExpiry {
   const { config } = deps;
   return new JobExpiry({
-    nc: deps.nc,
-    js: deps.nc.jetstream(),
-    jsm: deps.jsm,
-    logger: deps.logger,
+    ...messaging(deps),
     maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS,
     deadlineMs: config.RENDER_DEADLINE_MS,
   });
@@ -74,9 +76,7 @@ export function createExpiry(deps: RenderDeps): JobExpiry {
 export function createService(deps: RenderDeps): RenderWorker {
   const { config } = deps;
   return new RenderWorker({
-    nc: deps.nc,
-    js: deps.nc.jetstream(),
-    jsm: deps.jsm,
+    ...messaging(deps),
     engine: deps.engine,
     catalog: deps.catalog,
     expander: deps.expander,
@@ -84,7 +84,6 @@ export function createService(deps: RenderDeps): RenderWorker {
     storage: deps.storage,
     outputBucket: config.OUTPUT_BUCKET,
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
-    logger: deps.logger,
     workerName: config.WORKER_NAME,
     slots: config.RENDER_SLOTS,
   });

@@ -7,7 +7,8 @@ import { createDb, migrateToLatest } from "@pressroom/platform";
 import { isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure } from "../engine";
+import { RenderFailure, type RenderEngine } from "../engine";
+import { startEngine } from "../test-support/engine";
 import { migrations } from "../migrations";
 import { BUILTIN_DIR, loadBuiltinTemplates } from "./builtin-loader";
 import { TemplateCatalog, imageSettingsOf, pageSettingsOf } from "./catalog";
@@ -40,7 +41,7 @@ describe("template settings: script errors", () => {
     database = await isolatedDatabase("pressroom_render_test");
     db = createDb<RenderDb>({ url: database.url, schema: "render" });
     await migrateToLatest(db, "render", migrations);
-    engine = await RenderEngine.start({ executablePath: process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH, slots: 2 });
+    engine = await startEngine({ slots: 2 });
     dir = mkdtempSync(path.join(tmpdir(), "pressroom-templates-"));
     cpSync(BUILTIN_DIR, dir, { recursive: true });
     const throwing = (id: string, settings?: object) => {

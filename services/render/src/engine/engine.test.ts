@@ -3,10 +3,18 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
-import { browserProcesses, connectingFetcher, pdfInfo, pdfText, pngSize, recordingHttpServer, tcpServer, testLogger } from "../test-support/engine";
-
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
+import { RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
+import {
+  browserProcesses,
+  connectingFetcher,
+  pdfInfo,
+  pdfText,
+  pngSize,
+  recordingHttpServer,
+  startEngine,
+  tcpServer,
+  testLogger,
+} from "../test-support/engine";
 
 const A4_LANDSCAPE: PageSettings = {
   format: "A4",
@@ -31,7 +39,7 @@ function failsWith(reason: RenderFailure["reason"]) {
 describe("render engine: output", () => {
   let engine: RenderEngine;
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 2 });
+    engine = await startEngine({ slots: 2 });
   });
   after(() => engine.close());
 
@@ -79,7 +87,7 @@ describe("render engine: output", () => {
   });
 
   it("renders 8 jobs at once on 4 slots", async () => {
-    const four = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 4 });
+    const four = await startEngine({ slots: 4 });
     try {
       const outs = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
@@ -171,7 +179,7 @@ describe("render engine: isolation between jobs on one page", () => {
 
   before(async () => {
     // One slot and no spare page: the second job is guaranteed to reuse the first one's page.
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, sparePages: 0, fetchSubresource: fetcher });
+    engine = await startEngine({ slots: 1, sparePages: 0, fetchSubresource: fetcher });
   });
   after(() => engine.close());
 
@@ -206,7 +214,7 @@ describe("render engine: isolation between jobs on one page", () => {
 describe("render engine: network policy", () => {
   let engine: RenderEngine;
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, deadlineMs: 15_000 });
+    engine = await startEngine({ slots: 1, deadlineMs: 15_000 });
   });
   after(() => engine.close());
 
@@ -329,7 +337,7 @@ describe("render engine: sub-requests", () => {
       }
       return connectingFetcher(req);
     };
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, subrequestTimeoutMs: 500, deadlineMs: 15_000, fetchSubresource: fetcher });
+    engine = await startEngine({ slots: 1, subrequestTimeoutMs: 500, deadlineMs: 15_000, fetchSubresource: fetcher });
   });
   after(async () => {
     await engine.close();
@@ -376,7 +384,7 @@ describe("render engine: limits", () => {
   let engine: RenderEngine;
   const logger = testLogger();
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, maxPages: 20, logger });
+    engine = await startEngine({ slots: 1, maxPages: 20, logger });
   });
   after(() => engine.close());
 
@@ -418,7 +426,7 @@ describe("render engine: limits", () => {
   });
 
   it("fails on the output cap", async () => {
-    const small = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, sparePages: 0, maxOutputBytes: 2_000 });
+    const small = await startEngine({ slots: 1, sparePages: 0, maxOutputBytes: 2_000 });
     try {
       await assert.rejects(small.render({ kind: "pdf", html: "<h1>too big for 2 kB</h1>" }), (err: unknown) => {
         failsWith("output_cap")(err);
@@ -436,7 +444,7 @@ describe("render engine: a page lost while its document runs", () => {
   // One slot and no spare: a lost page that were used again would fail every later job.
   let engine: RenderEngine;
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, sparePages: 0, rendererHeapMiB: 64 });
+    engine = await startEngine({ slots: 1, sparePages: 0, rendererHeapMiB: 64 });
   });
   after(() => engine.close());
 
@@ -470,7 +478,7 @@ describe("render engine: a page lost while its document runs", () => {
   });
 
   it("cannot tell whose fault pages lost together are: retryable", async () => {
-    const two = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 2, sparePages: 0 });
+    const two = await startEngine({ slots: 2, sparePages: 0 });
     try {
       const busy = "<script>const t = Date.now(); while (Date.now() - t < 8000) {}</script>";
       const jobs = [two.render({ kind: "pdf", html: busy, deadlineMs: 20_000 }), two.render({ kind: "pdf", html: busy, deadlineMs: 20_000 })];
@@ -489,7 +497,7 @@ describe("render engine: a page lost while its document runs", () => {
 describe("render engine: crashes and recycling", () => {
   it("fails the render in flight when the browser is killed, then relaunches", async () => {
     const logger = testLogger();
-    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 2, logger });
+    const engine = await startEngine({ slots: 2, logger });
     try {
       const before = engine.stats();
       assert.ok(before.browserPid);
@@ -521,7 +529,7 @@ describe("render engine: crashes and recycling", () => {
   });
 
   it("recycles the browser without dropping jobs in flight", async () => {
-    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 2, recycleAfterRenders: 3 });
+    const engine = await startEngine({ slots: 2, recycleAfterRenders: 3 });
     try {
       const firstPid = engine.stats().browserPid;
       // Keep jobs flowing until the replacement browser has taken over, then check every job succeeded.
@@ -539,7 +547,7 @@ describe("render engine: crashes and recycling", () => {
   });
 
   it("close() returns even while a renderer is stuck, failing what is in flight", async () => {
-    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1 });
+    const engine = await startEngine({ slots: 1 });
     const stuck = engine.render({ kind: "pdf", html: "<script>while(true){}</script>" }).catch((err: unknown) => err);
     const queued = engine.render({ kind: "pdf", html: "<p>queued</p>" }).catch((err: unknown) => err);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -550,7 +558,7 @@ describe("render engine: crashes and recycling", () => {
   });
 
   it("keeps a held page from the next job until the caller lets it go", async () => {
-    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, sparePages: 0 });
+    const engine = await startEngine({ slots: 1, sparePages: 0 });
     try {
       let letGo!: () => void;
       const holdPageUntil = new Promise<void>((resolve) => (letGo = resolve));
@@ -568,7 +576,7 @@ describe("render engine: crashes and recycling", () => {
   });
 
   it("stops a render when the caller aborts", async () => {
-    const engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1 });
+    const engine = await startEngine({ slots: 1 });
     try {
       const controller = new AbortController();
       const pending = engine.render({ kind: "pdf", html: "<script>while(true){}</script>" }, { signal: controller.signal });

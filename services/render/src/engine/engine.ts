@@ -1,22 +1,11 @@
-import { DEFAULT_CHROMIUM_PATH } from "./chromium";
 import { FifoSemaphore } from "./fifo";
 import { Generation, GenerationGone, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
 import { deadlineOf, NotStarted } from "./job";
+import { engineSettings } from "./options";
 import type { Slot } from "./slot";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
-const DEFAULTS = {
-  executablePath: DEFAULT_CHROMIUM_PATH,
-  deadlineMs: 30_000,
-  maxPages: 500,
-  maxOutputBytes: 50 * 1024 * 1024,
-  subrequestTimeoutMs: 5_000,
-  subresourceBudgetBytes: 50 * 1024 * 1024,
-  recycleAfterRenders: 2_000,
-  sparePages: 1,
-  rendererHeapMiB: 512,
-};
 /** The longest a job waits for a browser to come back before failing as `crashed`. */
 const MIN_BROWSER_WAIT_MS = 30_000;
 const MAX_RELAUNCH_BACKOFF_MS = 10_000;
@@ -68,30 +57,11 @@ export class RenderEngine {
   private constructor(private readonly opts: EngineOptions) {
     if (!Number.isInteger(opts.slots) || opts.slots < 1) throw new Error("EngineOptions.slots must be a positive integer");
     this.permits = new FifoSemaphore(opts.slots);
-    this.deadlineMs = opts.deadlineMs ?? DEFAULTS.deadlineMs;
-    this.recycleAfterRenders = opts.recycleAfterRenders ?? DEFAULTS.recycleAfterRenders;
+    const { deadlineMs, recycleAfterRenders, ...generation } = engineSettings(opts);
+    this.deadlineMs = deadlineMs;
+    this.recycleAfterRenders = recycleAfterRenders;
     this.logger = opts.logger;
-    this.generationOptions = {
-      launch: {
-        executablePath: opts.executablePath ?? DEFAULTS.executablePath,
-        sandbox: opts.sandbox ?? false,
-        rendererHeapMiB: opts.rendererHeapMiB ?? DEFAULTS.rendererHeapMiB,
-        protocolTimeoutMs: Math.max(this.deadlineMs, 30_000) + 10_000,
-        connectUrl: opts.connectUrl,
-      },
-      pages: opts.slots + (opts.sparePages ?? DEFAULTS.sparePages),
-      slot: {
-        strategy: opts.isolation ?? "reuse",
-        fetchSubresource: opts.fetchSubresource,
-        subrequestTimeoutMs: opts.subrequestTimeoutMs ?? DEFAULTS.subrequestTimeoutMs,
-        subresourceBudgetBytes: opts.subresourceBudgetBytes ?? DEFAULTS.subresourceBudgetBytes,
-        maxPages: opts.maxPages ?? DEFAULTS.maxPages,
-        maxOutputBytes: opts.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
-        logger: opts.logger,
-      },
-      logger: opts.logger,
-      onDeath: (generation) => this.onDeath(generation),
-    };
+    this.generationOptions = { ...generation, logger: opts.logger, onDeath: (g) => this.onDeath(g) };
   }
 
   /**
@@ -101,7 +71,7 @@ export class RenderEngine {
   static async start(opts: EngineOptions): Promise<RenderEngine> {
     const engine = new RenderEngine(opts);
     engine.current = opts.connectUrl === undefined ? await engine.launch() : await engine.firstConnection();
-    engine.logger?.info({ pid: engine.current.pid, slots: opts.slots, isolation: opts.isolation ?? "reuse" }, "render engine started");
+    engine.logger?.info({ pid: engine.current.pid, slots: opts.slots }, "render engine started");
     return engine;
   }
 

@@ -1,12 +1,60 @@
-interface Waiter {
-  grant: () => void;
+interface Waiter<T> {
+  resolve: (value: T) => void;
   reject: (err: unknown) => void;
+}
+
+/**
+ * Callers waiting for a value, served strictly in arrival order. A waiter whose
+ * `signal` aborts leaves the queue and rejects with the signal's reason.
+ */
+export class WaiterQueue<T> {
+  private readonly waiters: Array<Waiter<T>> = [];
+
+  get length(): number {
+    return this.waiters.length;
+  }
+
+  /** Resolves with the value `serve` hands over next; rejects if `signal` aborts first. */
+  wait(signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i !== -1) this.waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      const waiter: Waiter<T> = {
+        resolve: (value) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(value);
+        },
+        reject: (err) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Hands `value` to the longest waiter; false if no one waits. */
+  serve(value: T): boolean {
+    const waiter = this.waiters.shift();
+    waiter?.resolve(value);
+    return waiter !== undefined;
+  }
+
+  /** Fails every waiter. */
+  rejectAll(err: unknown): void {
+    for (const waiter of this.waiters.splice(0)) waiter.reject(err);
+  }
 }
 
 /** A counting semaphore whose waiters are served strictly in arrival order. */
 export class FifoSemaphore {
   private active = 0;
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters = new WaiterQueue<() => void>();
 
   constructor(private readonly permits: number) {}
 
@@ -25,31 +73,12 @@ export class FifoSemaphore {
       this.active++;
       return Promise.resolve(this.releaser());
     }
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const i = this.waiters.indexOf(waiter);
-        if (i !== -1) this.waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      const waiter: Waiter = {
-        grant: () => {
-          signal?.removeEventListener("abort", onAbort);
-          this.active++;
-          resolve(this.releaser());
-        },
-        reject: (err) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(err);
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(signal);
   }
 
   /** Fails every waiter (used when the engine closes). */
   rejectAll(err: unknown): void {
-    for (const waiter of this.waiters.splice(0)) waiter.reject(err);
+    this.waiters.rejectAll(err);
   }
 
   private releaser(): () => void {
@@ -57,8 +86,8 @@ export class FifoSemaphore {
     return () => {
       if (released) return;
       released = true;
-      this.active--;
-      this.waiters.shift()?.grant();
+      // The permit passes straight to the longest waiter, if any.
+      if (!this.waiters.serve(this.releaser())) this.active--;
     };
   }
 }

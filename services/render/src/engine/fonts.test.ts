@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine } from "./index";
-import { pdfFonts, pdfText } from "../test-support/engine";
-
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
+import type { RenderEngine } from "./index";
+import { pdfFonts, pdfText, startEngine } from "../test-support/engine";
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
@@ -16,7 +14,7 @@ const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex"
 describe("render engine: fonts", () => {
   let engine: RenderEngine;
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1 });
+    engine = await startEngine({ slots: 1 });
   });
   after(() => engine.close());
 

@@ -1,8 +1,10 @@
 import type { Browser, CDPSession, Protocol } from "puppeteer-core";
 import { openChromium, type LaunchSettings } from "./chromium";
 import { noop, withTimeout } from "./async";
+import { WaiterQueue } from "./fifo";
 import { browserStopped, pagesLost, rendererCrashed, windowClosed } from "./job";
-import { Slot, type PageLoss, type SlotDeps } from "./slot";
+import type { SlotSettings } from "./options";
+import { Slot, type PageLoss } from "./slot";
 import { RenderFailure, type EngineLogger } from "./types";
 
 /** The generation stopped handing out pages (crash, recycle): take one from the next. */
@@ -12,15 +14,10 @@ export interface GenerationOptions {
   launch: LaunchSettings;
   /** Pages kept warm: slots + spares. */
   pages: number;
-  slot: Omit<SlotDeps, "browser" | "onGone">;
+  slot: SlotSettings;
   logger?: EngineLogger;
   /** Called once when the browser goes away without being asked to. */
   onDeath: (generation: Generation) => void;
-}
-
-interface Waiter {
-  resolve: (slot: Slot) => void;
-  reject: (err: unknown) => void;
 }
 
 const CLOSE_MS = 3_000;
@@ -50,7 +47,7 @@ export class Generation {
   private openFailures = 0;
   private readonly slots = new Map<string, Slot>();
   private readonly idle: Slot[] = [];
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters = new WaiterQueue<Slot>();
   /** When pages were lost lately (performance.now()), to tell a page lost alone from pages lost together. */
   private losses: number[] = [];
   private closed: Promise<void> | undefined;
@@ -113,25 +110,7 @@ export class Generation {
       this.busy++;
       return Promise.resolve(slot);
     }
-    return new Promise<Slot>((resolve, reject) => {
-      const onAbort = () => {
-        const i = this.waiters.indexOf(waiter);
-        if (i !== -1) this.waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      const waiter: Waiter = {
-        resolve: (s) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(s);
-        },
-        reject: (err) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(err);
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(signal);
   }
 
   /** Gives a page back after its job: wiped and reused, or replaced by a fresh one. */
@@ -166,7 +145,7 @@ export class Generation {
   retire(): void {
     if (this.state !== "live") return;
     this.state = "retiring";
-    for (const waiter of this.waiters.splice(0)) waiter.reject(new GenerationGone());
+    this.waiters.rejectAll(new GenerationGone());
     this.idle.length = 0;
     if (this.busy === 0) void this.close();
   }
@@ -223,7 +202,7 @@ export class Generation {
   private die(failure: RenderFailure): void {
     this.state = "dead";
     for (const slot of this.slots.values()) slot.markBroken(failure);
-    for (const waiter of this.waiters.splice(0)) waiter.reject(new GenerationGone());
+    this.waiters.rejectAll(new GenerationGone());
     this.idle.length = 0;
   }
 
@@ -278,13 +257,8 @@ export class Generation {
 
   private makeIdle(slot: Slot): void {
     if (this.state !== "live") return;
-    const waiter = this.waiters.shift();
-    if (waiter) {
-      this.busy++;
-      waiter.resolve(slot);
-    } else {
-      this.idle.push(slot);
-    }
+    if (this.waiters.serve(slot)) this.busy++;
+    else this.idle.push(slot);
   }
 
   private replace(slot: Slot): void {
@@ -308,8 +282,7 @@ export class Generation {
       // Register first so a popup or crash during the warm-up is attributed to this page.
       this.slots.set(slot.contextId, slot);
       try {
-        // A "fresh" page is used once: warming it would only double its cost.
-        if (launching || this.opts.slot.strategy === "reuse") await slot.warmUp();
+        await slot.warmUp();
       } catch (err) {
         this.slots.delete(slot.contextId);
         void slot.destroy();

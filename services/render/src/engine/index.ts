@@ -4,7 +4,6 @@ export {
   type EngineLogger,
   type EngineOptions,
   type FailureReason,
-  type IsolationStrategy,
   type PageSettings,
   type RenderCallOptions,
   type RenderJob,
@@ -14,3 +13,10 @@ export {
 } from "./types";
 export { countPdfPages } from "./pdf";
 export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";
+/** The pieces the engine is built from, for a variant of it built elsewhere (the bench's fresh contexts). */
+export { engineSettings } from "./options";
+export { openChromium } from "./chromium";
+export { Slot, type SlotDeps } from "./slot";
+export { WaiterQueue } from "./fifo";
+export { layoutOf } from "./paper";
+export { deadlineOf } from "./job";

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure } from "./index";
-import { pdfText } from "../test-support/engine";
-
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
+import { RenderFailure, type RenderEngine } from "./index";
+import { pdfText, startEngine } from "../test-support/engine";
 
 function scriptError(line: RegExp) {
   return (err: unknown) => {
@@ -20,7 +18,7 @@ function scriptError(line: RegExp) {
 describe("render engine: script errors", () => {
   let engine: RenderEngine;
   before(async () => {
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1 });
+    engine = await startEngine({ slots: 1 });
   });
   after(() => engine.close());
 

@@ -1,6 +1,6 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop, withTimeout } from "./async";
-import { DEAD_PROXY } from "./chromium";
+import { answerRequest } from "./interception";
 import {
   ActiveJob,
   NotStarted,
@@ -14,66 +14,27 @@ import {
   type Deadline,
   type Limits,
 } from "./job";
-import { decideRequest, newDocumentOrigin } from "./network";
-import { answerSubrequest } from "./subrequest";
+import { newDocumentOrigin } from "./network";
+import type { SlotSettings } from "./options";
+import { SHELL_HTML, WARM_UP, clearJobState, enableDomains, openPage, serveHtml } from "./page";
 import type { JobLayout } from "./paper";
 import { capturePng, printPdf } from "./print";
-import { RenderFailure, type EngineLogger, type IsolationStrategy, type RenderOutput, type SubresourceFetcher } from "./types";
+import { RenderFailure, type RenderOutput } from "./types";
 
 /** How Chromium reported a page gone: its renderer crashed, or its target closed. */
 export type PageLoss = "crashed" | "closed";
 
-export interface SlotDeps {
+export interface SlotDeps extends SlotSettings {
   /** The browser-level session of the slot's browser. */
   browser: CDPSession;
   /** Told when the page's own session sees its renderer crash; the generation decides whose fault it was. */
   onGone: (slot: Slot, loss: PageLoss) => void;
-  strategy: IsolationStrategy;
-  fetchSubresource?: SubresourceFetcher;
-  subrequestTimeoutMs: number;
-  subresourceBudgetBytes: number;
-  maxPages: number;
-  maxOutputBytes: number;
-  logger?: EngineLogger;
 }
 
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
 /** How long a CDP call that failed for no known cause waits for the page's loss to be reported (a closing window fails calls first). */
 const LOSS_REPORT_MS = 1_000;
-/**
- * Per-origin storage a document can write (Storage.clearDataForOrigin types).
- * "all" would add the shader cache and other browser-wide caches, which cost
- * ~10 ms of CPU per call and hold nothing a document controls.
- */
-const CLEARED_STORAGE = "local_storage,indexeddb,cache_storage,file_systems,service_workers,shared_storage,storage_buckets,interest_groups";
-/** What a fresh page holds until its job arrives: no script, nothing to keep. */
-const SHELL_HTML = "<!doctype html><html><head></head><body></body></html>";
-
-/**
- * What a page prints before its first job: the parts of printing a first
- * real document would otherwise pay for (the header/footer machinery with
- * page numbers, the three Latin families, a table, an inline SVG).
- */
-const WARM_UP_HTML = `<!doctype html><html><body style="font-family:sans-serif"><h1>warm-up</h1>
-<p>0123456789 <b>bold</b> <i>italic</i> <span style="font-family:serif">serif</span> <code>mono</code></p>
-<table style="border-collapse:collapse"><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table>
-<svg width="40" height="20"><rect width="40" height="20" fill="#246"/></svg></body></html>`;
-const WARM_UP_FOOTER = `<div style="font-size:8px;width:100%;text-align:center"><span class="pageNumber"></span>/<span class="totalPages"></span></div>`;
-const WARM_UP_LAYOUT: JobLayout = {
-  viewport: { width: 718, height: 1047, deviceScaleFactor: 1 },
-  print: {
-    paperWidth: 8.2677,
-    paperHeight: 11.6929,
-    landscape: false,
-    displayHeaderFooter: true,
-    headerTemplate: "<span></span>",
-    footerTemplate: WARM_UP_FOOTER,
-    preferCSSPageSize: true,
-  },
-  pageHeightPx: 1047,
-};
-const WARM_UP_LIMITS: Limits = { maxPages: 10, maxOutputBytes: 10 * 1024 * 1024 };
 
 /**
  * One browser context with one page, driven over its own CDP session (no
@@ -113,42 +74,14 @@ export class Slot {
   ) {}
 
   /** Creates a context and its page, with interception, dialogs and downloads handled, and loads a shell. */
-  static async open(deps: SlotDeps): Promise<Slot> {
-    const { browserContextId } = await deps.browser.send("Target.createBrowserContext", {
-      disposeOnDetach: true,
-      proxyServer: DEAD_PROXY,
-      proxyBypassList: "<-loopback>",
-    });
-    try {
-      await deps.browser.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId });
-      const { targetId } = await deps.browser.send("Target.createTarget", { url: "about:blank", browserContextId });
-      const { sessionId } = await deps.browser.send("Target.attachToTarget", { targetId, flatten: true });
-      const session = deps.browser.connection()?.session(sessionId);
-      if (!session) throw new Error("no CDP session for the new page");
-      const slot = new Slot(deps, browserContextId, targetId, session);
+  static open(deps: SlotDeps): Promise<Slot> {
+    return openPage(deps.browser, async ({ contextId, targetId, session }) => {
+      const slot = new Slot(deps, contextId, targetId, session);
       slot.listen();
-      await Promise.all([
-        session.send("Page.enable"),
-        session.send("Inspector.enable"),
-        // For Runtime.exceptionThrown: the document's uncaught exceptions.
-        session.send("Runtime.enable"),
-        session.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }),
-        // Third-party cookies (and with them, third-party storage) are refused where the browser
-        // supports it (the full browser; the headless shell ignores it, and the wipe clears them).
-        session
-          .send("Network.setCookieControls", {
-            enableThirdPartyCookieRestriction: true,
-            disableThirdPartyCookieMetadata: true,
-            disableThirdPartyCookieHeuristics: true,
-          })
-          .catch(noop),
-      ]);
+      await enableDomains(session);
       await withTimeout(slot.loadShell(), HOUSEKEEPING_MS, "loading the first shell");
       return slot;
-    } catch (err) {
-      await deps.browser.send("Target.disposeBrowserContext", { browserContextId }).catch(noop);
-      throw err;
-    }
+    });
   }
 
   private listen(): void {
@@ -209,7 +142,7 @@ export class Slot {
 
   /** Whether the page can be wiped and reused (rather than thrown away). */
   get reusable(): boolean {
-    return !this.broken && this.deps.strategy === "reuse";
+    return !this.broken;
   }
 
   /** Renders one job on this page; the deadline starts now. */
@@ -274,7 +207,7 @@ export class Slot {
    * renderer (~150 ms); doing it here keeps that off the first real job.
    */
   async warmUp(): Promise<void> {
-    await this.run(WARM_UP_HTML, "pdf", WARM_UP_LAYOUT, { ms: HOUSEKEEPING_MS, namedMs: HOUSEKEEPING_MS }, { limits: WARM_UP_LIMITS });
+    await this.run(WARM_UP.html, "pdf", WARM_UP.layout, { ms: HOUSEKEEPING_MS, namedMs: HOUSEKEEPING_MS }, { limits: WARM_UP.limits });
     await this.wipe();
   }
 
@@ -351,17 +284,10 @@ export class Slot {
    * the storage of every origin the job reached are cleared.
    */
   async wipe(): Promise<void> {
-    const s = this.session;
     await withTimeout(
       (async () => {
         await this.loadShell();
-        await Promise.all([
-          s.send("Page.resetNavigationHistory"),
-          s.send("Network.clearBrowserCookies"),
-          // window.name survives same-tab navigations; this runs in the (script-free) shell.
-          s.send("Runtime.evaluate", { expression: "window.name = ''" }),
-          ...this.lastOrigins.map((origin) => s.send("Storage.clearDataForOrigin", { origin, storageTypes: CLEARED_STORAGE })),
-        ]);
+        await clearJobState(this.session, this.lastOrigins);
       })(),
       HOUSEKEEPING_MS,
       "wipe",
@@ -370,61 +296,16 @@ export class Slot {
   }
 
   private onRequestPaused(e: Protocol.Fetch.RequestPausedEvent): void {
-    const s = this.session;
     const job = this.job;
-    const requestId = e.requestId;
-    const isMainFrame = e.frameId === this.targetId;
-    if (!job && this.pendingShellUrl && isMainFrame && e.resourceType === "Document" && e.request.url === this.pendingShellUrl) {
+    const shellUrl = this.pendingShellUrl;
+    if (!job && shellUrl && e.frameId === this.targetId && e.resourceType === "Document" && e.request.url === shellUrl) {
       this.pendingShellUrl = undefined; // served once
-      void this.serveHtml(requestId, SHELL_HTML).catch(noop);
+      void serveHtml(this.session, e.requestId, SHELL_HTML).catch(noop);
       return;
     }
-    const decision = decideRequest(
-      { url: e.request.url, resourceType: e.resourceType, isMainFrame },
-      job && { documentUrl: job.documentUrl, documentServed: job.documentServed },
-    );
-    switch (decision.kind) {
-      case "document":
-        job!.documentServed = true;
-        job!.started = true;
-        void this.serveHtml(requestId, job!.html).catch(noop);
-        return;
-      case "not_found":
-        void s
-          .send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" })
-          .catch(noop);
-        return;
-      case "continue":
-        void s.send("Fetch.continueRequest", { requestId }).catch(noop);
-        return;
-      case "block":
-        void s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
-        if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
-        return;
-      case "fetch":
-        void answerSubrequest({
-          session: s,
-          job: job!,
-          event: e,
-          url: decision.url,
-          fetcher: this.deps.fetchSubresource,
-          timeoutMs: this.deps.subrequestTimeoutMs,
-          current: () => this.job === job,
-        });
-        return;
-    }
-  }
-
-  private async serveHtml(requestId: string, html: string): Promise<void> {
-    await this.session.send("Fetch.fulfillRequest", {
-      requestId,
-      responseCode: 200,
-      responseHeaders: [
-        { name: "content-type", value: "text/html; charset=utf-8" },
-        { name: "cache-control", value: "no-store" },
-      ],
-      body: Buffer.from(html, "utf8").toString("base64"),
-    });
+    const { session, targetId } = this;
+    const { fetchSubresource: fetcher, subrequestTimeoutMs } = this.deps;
+    answerRequest({ session, targetId, job, fetcher, subrequestTimeoutMs, current: () => this.job === job }, e);
   }
 
   /**

@@ -130,13 +130,6 @@ export interface EngineLogger {
   error(obj: object, msg?: string): void;
 }
 
-/**
- * How jobs are kept apart. "reuse" (the default, see README.md for the numbers)
- * wipes a warm page between jobs; "fresh" throws the browser context away after
- * every job and prepares a new one in the background.
- */
-export type IsolationStrategy = "reuse" | "fresh";
-
 export interface EngineOptions {
   /** Default DEFAULT_CHROMIUM_PATH (Debian's chromium-headless-shell). */
   executablePath?: string;
@@ -157,8 +150,6 @@ export interface EngineOptions {
   /** Relaunch the browser after this many renders (in-flight jobs finish first). Default 2 000. */
   recycleAfterRenders?: number;
   logger?: EngineLogger;
-  /** Default "reuse". "fresh" exists for the benchmark; it is 3-5x slower. */
-  isolation?: IsolationStrategy;
   /** Warm pages kept beyond `slots` so a page's wipe never delays the next job. Default 1. */
   sparePages?: number;
   /** Run Chromium with its sandbox (needs a non-root user and kernel support). Default false. */

@@ -4,9 +4,14 @@ import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { EngineLogger, SubresourceFetcher } from "../engine";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine, type EngineLogger, type EngineOptions, type SubresourceFetcher } from "../engine";
 
 /** Test-only helpers (real tools, real sockets; nothing mocked). */
+
+/** An engine on the machine's Chromium (CHROMIUM_PATH, else the engine's default). */
+export function startEngine(options: Omit<EngineOptions, "executablePath">): Promise<RenderEngine> {
+  return RenderEngine.start({ executablePath: process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH, ...options });
+}
 
 function withTempFile<T>(data: Uint8Array, fn: (file: string) => T): T {
   const dir = mkdtempSync(path.join(tmpdir(), "engine-test-"));

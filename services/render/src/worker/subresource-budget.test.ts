@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
-import { pdfText } from "../test-support/engine";
+import { RenderFailure, type RenderEngine, type SubresourceFetcher } from "../engine";
+import { pdfText, startEngine } from "../test-support/engine";
 
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const KIB = 1024;
 
 /** A valid SVG image of about `bytes` bytes (a long comment inside). */
@@ -26,8 +25,7 @@ describe("the sub-resource budget of a job", () => {
   };
 
   before(async () => {
-    engine = await RenderEngine.start({
-      executablePath: EXECUTABLE,
+    engine = await startEngine({
       slots: 1,
       deadlineMs: 20_000,
       subresourceBudgetBytes: 1024 * KIB,

@@ -6,11 +6,9 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { NetGuardError } from "@pressroom/platform";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type SubresourceFetcher } from "../engine";
-import { pdfText, tcpServer } from "../test-support/engine";
+import { RenderFailure, type RenderEngine, type SubresourceFetcher } from "../engine";
+import { pdfText, startEngine, tcpServer } from "../test-support/engine";
 import { createSubresourceFetcher } from "./subresources";
-
-const EXECUTABLE = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 
 /** Test DNS: names that look public but answer with private addresses; the rest goes to the system resolver. */
 const TEST_DNS: Record<string, string[]> = {
@@ -76,7 +74,7 @@ describe("hostile documents, through the production sub-request fetcher", () => 
         throw err;
       }
     };
-    engine = await RenderEngine.start({ executablePath: EXECUTABLE, slots: 1, deadlineMs: 15_000, subrequestTimeoutMs: 1_000, fetchSubresource: fetcher });
+    engine = await startEngine({ slots: 1, deadlineMs: 15_000, subrequestTimeoutMs: 1_000, fetchSubresource: fetcher });
   });
 
   after(async () => {
@@ -160,8 +158,7 @@ describe("a font server that never answers", () => {
     const silent = await tcpServer();
     // The test-only setting that lets documents reach loopback, so that the
     // dead server is really connected to.
-    const engine = await RenderEngine.start({
-      executablePath: EXECUTABLE,
+    const engine = await startEngine({
       slots: 1,
       deadlineMs: 20_000,
       subrequestTimeoutMs: 1_000,
@@ -224,8 +221,7 @@ describe("the production fetcher against the job's sub-resource budget", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    engine = await RenderEngine.start({
-      executablePath: EXECUTABLE,
+    engine = await startEngine({
       slots: 1,
       deadlineMs: 20_000,
       // Longer than the deadline: a job that waited for its stalled downloads would fail "deadline".

@@ -1,0 +1,64 @@
+import type { CDPSession, Protocol } from "puppeteer-core";
+import { noop } from "./async";
+import { blockedNavigation, type ActiveJob } from "./job";
+import { decideRequest } from "./network";
+import { serveHtml } from "./page";
+import { answerSubrequest } from "./subrequest";
+import type { SubresourceFetcher } from "./types";
+
+/** Whom a page's paused request is answered for. */
+export interface InterceptedPage {
+  session: CDPSession;
+  /** The page's target, which is also its main frame. */
+  targetId: string;
+  /** The job on the page, if any. */
+  job: ActiveJob | undefined;
+  fetcher: SubresourceFetcher | undefined;
+  subrequestTimeoutMs: number;
+  /** Whether `job` is still the page's (a late answer is dropped). */
+  current: () => boolean;
+}
+
+/**
+ * Answers one request the page made, as the request policy (decideRequest)
+ * says: the job's document, a 404, through to Chromium (data:, blob:),
+ * refused, or fetched by the SubresourceFetcher.
+ */
+export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPausedEvent): void {
+  const { session: s, job } = page;
+  const requestId = e.requestId;
+  const decision = decideRequest(
+    { url: e.request.url, resourceType: e.resourceType, isMainFrame: e.frameId === page.targetId },
+    job && { documentUrl: job.documentUrl, documentServed: job.documentServed },
+  );
+  switch (decision.kind) {
+    case "document":
+      job!.documentServed = true;
+      job!.started = true;
+      void serveHtml(s, requestId, job!.html).catch(noop);
+      return;
+    case "not_found":
+      void s
+        .send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" })
+        .catch(noop);
+      return;
+    case "continue":
+      void s.send("Fetch.continueRequest", { requestId }).catch(noop);
+      return;
+    case "block":
+      void s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
+      if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
+      return;
+    case "fetch":
+      void answerSubrequest({
+        session: s,
+        job: job!,
+        event: e,
+        url: decision.url,
+        fetcher: page.fetcher,
+        timeoutMs: page.subrequestTimeoutMs,
+        current: page.current,
+      });
+      return;
+  }
+}
