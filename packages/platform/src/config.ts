@@ -1,3 +1,4 @@
+import { accessSync, constants } from "node:fs";
 import { z } from "zod";
 
 export { z };
@@ -44,6 +45,38 @@ export const baseConfigShape = {
   /** This service's NATS user and password, where the server requires them (the chart's per-service users). */
   NATS_USER: z.string().min(1).optional(),
   NATS_PASSWORD: z.string().optional(),
+};
+
+const readableFile = (what: string) =>
+  z
+    .string({ error: `required: the path of ${what}` })
+    .min(1, `required: the path of ${what}`)
+    .refine(
+      (file) => {
+        try {
+          accessSync(file, constants.R_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { error: `cannot read ${what} at this path` },
+    );
+
+/**
+ * Every gRPC hop is mutual TLS (see grpc.ts): the deployment's CA, and this
+ * service's own certificate and key (PEM files), which it presents as a
+ * server and as a client.
+ */
+export const grpcTlsShape = {
+  GRPC_TLS_CA: readableFile("the CA certificate that signs every service's certificate"),
+  GRPC_TLS_CERT: readableFile("the certificate this process presents"),
+  GRPC_TLS_KEY: readableFile("the private key of that certificate"),
+};
+
+/** Where a gRPC server listens: loopback by default (locally), every interface where the chart says so. */
+export const grpcServerShape = {
+  GRPC_HOST: z.string().min(1).default("127.0.0.1"),
 };
 
 /** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */

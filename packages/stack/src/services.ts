@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
+import { grpcTlsEnv, type GrpcCertificates } from "@pressroom/platform";
 import { distinctFreePorts, waitFor } from "./ports";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");
@@ -55,6 +56,8 @@ export interface StackOptions {
   natsUrl: string;
   ports: StackPorts;
   logDir: string;
+  /** The deployment's CA and each service's certificate (ensureGrpcCertificates): a service is given only its own. */
+  certificates: GrpcCertificates;
   publicBaseUrl?: string;
   signingSecret?: string;
   /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters), needed to start identity: the one runMigrations sealed the demo key's secret with. */
@@ -110,6 +113,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     RENDER_ADDR: addr(ports.grpc.render),
     STORAGE_ADDR: addr(ports.grpc.storage),
     PUBLIC_BASE_URL: publicBaseUrl,
+    ...grpcTlsEnv(options.certificates[name]),
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {
