@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { Client } from "@grpc/grpc-js";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
-import { call, createGrpcClient, newId, readPeerTls } from "@pressroom/platform";
+import { call, createGrpcClient, newId } from "@pressroom/platform";
 import { startTestStack } from "@pressroom/stack";
 import { percentile } from "./stats";
 
@@ -37,15 +37,10 @@ export async function admission(count: number): Promise<string> {
   const warmup = 300;
   const stack = await startTestStack({ only: ["identity", "metering", "gateway"], env: { LOG_LEVEL: "warn" } });
   // The timed calls are the gateway's, with its certificate; keys are made as the operator.
-  const gatewayTls = readPeerTls(stack.certificates.gateway);
+  const gatewayTls = stack.certificates.gateway;
   const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, gatewayTls, "identity");
   const metering = createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${stack.ports.grpc.metering}`, gatewayTls, "metering");
-  const operator = createGrpcClient(
-    identityV1.IdentityServiceClient,
-    `127.0.0.1:${stack.ports.grpc.identity}`,
-    readPeerTls(stack.certificates.admin),
-    "identity",
-  );
+  const operator = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, stack.certificates.admin, "identity");
   const newKey = async () => {
     const created = await call(operator, operator.createKey, { email: `bench-${randomBytes(6).toString("hex")}@pressroom.test`, plan: "business" });
     return { apiKey: created.apiKey, keyId: created.key!.keyId };

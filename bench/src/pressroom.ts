@@ -1,17 +1,12 @@
 import { identityV1 } from "@pressroom/contracts";
-import { call, createGrpcClient, readPeerTls } from "@pressroom/platform";
+import { call, createGrpcClient } from "@pressroom/platform";
 import type { TestStack } from "@pressroom/stack";
 import type { BenchDocument } from "./documents";
 import { drive, type RunStats } from "./stats";
 
 /** Business-plan keys for the benchmark: one per concurrent client, so no per-key rate limit is reached. */
 export async function benchKeys(stack: TestStack, count: number): Promise<string[]> {
-  const identity = createGrpcClient(
-    identityV1.IdentityServiceClient,
-    `127.0.0.1:${stack.ports.grpc.identity}`,
-    readPeerTls(stack.certificates.admin),
-    "identity",
-  );
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, stack.certificates.admin, "identity");
   try {
     const keys: string[] = [];
     for (let i = 0; i < count; i++) {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { credentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { identityV1 } from "@pressroom/contracts";
-import { DEMO_API_KEY, createGrpcClient, ensureGrpcCertificates, readPeerTls, type GrpcPeer } from "@pressroom/platform";
+import { DEMO_API_KEY, createGrpcClient, ensureGrpcCertificates, type GrpcPeer } from "@pressroom/platform";
 import { clientsAs, startHarness, WITHOUT_RENDER, type Harness, type PeerClients } from "./test-support/harness";
 
 /**
@@ -50,7 +50,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
 
   it("a client without a certificate gets no connection", async () => {
     const plaintext = new identityV1.IdentityServiceClient(identityAddress(), credentials.createInsecure());
-    const tlsWithoutCertificate = new identityV1.IdentityServiceClient(identityAddress(), credentials.createSsl(readPeerTls(h.stack.certificates.admin).ca), {
+    const tlsWithoutCertificate = new identityV1.IdentityServiceClient(identityAddress(), credentials.createSsl(readFileSync(h.stack.certificates.admin.ca)), {
       "grpc.ssl_target_name_override": "identity.pressroom.internal",
     });
     opened.push(plaintext, tlsWithoutCertificate);
@@ -63,7 +63,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
 
   it("a certificate of another CA, even naming the operator, gets no connection", async () => {
     const stranger = await ensureGrpcCertificates(strangerDir, ["admin"]);
-    const client = createGrpcClient(identityV1.IdentityServiceClient, identityAddress(), readPeerTls(stranger.admin), "identity");
+    const client = createGrpcClient(identityV1.IdentityServiceClient, identityAddress(), stranger.admin, "identity");
     opened.push(client);
     const result = await createKey(client, "stranger@example.com");
     assert.equal(result.code, GrpcStatus.UNAVAILABLE, result.details);
@@ -71,12 +71,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
 
   it("a server whose certificate names another service is refused by the client", async () => {
     // The stack's metering presents metering's certificate: a client expecting identity there does not call it.
-    const client = createGrpcClient(
-      identityV1.IdentityServiceClient,
-      `127.0.0.1:${h.stack.ports.grpc.metering}`,
-      readPeerTls(h.stack.certificates.admin),
-      "identity",
-    );
+    const client = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${h.stack.ports.grpc.metering}`, h.stack.certificates.admin, "identity");
     opened.push(client);
     const result = await createKey(client, "misdirected@example.com");
     assert.equal(result.code, GrpcStatus.UNAVAILABLE, result.details);

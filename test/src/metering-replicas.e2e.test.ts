@@ -15,7 +15,6 @@ import {
   migrateToLatest,
   newId,
   publishEvent,
-  readPeerTls,
   subjects,
   type GrpcCertificates,
 } from "@pressroom/platform";
@@ -97,8 +96,7 @@ describe("admission across two metering processes", () => {
     await waitReady("metering", healthPort, proc.child).catch((err: Error) => {
       throw new Error(`${err.message}\n${proc.output.join("").slice(-3000)}`);
     });
-    const client = (peer: "gateway" | "admin") =>
-      createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpcPort}`, readPeerTls(certificates[peer]), "metering");
+    const client = (peer: "gateway" | "admin") => createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpcPort}`, certificates[peer], "metering");
     return { proc, client: client("gateway"), admin: client("admin"), grpcPort, healthPort };
   }
 

@@ -2,7 +2,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
-import { AppError, ConfigError, call, createGrpcClient, grpcTlsShape, loadConfig, readGrpcTls, z } from "@pressroom/platform";
+import { AppError, ConfigError, call, createGrpcClient, grpcTlsShape, loadConfig, grpcTlsOf, z } from "@pressroom/platform";
 
 /** up.sh's certificates: the CLI is the `admin` peer, the only one identity lets mint keys. */
 const LOCAL_TLS = path.resolve(__dirname, "..", "..", "..", ".data", "grpc-tls");
@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<void> {
     GRPC_TLS_KEY: path.join(LOCAL_TLS, "admin.key"),
     ...process.env,
   });
-  const tls = readGrpcTls(config);
+  const tls = grpcTlsOf(config);
   const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? "127.0.0.1:7001", tls, "identity");
   const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? "127.0.0.1:7002", tls, "metering");
   try {

@@ -66,7 +66,7 @@ const readableFile = (what: string) =>
 /**
  * Every gRPC hop is mutual TLS (see grpc.ts): the deployment's CA, and this
  * service's own certificate and key (PEM files), which it presents as a
- * server and as a client.
+ * server and as a client, read again every minute.
  */
 export const grpcTlsShape = {
   GRPC_TLS_CA: readableFile("the CA certificate that signs every service's certificate"),

@@ -1,19 +1,13 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { GRPC_PEERS, peerDnsName, type GrpcPeer, type GrpcTls } from "./grpc";
 
 const run = promisify(execFile);
 
-/** One peer's files: the CA certificate, its own certificate and its private key (PEM). */
-export interface PeerCertificateFiles {
-  ca: string;
-  cert: string;
-  key: string;
-}
-
-export type GrpcCertificates = Record<GrpcPeer, PeerCertificateFiles>;
+/** Each peer's files: the CA certificate, its own certificate and its private key (PEM). */
+export type GrpcCertificates = Record<GrpcPeer, GrpcTls>;
 
 /** Local certificates last ten years: nothing renews them, and a new CA is one `rm -r .data/grpc-tls` away. */
 const DAYS = "3650";
@@ -96,12 +90,7 @@ export async function ensureGrpcCertificates(dir: string, peers: readonly GrpcPe
   return files;
 }
 
-/** A peer's files read, for a gRPC client or server in the caller's own process (tests, the bench). */
-export function readPeerTls(files: PeerCertificateFiles): GrpcTls {
-  return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key) };
-}
-
 /** The settings that give a service (or the CLI) its own certificate: GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY. */
-export function grpcTlsEnv(files: PeerCertificateFiles): NodeJS.ProcessEnv {
+export function grpcTlsEnv(files: GrpcTls): NodeJS.ProcessEnv {
   return { GRPC_TLS_CA: files.ca, GRPC_TLS_CERT: files.cert, GRPC_TLS_KEY: files.key };
 }

@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
-import type { PeerCertificate } from "node:tls";
+import { createSecureContext, type PeerCertificate } from "node:tls";
 import {
   Server,
-  ServerCredentials,
   ServerInterceptingCall,
-  credentials,
+  experimental,
   Metadata,
   status as GrpcStatus,
   type CallOptions,
@@ -51,16 +50,51 @@ export function peerOf(certificate: PeerCertificate | undefined): GrpcPeer | und
   return names.length === 1 && (GRPC_PEERS as readonly string[]).includes(name!) ? (name as GrpcPeer) : undefined;
 }
 
-/** A service's mutual-TLS material: the deployment's CA, its own certificate and private key (PEM). */
+/**
+ * A peer's mutual-TLS files (PEM): the deployment's CA, its own certificate
+ * and private key. They are read again every `refreshMs` (default a minute),
+ * so a renewed certificate or CA serves the next connections without a
+ * restart.
+ */
 export interface GrpcTls {
-  ca: Buffer;
-  cert: Buffer;
-  key: Buffer;
+  ca: string;
+  cert: string;
+  key: string;
+  refreshMs?: number;
 }
 
-/** Reads the files named by a service's GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY (see grpcTlsShape). */
-export function readGrpcTls(config: { GRPC_TLS_CA: string; GRPC_TLS_CERT: string; GRPC_TLS_KEY: string }): GrpcTls {
-  return { ca: readFileSync(config.GRPC_TLS_CA), cert: readFileSync(config.GRPC_TLS_CERT), key: readFileSync(config.GRPC_TLS_KEY) };
+/** The files named by a service's GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY (see grpcTlsShape). */
+export function grpcTlsOf(config: { GRPC_TLS_CA: string; GRPC_TLS_CERT: string; GRPC_TLS_KEY: string }): GrpcTls {
+  return { ca: config.GRPC_TLS_CA, cert: config.GRPC_TLS_CERT, key: config.GRPC_TLS_KEY };
+}
+
+const TLS_REFRESH_MS = 60_000;
+const certificateProviders = new Map<string, experimental.CertificateProvider>();
+
+/**
+ * One file watcher per set of files in a process (its timer runs only while
+ * a server or channel uses it). The files are checked once here, so a
+ * certificate that does not match its key, or a file that is no PEM, stops
+ * the start instead of failing every connection.
+ */
+function certificateProvider(tls: GrpcTls): experimental.CertificateProvider {
+  const id = JSON.stringify([tls.ca, tls.cert, tls.key, tls.refreshMs]);
+  let provider = certificateProviders.get(id);
+  if (!provider) {
+    try {
+      createSecureContext({ ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) });
+    } catch (err) {
+      throw new Error(`the gRPC certificate ${tls.cert}, its key ${tls.key} or the CA ${tls.ca} cannot be used: ${(err as Error).message}`);
+    }
+    provider = new experimental.FileWatcherCertificateProvider({
+      caCertificateFile: tls.ca,
+      certificateFile: tls.cert,
+      privateKeyFile: tls.key,
+      refreshIntervalMs: tls.refreshMs ?? TLS_REFRESH_MS,
+    });
+    certificateProviders.set(id, provider);
+  }
+  return provider;
 }
 
 /** grpc.health.v1 answers any holder of a certificate of the deployment's CA. */
@@ -137,8 +171,8 @@ export async function startGrpcServer(options: {
   for (const service of options.services) server.addService(service.definition, service.implementation);
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
-  const { ca, cert, key } = options.tls;
-  const serverCredentials = ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true);
+  const provider = certificateProvider(options.tls);
+  const serverCredentials = experimental.createCertificateProviderServerCredentials(provider, provider, true);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, serverCredentials, (err, bound) => (err ? reject(err) : resolve(bound)));
   });
@@ -214,7 +248,8 @@ type ClientConstructor<C> = new (address: string, creds: ChannelCredentials, opt
  * the address. Every call is timed (rpc.client.duration).
  */
 export function createGrpcClient<C extends Client>(Ctor: ClientConstructor<C>, address: string, tls: GrpcTls, server: GrpcPeer): C {
-  return new Ctor(address, credentials.createSsl(tls.ca, tls.key, tls.cert), {
+  const provider = certificateProvider(tls);
+  return new Ctor(address, experimental.createCertificateProviderChannelCredentials(provider, provider), {
     ...CHANNEL_OPTIONS,
     "grpc.ssl_target_name_override": peerDnsName(server),
     interceptors: [clientMetricsInterceptor],

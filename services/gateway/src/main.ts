@@ -1,5 +1,5 @@
 import { createServer as createHttpServer } from "node:http";
-import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, readGrpcTls, startHealthServer, streams } from "@pressroom/platform";
+import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, grpcTlsOf, startHealthServer, streams } from "@pressroom/platform";
 import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   observeRenderQueue(jsm, logger);
   const clients = createClients(
     { identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR },
-    readGrpcTls(config),
+    grpcTlsOf(config),
   );
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());

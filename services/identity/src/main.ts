@@ -9,7 +9,7 @@ import {
   createDb,
   createLogger,
   pingDb,
-  readGrpcTls,
+  grpcTlsOf,
   startGrpcServer,
   startHealthServer,
   streams,
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
 
   const services = createServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox });
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: readGrpcTls(config), services, logger });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: grpcTlsOf(config), services, logger });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());

@@ -13,7 +13,7 @@ import {
   createGrpcClient,
   createLogger,
   pingDb,
-  readGrpcTls,
+  grpcTlsOf,
   startGrpcServer,
   startHealthServer,
   streams,
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const jsm = await nc.jetstreamManager();
   await awaitTopology(jsm, { streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] }, logger);
   const js = nc.jetstream();
-  const tls = readGrpcTls(config);
+  const tls = grpcTlsOf(config);
   const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, tls, "identity");
   const billing = createBilling({
     db,

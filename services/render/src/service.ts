@@ -6,7 +6,7 @@ import {
   consumers,
   createDb,
   createGrpcClient,
-  readGrpcTls,
+  grpcTlsOf,
   streams,
   type GrpcService,
   type GrpcTls,
@@ -53,7 +53,7 @@ export async function connectDependencies(config: Readonly<Config>, logger: Logg
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
   const catalog = new TemplateCatalog(db);
   const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
-  const tls = readGrpcTls(config);
+  const tls = grpcTlsOf(config);
   const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, tls, "storage");
   const connect = async () => {
     const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "render", logger });

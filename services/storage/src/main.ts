@@ -12,7 +12,7 @@ import {
   createDb,
   createLogger,
   pingDb,
-  readGrpcTls,
+  grpcTlsOf,
   startGrpcServer,
   startHealthServer,
 } from "@pressroom/platform";
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: config.OUTPUT_CACHE_MAX_ENTRY_BYTES }),
   };
 
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: readGrpcTls(config), services: createServer(deps), logger });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: grpcTlsOf(config), services: createServer(deps), logger });
   const { expirySweep } = createService({ ...deps, sweepIntervalMs: config.SWEEP_INTERVAL_MS });
   expirySweep.start();
 

@@ -14,7 +14,7 @@ import {
   createGrpcClient,
   createLogger,
   pingDb,
-  readGrpcTls,
+  grpcTlsOf,
   startHealthServer,
   streams,
 } from "@pressroom/platform";
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     },
     logger,
   );
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, readGrpcTls(config), "identity");
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, grpcTlsOf(config), "identity");
   const poster = createPoster({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { it } from "node:test";
 import { identityV1, meteringV1, renderV1, storageV1 } from "@pressroom/contracts";
-import { call, createGrpcClient, readPeerTls, type GrpcPeer } from "@pressroom/platform";
+import { call, createGrpcClient, type GrpcPeer } from "@pressroom/platform";
 import { startTestStack, type ServiceName, type TestStack } from "@pressroom/stack";
 import { Api } from "./api";
 import { OpenApiChecker } from "./openapi";
@@ -17,7 +17,7 @@ export interface PeerClients {
 
 /** gRPC clients of the stack's four servers presenting one peer's certificate: a test calling as that service (or as the CLI, `admin`). */
 export function clientsAs(stack: TestStack, peer: GrpcPeer): PeerClients {
-  const tls = readPeerTls(stack.certificates[peer]);
+  const tls = stack.certificates[peer];
   const { grpc } = stack.ports;
   const clients = {
     identity: createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${grpc.identity}`, tls, "identity"),

@@ -56,15 +56,15 @@ describe("the metrics kit", () => {
         return request;
       }),
     };
-    const { ensureGrpcCertificates, readPeerTls } = await import("../grpc-certificates.js");
+    const { ensureGrpcCertificates } = await import("../grpc-certificates.js");
     const certificates = await ensureGrpcCertificates(tlsDir, ["storage", "gateway"]);
     grpc = await startGrpcServer({
       port: 0,
       host: "127.0.0.1",
-      tls: readPeerTls(certificates.storage),
+      tls: certificates.storage,
       services: [{ definition, implementation, callers: { say: ["gateway"] } }],
     });
-    client = createGrpcClient(EchoClient, `127.0.0.1:${grpc.port}`, readPeerTls(certificates.gateway), "storage") as Echo;
+    client = createGrpcClient(EchoClient, `127.0.0.1:${grpc.port}`, certificates.gateway, "storage") as Echo;
     healthPort = (await startHealthServer(lifecycle, 0, "127.0.0.1")).port;
   });
 

@@ -15,7 +15,6 @@ import {
   fromGrpcError,
   migrateToLatest,
   newId,
-  readPeerTls,
   startGrpcServer,
   storeOutput,
   writeObjectChunks,
@@ -45,9 +44,8 @@ interface Served {
 
 /** A storage gRPC server on a free port, and its two callers' clients. */
 async function serve(deps: StorageDeps, certificates: GrpcCertificates): Promise<Served> {
-  const server = await startGrpcServer({ port: 0, host: "127.0.0.1", tls: readPeerTls(certificates.storage), services: createServer(deps) });
-  const client = (peer: "render" | "gateway") =>
-    createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`, readPeerTls(certificates[peer]), "storage");
+  const server = await startGrpcServer({ port: 0, host: "127.0.0.1", tls: certificates.storage, services: createServer(deps) });
+  const client = (peer: "render" | "gateway") => createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`, certificates[peer], "storage");
   return { server, render: client("render"), gateway: client("gateway"), deps };
 }
 
