@@ -247,10 +247,17 @@ type ClientConstructor<C> = new (address: string, creds: ChannelCredentials, opt
  * deployment's CA, names `server` (`<server>.pressroom.internal`), whatever
  * the address. Every call is timed (rpc.client.duration).
  */
-export function createGrpcClient<C extends Client>(Ctor: ClientConstructor<C>, address: string, tls: GrpcTls, server: GrpcPeer): C {
+export function createGrpcClient<C extends Client>(
+  Ctor: ClientConstructor<C>,
+  address: string,
+  tls: GrpcTls,
+  server: GrpcPeer,
+  options: ChannelOptions = {},
+): C {
   const provider = certificateProvider(tls);
   return new Ctor(address, experimental.createCertificateProviderChannelCredentials(provider, provider), {
     ...CHANNEL_OPTIONS,
+    ...options,
     "grpc.ssl_target_name_override": peerDnsName(server),
     interceptors: [clientMetricsInterceptor],
   });
