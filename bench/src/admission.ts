@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { Client } from "@grpc/grpc-js";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
 import { call, createGrpcClient, newId } from "@pressroom/platform";
 import { startTestStack } from "@pressroom/stack";
@@ -23,6 +24,12 @@ import { percentile } from "./stats";
  *   admit-render   the Admit RPC for a render (rate + quota + concurrency
  *                  slot), each slot given back outside the timed call
  *   authenticate   identity's Authenticate RPC (paid once per key per 2 s)
+ *   health         grpc.health.v1 Check on metering: a call that does no
+ *                  work, on the open connection (gRPC over mutual TLS)
+ *   connect        the same on a new connection (a channel of its own, not
+ *                  sharing the process's connections): TCP, the TLS 1.3
+ *                  handshake with both certificates checked, HTTP/2 setup,
+ *                  one call; connect − health is what a connection costs
  *
  * and admit-render with 16 callers at once. Business-plan keys (1,000
  * requests a minute) are used in rotation so that every request is admitted.
@@ -30,10 +37,13 @@ import { percentile } from "./stats";
 export async function admission(count: number): Promise<string> {
   const warmup = 300;
   const stack = await startTestStack({ only: ["identity", "metering", "gateway"], env: { LOG_LEVEL: "warn" } });
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`);
-  const metering = createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${stack.ports.grpc.metering}`);
+  // The timed calls are the gateway's, with its certificate; keys are made as the operator.
+  const gatewayTls = stack.certificates.gateway;
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, gatewayTls, "identity");
+  const metering = createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${stack.ports.grpc.metering}`, gatewayTls, "metering");
+  const operator = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, stack.certificates.admin, "identity");
   const newKey = async () => {
-    const created = await call(identity, identity.createKey, { email: `bench-${randomBytes(6).toString("hex")}@pressroom.test`, plan: "business" });
+    const created = await call(operator, operator.createKey, { email: `bench-${randomBytes(6).toString("hex")}@pressroom.test`, plan: "business" });
     return { apiKey: created.apiKey, keyId: created.key!.keyId };
   };
   try {
@@ -62,6 +72,26 @@ export async function admission(count: number): Promise<string> {
       const response = await call(metering, metering.admit, { keyId, plan: "business", renderJobId, idempotency: undefined });
       if (response.decision !== meteringV1.Decision.DECISION_ALLOWED) throw new Error(`Admit answered ${meteringV1.Decision[response.decision]}`);
     };
+    const healthCheck = (client: Client) =>
+      new Promise<void>((resolve, reject) =>
+        client.makeUnaryRequest(
+          "/grpc.health.v1.Health/Check",
+          (request: Buffer) => request,
+          (response: Buffer) => response,
+          Buffer.alloc(0),
+          { deadline: Date.now() + 5_000 },
+          (err) => (err ? reject(err) : resolve()),
+        ),
+      );
+    const healthClient = createGrpcClient(Client, `127.0.0.1:${stack.ports.grpc.metering}`, gatewayTls, "metering");
+    const connect = async () => {
+      const fresh = createGrpcClient(Client, `127.0.0.1:${stack.ports.grpc.metering}`, gatewayTls, "metering", { "grpc.use_local_subchannel_pool": 1 });
+      try {
+        await healthCheck(fresh);
+      } finally {
+        fresh.close();
+      }
+    };
     const release = (jobId: string) => call(metering, metering.release, { jobId, refund: true }).then(() => undefined);
     const first = keys[0]!.apiKey;
 
@@ -73,6 +103,8 @@ export async function admission(count: number): Promise<string> {
       { name: "webhook-secret", run: () => get("/v1/keys/webhook-secret", nextKey().apiKey) },
       { name: "admit", run: () => admit("") },
       { name: "authenticate", run: () => call(identity, identity.authenticate, { apiKey: first }).then(() => undefined) },
+      { name: "health", run: () => healthCheck(healthClient) },
+      { name: "connect", run: connect },
     ];
     const samples = new Map<string, number[]>([...scenarios.map((s) => [s.name, []] as [string, number[]]), ["admit-render", []]]);
     for (let round = 0; round < warmup + count; round++) {
@@ -85,6 +117,8 @@ export async function admission(count: number): Promise<string> {
       }
       await release(jobId);
     }
+
+    healthClient.close();
 
     // 16 callers at once, each on its own key (a business key has 10 slots).
     const workerKeys = await Promise.all(Array.from({ length: 16 }, newKey));
@@ -124,10 +158,12 @@ export async function admission(count: number): Promise<string> {
       "",
       `Added by admission at p50: over HTTP (render-422 − render-401) ${overHttp.toFixed(2)} ms; the full decision for a render ` +
         `(Admit RPC: rate + quota + slot) ${decision.toFixed(2)} ms. Target ≤ 3 ms: ${Math.max(overHttp, decision) <= 3 ? "met" : "missed"}.`,
+      `A new gRPC connection (connect − health: TCP, the mutual-TLS handshake, HTTP/2) at p50: ${(p50("connect") - p50("health")).toFixed(2)} ms.`,
     ].join("\n");
   } finally {
     identity.close();
     metering.close();
+    operator.close();
     await stack.stop();
   }
 }

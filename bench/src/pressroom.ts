@@ -6,7 +6,7 @@ import { drive, type RunStats } from "./stats";
 
 /** Business-plan keys for the benchmark: one per concurrent client, so no per-key rate limit is reached. */
 export async function benchKeys(stack: TestStack, count: number): Promise<string[]> {
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`);
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`, stack.certificates.admin, "identity");
   try {
     const keys: string[] = [];
     for (let i = 0; i < count; i++) {

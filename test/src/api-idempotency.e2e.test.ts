@@ -35,7 +35,14 @@ describe("Idempotency-Key across two gateways", () => {
     workDir = mkdtempSync(path.join(tmpdir(), "pressroom-idempotency-"));
     const [httpB, healthB] = (await distinctFreePorts(2)) as [number, number];
     const ports: StackPorts = { ...h.stack.ports, http: httpB, health: { ...h.stack.ports.health, gateway: healthB } };
-    const env = serviceEnv("gateway", { databaseUrls: h.stack.databaseUrls, natsUrl: h.stack.natsUrl, ports, logDir: workDir, env: { LOG_LEVEL: "info" } });
+    const env = serviceEnv("gateway", {
+      databaseUrls: h.stack.databaseUrls,
+      natsUrl: h.stack.natsUrl,
+      ports,
+      logDir: workDir,
+      certificates: h.stack.certificates,
+      env: { LOG_LEVEL: "info" },
+    });
     gatewayB = startService("gateway", env, workDir);
     await waitReady("gateway", healthB, gatewayB.child);
     second = new Api(`http://127.0.0.1:${httpB}`);

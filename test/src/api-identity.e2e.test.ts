@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY, grpcTlsEnv } from "@pressroom/platform";
 import { REPO_ROOT } from "@pressroom/stack";
 import pg from "pg";
 import { errorShape, type ApiResponse } from "./test-support/api";
@@ -21,6 +21,7 @@ const SIGNUP_LIMIT = 3;
 /** The gateway trusts this loopback address as a proxy; tests connect from it to act as one. */
 const PROXY = "127.0.0.2";
 const run = promisify(execFile);
+const CLI = path.join(REPO_ROOT, "packages", "admin", "dist", "cli.js");
 
 function expectError(response: ApiResponse, status: number, code: string): string {
   const body = errorShape(response);
@@ -231,9 +232,30 @@ describe("identity over HTTP", () => {
       for (const [method, p, json] of everywhere) expectError(await h.api.request(method, p, { key: apiKey, json }), 401, "AUTH_INVALID");
     });
 
+    it("the operator CLI needs the admin certificate: another service's is refused, a missing one is named", async () => {
+      const base = { PATH: process.env.PATH, IDENTITY_ADDR: `127.0.0.1:${h.stack.ports.grpc.identity}` };
+      const create = (env: NodeJS.ProcessEnv) => run(process.execPath, [CLI, "keys", "create", "--email", email("nocert"), "--plan", "business"], { env });
+      await assert.rejects(create({ ...base, ...grpcTlsEnv(h.stack.certificates.gateway) }), (err: { code: number; stdout: string; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.equal(err.stdout, "", "no key");
+        assert.match(err.stderr, /gRPC status 7: gateway may not call \/pressroom\.identity\.v1\.IdentityService\/CreateKey/);
+        return true;
+      });
+      await assert.rejects(create({ ...base, GRPC_TLS_CA: "/nonexistent/ca.crt" }), (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /GRPC_TLS_CA: cannot read the CA certificate/);
+        return true;
+      });
+    });
+
     it("the operator CLI creates a key (printed on its own line), changes its plan and revokes it", async () => {
-      const env = { ...process.env, IDENTITY_ADDR: `127.0.0.1:${h.stack.ports.grpc.identity}`, METERING_ADDR: `127.0.0.1:${h.stack.ports.grpc.metering}` };
-      const cli = (...args: string[]) => run(process.execPath, [path.join(REPO_ROOT, "packages", "admin", "dist", "cli.js"), ...args], { env });
+      const env = {
+        ...process.env,
+        IDENTITY_ADDR: `127.0.0.1:${h.stack.ports.grpc.identity}`,
+        METERING_ADDR: `127.0.0.1:${h.stack.ports.grpc.metering}`,
+        ...grpcTlsEnv(h.stack.certificates.admin),
+      };
+      const cli = (...args: string[]) => run(process.execPath, [CLI, ...args], { env });
 
       const address = email("ops");
       const created = await cli("keys", "create", "--email", address, "--plan", "business");

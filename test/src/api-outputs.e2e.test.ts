@@ -5,7 +5,7 @@ import { storeOutput } from "@pressroom/platform";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import pg from "pg";
 import { errorShape, type ApiResponse } from "./test-support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { clientsAs, endOfSuiteChecks, startHarness, type Harness, type PeerClients } from "./test-support/harness";
 
 /**
  * Signed output URLs over HTTP against the running gateway and storage
@@ -32,12 +32,15 @@ describe("outputs: signed download URLs", () => {
   let nc: NatsConnection;
   let store: ObjectStore;
   let db: pg.Client;
+  let render: PeerClients;
 
   before(async () => {
     h = await startHarness({
       only: ["storage", "gateway"],
       serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000", OUTPUT_CACHE_MAX_ENTRY_BYTES: String(CACHED_UP_TO) } },
     });
+    // Outputs are registered by render.
+    render = clientsAs(h.stack, "render");
     nc = await connect({ servers: h.stack.natsUrl });
     store = await nc.jetstream().views.os("outputs");
     db = new pg.Client({ connectionString: h.stack.databaseUrl });
@@ -46,13 +49,14 @@ describe("outputs: signed download URLs", () => {
 
   after(async () => {
     await db?.end();
+    render?.close();
     await nc?.close();
     await h?.stop();
   });
 
   const store$ = (bytes: Buffer, contentType: string, filename: string) =>
     storeOutput(
-      { storage: h.admin.storage, js: nc.jetstream(), bucket: "outputs" },
+      { storage: render.storage, js: nc.jetstream(), bucket: "outputs" },
       { outputId: "", contentType, filename, jobId: "job_test", keyId: "key_test" },
       bytes,
     );

@@ -86,6 +86,17 @@ describe("the NetworkPolicies", () => {
     }
   });
 
+  it("the admin pod (the operator CLI) reaches identity's and metering's gRPC and nothing else; nothing reaches it", () => {
+    for (const target of ["identity", "metering"]) assert.equal(may(pod("admin"), pod(target), GRPC_PORT), true, `admin → ${target}`);
+    for (const target of ["render", "storage", "gateway", "webhook"]) {
+      for (const port of [GRPC_PORT, HEALTH_PORT, HTTP_PORT]) assert.equal(may(pod("admin"), pod(target), port), false, `admin → ${target}:${port}`);
+    }
+    assert.equal(may(pod("admin"), pod("postgresql"), POSTGRES_PORT), false, "admin → postgres");
+    assert.equal(may(pod("admin"), pod("nats"), NATS_PORT), false, "admin → nats");
+    assert.equal(may(pod("admin"), ip(PUBLIC), 443), false, "admin → public 443");
+    for (const source of SERVICES) assert.equal(may(pod(source), pod("admin"), GRPC_PORT), false, `${source} → admin`);
+  });
+
   it("storage is reached by the gateway and render only", () => {
     assert.equal(may(pod("render"), pod("storage"), GRPC_PORT), true, "render → storage");
     for (const source of ["identity", "metering", "webhook"]) assert.equal(may(pod(source), pod("storage"), GRPC_PORT), false, `${source} → storage`);

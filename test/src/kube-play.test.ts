@@ -78,6 +78,24 @@ describe("the rendered pod spec made playable on one host", () => {
     assert.deepEqual(template.spec, gatewaySpec());
   });
 
+  it("plays a pre-made Secret's volume from the host directory named for it, and leaves other Secret volumes alone", () => {
+    const withSecrets = {
+      metadata: { labels: labels("gateway") },
+      spec: {
+        containers: [{ name: "gateway" }],
+        volumes: [
+          { name: "grpc-tls", secret: { secretName: "tls-gateway" } },
+          { name: "other", secret: { secretName: "rendered" } },
+        ],
+      },
+    };
+    const played = playablePodSpec(withSecrets, objects, "smoke", { ports, secretDirs: { "tls-gateway": "/tmp/smoke/gateway" } });
+    assert.deepEqual(played.volumes, [
+      { name: "grpc-tls", hostPath: { path: "/tmp/smoke/gateway", type: "Directory" } },
+      { name: "other", secret: { secretName: "rendered" } },
+    ]);
+  });
+
   it("fails on a ConfigMap the chart did not render", () => {
     const missing = { metadata: { labels: labels("gateway") }, spec: { containers: [{ name: "x", envFrom: [{ configMapRef: { name: "nope" } }] }] } };
     assert.throws(() => playablePodSpec(missing, objects, "smoke", { ports }), /ConfigMap nope is not in the rendered chart/);

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { accountEventsV1 } from "@pressroom/contracts";
-import { streams } from "@pressroom/platform";
+import { grpcTlsEnv, streams } from "@pressroom/platform";
 import { REPO_ROOT } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { errorShape } from "./test-support/api";
@@ -26,7 +26,12 @@ describe("pressroom-admin usage show / usage set", () => {
   function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH, IDENTITY_ADDR: `127.0.0.1:${h.stack.ports.grpc.identity}`, METERING_ADDR: `127.0.0.1:${h.stack.ports.grpc.metering}` },
+        env: {
+          PATH: process.env.PATH,
+          IDENTITY_ADDR: `127.0.0.1:${h.stack.ports.grpc.identity}`,
+          METERING_ADDR: `127.0.0.1:${h.stack.ports.grpc.metering}`,
+          ...grpcTlsEnv(h.stack.certificates.admin),
+        },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let stdout = "";

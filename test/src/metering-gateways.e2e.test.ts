@@ -63,6 +63,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
       natsUrl: h.stack.natsUrl,
       ports,
       logDir: workDir,
+      certificates: h.stack.certificates,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
     });

@@ -4,7 +4,7 @@ import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
 import { appendJobEvent, call, jobEvent, newId } from "@pressroom/platform";
 import { waitFor } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { startHarness, type Harness } from "./test-support/harness";
+import { clientsAs, startHarness, type Harness, type PeerClients } from "./test-support/harness";
 
 const LEASE_SECONDS = 10;
 
@@ -18,14 +18,18 @@ describe("admitted jobs lost before submission", () => {
   let h: Harness;
   let nc: NatsConnection;
   let metering: meteringV1.MeteringServiceClient;
+  let gateway: PeerClients;
 
   before(async () => {
     h = await startHarness({ only: ["metering"], serviceEnv: { metering: { SLOT_LEASE_SECONDS: String(LEASE_SECONDS), SWEEP_INTERVAL_MS: "1000" } } });
     nc = await connect({ servers: h.stack.natsUrl });
-    metering = h.admin.metering;
+    // Admission is the gateway's.
+    gateway = clientsAs(h.stack, "gateway");
+    metering = gateway.metering;
   });
 
   after(async () => {
+    gateway?.close();
     await nc?.close();
     await h?.stop();
   });

@@ -4,7 +4,20 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
-import { appendJobEvent, call, createDb, createGrpcClient, jobEvent, migrateToLatest, newId, publishEvent, subjects } from "@pressroom/platform";
+import {
+  appendJobEvent,
+  call,
+  createDb,
+  createGrpcClient,
+  ensureGrpcCertificates,
+  grpcTlsEnv,
+  jobEvent,
+  migrateToLatest,
+  newId,
+  publishEvent,
+  subjects,
+  type GrpcCertificates,
+} from "@pressroom/platform";
 import {
   distinctFreePorts,
   isolatedDatabase,
@@ -32,7 +45,10 @@ const { Decision } = meteringV1;
 
 interface Replica {
   proc: ServiceProcess;
+  /** As the gateway, which admits. */
   client: meteringV1.MeteringServiceClient;
+  /** As the operator CLI, which sets usage. */
+  admin: meteringV1.MeteringServiceClient;
 }
 
 describe("admission across two metering processes", () => {
@@ -40,6 +56,7 @@ describe("admission across two metering processes", () => {
   let nats: PrivateNats;
   let nc: NatsConnection;
   let workDir: string;
+  let certificates: GrpcCertificates;
   const replicas: (Replica & { grpcPort: number; healthPort: number })[] = [];
   const keyId = () => newId("key");
 
@@ -50,7 +67,10 @@ describe("admission across two metering processes", () => {
     return call(client, client.admit, { keyId: "", plan: "free", renderJobId: "", idempotency: undefined, ...request });
   };
   const usage = async (key: string, plan: string) => (await call(on(0), on(0).getUsage, { keyId: key, plan })).usage!;
-  const setUsed = (key: string, plan: string, used: number) => call(on(1), on(1).setUsage, { keyId: key, plan, rendersUsed: String(used), actor: "test" });
+  const setUsed = (key: string, plan: string, used: number) => {
+    const { admin } = replicas[1]!;
+    return call(admin, admin.setUsage, { keyId: key, plan, rendersUsed: String(used), actor: "test" });
+  };
   const count = (results: meteringV1.AdmitResponse[], decision: meteringV1.Decision) => results.filter((r) => r.decision === decision).length;
 
   /** Starts metering process i on the given ports and waits until it is ready. */
@@ -69,18 +89,21 @@ describe("admission across two metering processes", () => {
         IDENTITY_ADDR: "127.0.0.1:9",
         PUBLIC_BASE_URL: "http://127.0.0.1:8080",
         BILLING_PROVIDER: "local",
+        ...grpcTlsEnv(certificates.metering),
       },
       path.join(workDir, `logs-${i}`),
     );
     await waitReady("metering", healthPort, proc.child).catch((err: Error) => {
       throw new Error(`${err.message}\n${proc.output.join("").slice(-3000)}`);
     });
-    return { proc, client: createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpcPort}`), grpcPort, healthPort };
+    const client = (peer: "gateway" | "admin") => createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpcPort}`, certificates[peer], "metering");
+    return { proc, client: client("gateway"), admin: client("admin"), grpcPort, healthPort };
   }
 
   before(async () => {
     workDir = mkdtempSync(path.join(tmpdir(), "pressroom-metering-"));
     database = await isolatedDatabase();
+    certificates = await ensureGrpcCertificates(path.join(workDir, "grpc-tls"), ["metering", "gateway", "admin"]);
     const db = createDb({ url: database.url, schema: "metering", max: 1 });
     await migrateToLatest(db, "metering", migrations);
     await db.destroy();
@@ -95,6 +118,7 @@ describe("admission across two metering processes", () => {
     await nc?.close();
     for (const replica of replicas) {
       replica.client.close();
+      replica.admin.close();
       await stopChild(replica.proc.child, "SIGTERM", 10_000);
     }
     await nats?.stop();
@@ -282,6 +306,7 @@ describe("admission across two metering processes", () => {
 
     // Back to two replicas on the same ports.
     victim.client.close();
+    victim.admin.close();
     await new Promise((resolve) =>
       victim.proc.child.exitCode !== null || victim.proc.child.signalCode !== null ? resolve(undefined) : victim.proc.child.once("exit", resolve),
     );

@@ -57,7 +57,7 @@ describe("the gallery, the template pages and the API reference in a browser", (
       args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--no-first-run"],
     });
     catalog = (await h.api.get("/v1/templates")).json.templates;
-    demoKeyId = (await call(h.admin.identity, h.admin.identity.authenticate, { apiKey: DEMO_API_KEY })).key!.keyId;
+    demoKeyId = (await call(h.admin.identity, h.admin.identity.getKey, { apiKey: DEMO_API_KEY, keyId: "" })).key!.keyId;
   });
 
   after(async () => {

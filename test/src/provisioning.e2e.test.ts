@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CONSUMERS, STREAMS, objectStoreStream, streams as streamNames } from "@pressroom/platform";
+import { CONSUMERS, STREAMS, ensureGrpcCertificates, grpcTlsEnv, objectStoreStream, streams as streamNames } from "@pressroom/platform";
 import {
   REPO_ROOT,
   databaseCredentials,
@@ -58,11 +58,13 @@ describe("one-off NATS provisioning", () => {
   it("services are live but not ready before it runs, name what is missing, and become ready after", async () => {
     const [storageGrpc, storageHealth, meteringGrpc, meteringHealth] = (await distinctFreePorts(4)) as [number, number, number, number];
     const common = { PATH: process.env.PATH, NATS_URL: nats.url, LOG_LEVEL: "info" };
+    const certificates = await ensureGrpcCertificates(path.join(workDir, "grpc-tls"), ["storage", "metering"]);
     const storage = startService(
       "storage",
       {
         ...common,
         DATABASE_URL: databaseUrls.storage,
+        ...grpcTlsEnv(certificates.storage),
         GRPC_PORT: String(storageGrpc),
         HEALTH_PORT: String(storageHealth),
         OUTPUT_SIGNING_SECRET: "s".repeat(32),
@@ -71,7 +73,14 @@ describe("one-off NATS provisioning", () => {
     );
     const metering = startService(
       "metering",
-      { ...common, DATABASE_URL: databaseUrls.metering, GRPC_PORT: String(meteringGrpc), HEALTH_PORT: String(meteringHealth), BILLING_PROVIDER: "local" },
+      {
+        ...common,
+        DATABASE_URL: databaseUrls.metering,
+        ...grpcTlsEnv(certificates.metering),
+        GRPC_PORT: String(meteringGrpc),
+        HEALTH_PORT: String(meteringHealth),
+        BILLING_PROVIDER: "local",
+      },
       path.join(workDir, "logs"),
     );
     started.push(storage, metering);

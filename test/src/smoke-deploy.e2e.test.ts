@@ -11,13 +11,13 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { verifyWebhookSignature } from "@pressroom/client";
-import { consumers, streams } from "@pressroom/platform";
+import { GRPC_PEERS, consumers, ensureGrpcCertificates, streams } from "@pressroom/platform";
 import { databaseCredentials, distinctFreePorts, isolatedDatabase, REPO_ROOT, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect } from "nats";
 import pg from "pg";
@@ -66,8 +66,26 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     ports.provision = { health: free.pop()! };
 
     const credentials = databaseCredentials(database.url, () => randomBytes(16).toString("hex"));
+    // The gRPC certificates as pre-made Secrets (no cert-manager here): each peer's files in a directory of its own, as a Secret volume holds them.
+    const certificates = await ensureGrpcCertificates(path.join(dir, "grpc-tls"));
+    const secretDirs: Record<string, string> = {};
+    for (const peer of GRPC_PEERS) {
+      const peerDir = path.join(dir, "grpc-secrets", peer);
+      mkdirSync(peerDir, { recursive: true });
+      for (const [from, to] of [
+        [certificates[peer].ca, "ca.crt"],
+        [certificates[peer].cert, "tls.crt"],
+        [certificates[peer].key, "tls.key"],
+      ] as const) {
+        copyFileSync(from, path.join(peerDir, to));
+        // Readable by the containers' uid 10001 (the Secret volume's 0440 with fsGroup, on a host without that group).
+        chmodSync(path.join(peerDir, to), 0o644);
+      }
+      secretDirs[`smoke-grpc-${peer}`] = peerDir;
+    }
     const values = {
       image: { tag: VERSION, pullPolicy: "Never" },
+      grpcTls: { source: "secrets", secrets: Object.fromEntries(GRPC_PEERS.map((peer) => [peer, `smoke-grpc-${peer}`])) },
       publicBaseUrl: `http://127.0.0.1:${ports.gateway!.http}`,
       secrets: {
         databaseAdminUrl: credentials.adminUrl,
@@ -91,6 +109,7 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     play = new KubePlay(objects, NAMESPACE, {
       ports,
       hostFiles: [{ component: "webhook", hostPath: receiver.caFile, mountPath: "/etc/pressroom-smoke/ca.pem" }],
+      secretDirs,
     });
     api = new Api(`http://127.0.0.1:${ports.gateway!.http}`);
   });
@@ -107,8 +126,12 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
   const component = (o: K8sObject) =>
     (o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[COMPONENT_LABEL] ?? "";
 
-  it("the chart renders a Deployment per service, each on its own image, and the provision Job", () => {
-    const deployments = ofKind("Deployment");
+  it("the chart renders a Deployment per service, each on its own image, the admin pod on identity's, and the provision Job", () => {
+    const admin = ofKind("Deployment").find((d) => component(d) === "admin")!;
+    assert.ok(
+      (admin.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image.endsWith(`pressroom/identity:${VERSION}`),
+    );
+    const deployments = ofKind("Deployment").filter((d) => d !== admin);
     assert.deepEqual(deployments.map(component).sort(), [...SERVICES].sort());
     for (const deployment of deployments) {
       const images = (deployment.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers.map((c) => c.image);
@@ -186,13 +209,11 @@ describe("smoke deploy: the images and the rendered chart under podman kube play
     }
   });
 
-  it("a key made with the operator CLI in the identity container", async () => {
-    const [identity] = await play.containers(pods.get("identity")!);
+  it("a key made with the operator CLI in the admin pod, with the admin certificate", async () => {
+    const [admin] = await play.containers(await play.play(ofKind("Deployment").find((d) => component(d) === "admin")!));
     const out = await podman([
       "exec",
-      "--env",
-      `IDENTITY_ADDR=127.0.0.1:${ports.identity!.grpc}`,
-      identity!,
+      admin!,
       "node",
       "/app/packages/admin/dist/cli.js",
       "keys",

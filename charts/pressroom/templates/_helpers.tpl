@@ -128,3 +128,41 @@ authorization {
 }
 {{- end }}
 {{- end -}}
+
+{{/* The peers holding a gRPC certificate: the six services and the operator CLI's admin pod. */}}
+{{- define "pressroom.grpcPeers" -}}gateway identity metering render storage webhook admin{{- end -}}
+
+{{/* The Secret of one peer's gRPC certificate: pressroom.grpcTlsSecret (dict "root" $ "component" "gateway"). */}}
+{{- define "pressroom.grpcTlsSecret" -}}
+{{- if eq .root.Values.grpcTls.source "secrets" -}}
+{{- required (printf "grpcTls.secrets.%s is required with grpcTls.source=secrets" .component) (get .root.Values.grpcTls.secrets .component) -}}
+{{- else -}}
+{{- printf "%s-grpc-tls" (include "pressroom.name" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where a peer's certificate is mounted, and the settings naming its files. */}}
+{{- define "pressroom.grpcTlsDir" -}}/etc/pressroom/grpc-tls{{- end -}}
+
+{{- define "pressroom.grpcTlsEnv" -}}
+- name: GRPC_TLS_CA
+  value: {{ include "pressroom.grpcTlsDir" . }}/ca.crt
+- name: GRPC_TLS_CERT
+  value: {{ include "pressroom.grpcTlsDir" . }}/tls.crt
+- name: GRPC_TLS_KEY
+  value: {{ include "pressroom.grpcTlsDir" . }}/tls.key
+{{- end -}}
+
+{{/* The volume of one peer's certificate Secret, readable by the pod's group (fsGroup) only. */}}
+{{- define "pressroom.grpcTlsVolume" -}}
+- name: grpc-tls
+  secret:
+    secretName: {{ include "pressroom.grpcTlsSecret" . }}
+    defaultMode: 0440
+{{- end -}}
+
+{{- define "pressroom.grpcTlsMount" -}}
+- name: grpc-tls
+  mountPath: {{ include "pressroom.grpcTlsDir" . }}
+  readOnly: true
+{{- end -}}

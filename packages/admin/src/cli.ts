@@ -1,7 +1,11 @@
 #!/usr/bin/env node
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
-import { AppError, call, createGrpcClient } from "@pressroom/platform";
+import { AppError, ConfigError, call, createGrpcClient, grpcTlsShape, loadConfig, grpcTlsOf, z } from "@pressroom/platform";
+
+/** up.sh's certificates: the CLI is the `admin` peer, the only one identity lets mint keys. */
+const LOCAL_TLS = path.resolve(__dirname, "..", "..", "..", ".data", "grpc-tls");
 
 const USAGE = `pressroom-admin: operator commands (talks gRPC to identity and metering)
 
@@ -12,7 +16,9 @@ const USAGE = `pressroom-admin: operator commands (talks gRPC to identity and me
   pressroom-admin usage show <key | key_id>
   pressroom-admin usage set <key | key_id> --used <n>
 
-Environment: IDENTITY_ADDR (default 127.0.0.1:7001), METERING_ADDR (default 127.0.0.1:7002).
+Environment: IDENTITY_ADDR (default 127.0.0.1:7001), METERING_ADDR (default 127.0.0.1:7002),
+GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY: the deployment's CA and the admin certificate and key
+(default: up.sh's, .data/grpc-tls/ca.crt, admin.crt and admin.key of this checkout).
 Plans: demo, free, starter, pro, business.`;
 
 function keyRef(value: string | undefined): { apiKey: string; keyId: string } {
@@ -37,8 +43,15 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? "127.0.0.1:7001");
-  const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? "127.0.0.1:7002");
+  const config = loadConfig(z.object(grpcTlsShape), {
+    GRPC_TLS_CA: path.join(LOCAL_TLS, "ca.crt"),
+    GRPC_TLS_CERT: path.join(LOCAL_TLS, "admin.crt"),
+    GRPC_TLS_KEY: path.join(LOCAL_TLS, "admin.key"),
+    ...process.env,
+  });
+  const tls = grpcTlsOf(config);
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? "127.0.0.1:7001", tls, "identity");
+  const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? "127.0.0.1:7002", tls, "metering");
   try {
     switch (`${area} ${command ?? ""}`) {
       case "keys create": {
@@ -86,9 +99,16 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** What the server or the connection said, when the error carries no Pressroom code: e.g. a certificate refused. */
+function grpcCause(err: AppError): string {
+  const cause = err.cause as { code?: number; details?: string } | undefined;
+  return cause?.code === undefined ? "" : ` (gRPC status ${cause.code}: ${cause.details ?? ""})`;
+}
+
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) process.stderr.write(`error: ${err.message}\n\n${USAGE}\n`);
-  else if (err instanceof AppError) process.stderr.write(`error: ${err.code}: ${err.message}\n`);
+  else if (err instanceof AppError) process.stderr.write(`error: ${err.code}: ${err.message}${grpcCause(err)}\n`);
+  else if (err instanceof ConfigError) process.stderr.write(`error: ${err.message}\n(the admin certificate: run ./scripts/up.sh once, or set GRPC_TLS_*)\n`);
   else process.stderr.write(`error: ${(err as Error).message}\n`);
   process.exit(err instanceof UsageError ? 2 : 1);
 });

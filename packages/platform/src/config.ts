@@ -1,3 +1,4 @@
+import { accessSync, constants } from "node:fs";
 import { z } from "zod";
 
 export { z };
@@ -55,6 +56,38 @@ export const baseConfigShape = {
 export const jobBoundsShape = {
   RENDER_DEADLINE_MS: env.int(30_000, 1_000),
   RENDER_MAX_QUEUE_WAIT_MS: env.int(60 * 60_000, 1_000),
+};
+
+const readableFile = (what: string) =>
+  z
+    .string({ error: `required: the path of ${what}` })
+    .min(1, `required: the path of ${what}`)
+    .refine(
+      (file) => {
+        try {
+          accessSync(file, constants.R_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { error: `cannot read ${what} at this path` },
+    );
+
+/**
+ * Every gRPC hop is mutual TLS (see grpc.ts): the deployment's CA, and this
+ * service's own certificate and key (PEM files), which it presents as a
+ * server and as a client, read again every minute.
+ */
+export const grpcTlsShape = {
+  GRPC_TLS_CA: readableFile("the CA certificate that signs every service's certificate"),
+  GRPC_TLS_CERT: readableFile("the certificate this process presents"),
+  GRPC_TLS_KEY: readableFile("the private key of that certificate"),
+};
+
+/** Where a gRPC server listens: loopback by default (locally), every interface where the chart says so. */
+export const grpcServerShape = {
+  GRPC_HOST: z.string().min(1).default("127.0.0.1"),
 };
 
 /** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */

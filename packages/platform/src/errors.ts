@@ -77,8 +77,9 @@ function isErrorCode(value: unknown): value is ErrorCode {
 
 /**
  * Turns an error from a gRPC call back into an AppError. Errors that carry no
- * Pressroom code (transport failures, deadlines) become INTERNAL_ERROR or
- * UNAVAILABLE.
+ * Pressroom code (transport failures, deadlines, a caller refused) become
+ * INTERNAL_ERROR or UNAVAILABLE, with the gRPC error as their cause (for an
+ * operator's tool to show; never part of an answer).
  */
 export function fromGrpcError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -94,10 +95,11 @@ export function fromGrpcError(err: unknown): AppError {
       Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {},
     );
   }
-  if (serviceError.code === GrpcStatus.UNAVAILABLE || serviceError.code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return new AppError("UNAVAILABLE", "a dependency is unavailable", "Retry with exponential backoff.");
-  }
-  return new AppError("INTERNAL_ERROR", "internal error", "Retry with exponential backoff; contact support if it persists.");
+  const appError =
+    serviceError.code === GrpcStatus.UNAVAILABLE || serviceError.code === GrpcStatus.DEADLINE_EXCEEDED
+      ? new AppError("UNAVAILABLE", "a dependency is unavailable", "Retry with exponential backoff.")
+      : new AppError("INTERNAL_ERROR", "internal error", "Retry with exponential backoff; contact support if it persists.");
+  return Object.assign(appError, { cause: err });
 }
 
 /** Maps any thrown value to a gRPC error for a handler's callback. */

@@ -1,13 +1,18 @@
+import { readFileSync } from "node:fs";
+import { createSecureContext, type PeerCertificate } from "node:tls";
 import {
   Server,
-  ServerCredentials,
-  credentials,
+  ServerInterceptingCall,
+  experimental,
   Metadata,
+  status as GrpcStatus,
   type CallOptions,
+  type ChannelCredentials,
   type ChannelOptions,
   type Client,
   type ClientOptions,
   type ClientUnaryCall,
+  type ServerInterceptor,
   type ServerUnaryCall,
   type ServiceDefinition,
   type ServiceError,
@@ -19,6 +24,107 @@ import { fromGrpcError, toGrpcError } from "./errors";
 import type { Logger } from "./logger";
 import { clientMetricsInterceptor, serverMetricsInterceptor } from "./telemetry/grpc-metrics";
 
+/**
+ * Who may hold a certificate of the deployment's CA: the six services and the
+ * operator CLI. A certificate names its holder by one DNS name,
+ * `<holder>.pressroom.internal` (its only subject alternative name), which is
+ * both the server name a client checks and the caller a server authorizes.
+ */
+export const GRPC_PEERS = ["gateway", "identity", "metering", "render", "storage", "webhook", "admin"] as const;
+export type GrpcPeer = (typeof GRPC_PEERS)[number];
+
+const PEER_DOMAIN = "pressroom.internal";
+
+/** The DNS name a peer's certificate carries: `gateway` → `gateway.pressroom.internal`. */
+export function peerDnsName(peer: GrpcPeer): string {
+  return `${peer}.${PEER_DOMAIN}`;
+}
+
+/** The peer a certificate names, or undefined unless it carries exactly one `<peer>.pressroom.internal` DNS name. */
+export function peerOf(certificate: PeerCertificate | undefined): GrpcPeer | undefined {
+  const names = (certificate?.subjectaltname ?? "")
+    .split(", ")
+    .filter((entry) => entry.startsWith("DNS:") && entry.endsWith(`.${PEER_DOMAIN}`))
+    .map((entry) => entry.slice("DNS:".length, -PEER_DOMAIN.length - 1));
+  const [name] = names;
+  return names.length === 1 && (GRPC_PEERS as readonly string[]).includes(name!) ? (name as GrpcPeer) : undefined;
+}
+
+/**
+ * A peer's mutual-TLS files (PEM): the deployment's CA, its own certificate
+ * and private key. They are read again every `refreshMs` (default a minute),
+ * so a renewed certificate or CA serves the next connections without a
+ * restart.
+ */
+export interface GrpcTls {
+  ca: string;
+  cert: string;
+  key: string;
+  refreshMs?: number;
+}
+
+/** The files named by a service's GRPC_TLS_CA, GRPC_TLS_CERT and GRPC_TLS_KEY (see grpcTlsShape). */
+export function grpcTlsOf(config: { GRPC_TLS_CA: string; GRPC_TLS_CERT: string; GRPC_TLS_KEY: string }): GrpcTls {
+  return { ca: config.GRPC_TLS_CA, cert: config.GRPC_TLS_CERT, key: config.GRPC_TLS_KEY };
+}
+
+const TLS_REFRESH_MS = 60_000;
+const certificateProviders = new Map<string, experimental.CertificateProvider>();
+
+/**
+ * One file watcher per set of files in a process (its timer runs only while
+ * a server or channel uses it). The files are checked once here, so a
+ * certificate that does not match its key, or a file that is no PEM, stops
+ * the start instead of failing every connection.
+ */
+function certificateProvider(tls: GrpcTls): experimental.CertificateProvider {
+  const id = JSON.stringify([tls.ca, tls.cert, tls.key, tls.refreshMs]);
+  let provider = certificateProviders.get(id);
+  if (!provider) {
+    try {
+      createSecureContext({ ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) });
+    } catch (err) {
+      throw new Error(`the gRPC certificate ${tls.cert}, its key ${tls.key} or the CA ${tls.ca} cannot be used: ${(err as Error).message}`);
+    }
+    provider = new experimental.FileWatcherCertificateProvider({
+      caCertificateFile: tls.ca,
+      certificateFile: tls.cert,
+      privateKeyFile: tls.key,
+      refreshIntervalMs: tls.refreshMs ?? TLS_REFRESH_MS,
+    });
+    certificateProviders.set(id, provider);
+  }
+  return provider;
+}
+
+/** grpc.health.v1 answers any holder of a certificate of the deployment's CA. */
+const OPEN_TO_EVERY_PEER = new Set(["/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"]);
+
+/**
+ * Refuses a call with PERMISSION_DENIED, before its handler runs, unless the
+ * client certificate's peer is among the method's callers.
+ */
+function callerCheck(callers: ReadonlyMap<string, ReadonlySet<GrpcPeer>>, logger?: Logger): ServerInterceptor {
+  return (method, call) =>
+    new ServerInterceptingCall(call, {
+      start(next) {
+        next({
+          onReceiveMetadata(metadata, nextMetadata) {
+            if (OPEN_TO_EVERY_PEER.has(method.path)) return nextMetadata(metadata);
+            const peer = peerOf(call.getAuthContext().sslPeerCertificate);
+            if (peer && callers.get(method.path)?.has(peer)) return nextMetadata(metadata);
+            logger?.warn({ method: method.path, caller: peer ?? "unnamed certificate" }, "gRPC call refused: the caller may not call this method");
+            call.sendStatus({
+              code: GrpcStatus.PERMISSION_DENIED,
+              details: `${peer ?? "this certificate"} may not call ${method.path}`,
+              metadata: new Metadata(),
+            });
+          },
+        });
+      },
+    });
+}
+
 export interface GrpcServerHandle {
   readonly server: Server;
   readonly port: number;
@@ -27,20 +133,48 @@ export interface GrpcServerHandle {
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** A gRPC service with its implementation: what a service's createServer() builds and startGrpcServer binds. */
+/** Each method of a service definition with the peers allowed to call it: every method must be listed. */
+export type MethodCallers<D extends ServiceDefinition> = { readonly [method in keyof D]: readonly GrpcPeer[] };
+
+/** A gRPC service with its implementation and its callers: what a service's createServer() builds and startGrpcServer binds. */
 export interface GrpcService {
   definition: ServiceDefinition;
   implementation: UntypedServiceImplementation;
+  callers: Readonly<Record<string, readonly GrpcPeer[]>>;
 }
 
-/** Starts a gRPC server with the given services plus grpc.health.v1; every call is timed (rpc.server.duration). */
-export async function startGrpcServer(options: { port: number; host?: string; services: GrpcService[] }): Promise<GrpcServerHandle> {
-  const server = new Server({ "grpc.max_receive_message_length": 64 * 1024 * 1024, interceptors: [serverMetricsInterceptor] });
+/**
+ * Starts a gRPC server with the given services plus grpc.health.v1, over
+ * mutual TLS: a client without a certificate of the deployment's CA cannot
+ * connect, and a call whose certificate's peer is not among its method's
+ * callers is answered PERMISSION_DENIED. Every call is timed (rpc.server.duration).
+ */
+export async function startGrpcServer(options: {
+  port: number;
+  host: string;
+  tls: GrpcTls;
+  services: GrpcService[];
+  logger?: Logger;
+}): Promise<GrpcServerHandle> {
+  const callers = new Map<string, ReadonlySet<GrpcPeer>>();
+  for (const service of options.services) {
+    for (const [name, method] of Object.entries(service.definition)) {
+      const allowed = service.callers[name];
+      if (!allowed) throw new Error(`${method.path} has no callers listed`);
+      callers.set(method.path, new Set(allowed));
+    }
+  }
+  const server = new Server({
+    "grpc.max_receive_message_length": 64 * 1024 * 1024,
+    interceptors: [serverMetricsInterceptor, callerCheck(callers, options.logger)],
+  });
   for (const service of options.services) server.addService(service.definition, service.implementation);
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
+  const provider = certificateProvider(options.tls);
+  const serverCredentials = experimental.createCertificateProviderServerCredentials(provider, provider, true);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host ?? "0.0.0.0"}:${options.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(`${options.host}:${options.port}`, serverCredentials, (err, bound) => (err ? reject(err) : resolve(bound)));
   });
   health.setStatus("", "SERVING");
   return {
@@ -105,11 +239,28 @@ const CHANNEL_OPTIONS: ChannelOptions = {
   }),
 };
 
-type ClientConstructor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ClientOptions) => C;
+type ClientConstructor<C> = new (address: string, creds: ChannelCredentials, options?: ClientOptions) => C;
 
-/** A client with Pressroom's channel options; every call is timed (rpc.client.duration). */
-export function createGrpcClient<C extends Client>(Ctor: ClientConstructor<C>, address: string): C {
-  return new Ctor(address, credentials.createInsecure(), { ...CHANNEL_OPTIONS, interceptors: [clientMetricsInterceptor] });
+/**
+ * A client with Pressroom's channel options over mutual TLS: it presents its
+ * own certificate and accepts only a server whose certificate, signed by the
+ * deployment's CA, names `server` (`<server>.pressroom.internal`), whatever
+ * the address. Every call is timed (rpc.client.duration).
+ */
+export function createGrpcClient<C extends Client>(
+  Ctor: ClientConstructor<C>,
+  address: string,
+  tls: GrpcTls,
+  server: GrpcPeer,
+  options: ChannelOptions = {},
+): C {
+  const provider = certificateProvider(tls);
+  return new Ctor(address, experimental.createCertificateProviderChannelCredentials(provider, provider), {
+    ...CHANNEL_OPTIONS,
+    ...options,
+    "grpc.ssl_target_name_override": peerDnsName(server),
+    interceptors: [clientMetricsInterceptor],
+  });
 }
 
 /**

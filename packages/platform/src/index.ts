@@ -2,6 +2,7 @@ export * from "./accounts";
 export * from "./config";
 export * from "./errors";
 export * from "./grpc";
+export * from "./grpc-certificates";
 export * from "./ids";
 export * from "./jobs";
 export * from "./lifecycle";

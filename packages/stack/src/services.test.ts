@@ -2,10 +2,16 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import { GRPC_PEERS } from "@pressroom/platform";
+import type { GrpcCertificates } from "@pressroom/platform";
 import { DATABASE_SERVICES, databaseCredentials } from "./postgres";
 import { billingNotice, DEFAULT_PORTS, SERVICE_NAMES, forwardedSettings, localPorts, serviceEnv, stopService } from "./services";
 
 const database = databaseCredentials("postgres://admin:admin-pw@127.0.0.1:5432/pressroom", (service) => `pw-${service}`);
+
+const certificates = Object.fromEntries(
+  GRPC_PEERS.map((peer) => [peer, { ca: "/tls/ca.crt", cert: `/tls/${peer}.crt`, key: `/tls/${peer}.key` }]),
+) as GrpcCertificates;
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -45,7 +51,7 @@ describe("up.sh's environment", () => {
   });
 
   it("runs metering with the local payment provider unless the caller names one", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp" };
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
@@ -62,6 +68,7 @@ describe("up.sh's environment", () => {
       natsUrl: "nats://stack",
       ports: DEFAULT_PORTS,
       logDir: "/tmp",
+      certificates,
       env: forwardedSettings(caller),
     });
     assert.equal(env.RENDER_SLOTS, "4");
@@ -85,7 +92,14 @@ describe("the stack's database credentials", () => {
   });
 
   it("gives each service its own URL only, the gateway none, and none the admin's", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", secretEncryptionKey: "0".repeat(64) };
+    const options = {
+      databaseUrls: database.urls,
+      natsUrl: "nats://stack",
+      ports: DEFAULT_PORTS,
+      logDir: "/tmp",
+      certificates,
+      secretEncryptionKey: "0".repeat(64),
+    };
     for (const name of SERVICE_NAMES) {
       const env = serviceEnv(name, options);
       assert.equal(
@@ -98,12 +112,31 @@ describe("the stack's database credentials", () => {
   });
 });
 
+describe("the stack's certificates", () => {
+  it("gives each service the CA and its own certificate and key, and no other peer's", () => {
+    for (const name of SERVICE_NAMES) {
+      const env = serviceEnv(name, {
+        databaseUrls: database.urls,
+        natsUrl: "nats://stack",
+        ports: DEFAULT_PORTS,
+        logDir: "/tmp",
+        certificates,
+        secretEncryptionKey: "k".repeat(64),
+      });
+      assert.deepEqual([env.GRPC_TLS_CA, env.GRPC_TLS_CERT, env.GRPC_TLS_KEY], ["/tls/ca.crt", `/tls/${name}.crt`, `/tls/${name}.key`]);
+      const others = GRPC_PEERS.filter((peer) => peer !== name);
+      const named = Object.values(env).filter((value) => others.some((peer) => value?.includes(`/tls/${peer}.`)));
+      assert.deepEqual(named, [], `${name} is given another peer's files`);
+    }
+  });
+});
+
 describe("up.sh's ports", () => {
   it("gives each service a fixed health and metrics port, 9461 to 9466, each overridable", () => {
     assert.deepEqual(localPorts({}).health, { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 });
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
-    assert.equal(serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp" }).HEALTH_PORT, "19461");
+    assert.equal(serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates }).HEALTH_PORT, "19461");
   });
 });
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
+import { grpcTlsEnv, type GrpcCertificates } from "@pressroom/platform";
 import { distinctFreePorts, waitFor } from "./ports";
 import { DATABASE_SERVICES, type DatabaseCredentials, type DatabaseService } from "./postgres";
 
@@ -56,6 +57,8 @@ export interface StackOptions {
   natsUrl: string;
   ports: StackPorts;
   logDir: string;
+  /** The deployment's CA and each service's certificate (ensureGrpcCertificates): a service is given only its own. */
+  certificates: GrpcCertificates;
   publicBaseUrl?: string;
   signingSecret?: string;
   /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters), needed to start identity: the one runMigrations sealed the demo key's secret with. */
@@ -122,6 +125,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     RENDER_ADDR: addr(ports.grpc.render),
     STORAGE_ADDR: addr(ports.grpc.storage),
     PUBLIC_BASE_URL: publicBaseUrl,
+    ...grpcTlsEnv(options.certificates[name]),
     ...options.env,
   };
   const own: Record<ServiceName, NodeJS.ProcessEnv> = {

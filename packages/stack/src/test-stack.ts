@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, dropDatabase, postgresAnswers, type DatabaseService } from "./postgres";
-import { NATS_COMPONENTS, natsAuthorization, type NatsComponent } from "@pressroom/platform";
+import { NATS_COMPONENTS, ensureGrpcCertificates, natsAuthorization, type GrpcCertificates, type NatsComponent } from "@pressroom/platform";
 import {
   SERVICE_NAMES,
   freePorts,
@@ -28,6 +28,8 @@ export interface TestStack {
   natsPasswords?: Record<NatsComponent, string>;
   nats: PrivateNats;
   ports: StackPorts;
+  /** The stack's own CA and every gRPC peer's certificate (the services', and `admin` for operator calls). */
+  certificates: GrpcCertificates;
   services: RunningServices;
   signingSecret: string;
   /** Identity's sealing key, the one the migrations seeded with (to run them again: runMigrations). */
@@ -84,7 +86,7 @@ export async function startTestStack(
     natsPasswords ? { config: natsAuthorization(natsPasswords), credentials: { user: "provision", pass: natsPasswords.provision } } : {},
   );
   const serviceEnv = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { ...natsEnv(name), ...options.serviceEnv?.[name] }]));
-  const ports = await freePorts();
+  const [ports, certificates] = await Promise.all([freePorts(), ensureGrpcCertificates(path.join(workDir, "grpc-tls"))]);
   const signingSecret = randomBytes(32).toString("hex");
   // Kept for the stack's life, so that a restarted identity opens the secrets it sealed.
   const secretEncryptionKey = randomBytes(32).toString("hex");
@@ -97,6 +99,7 @@ export async function startTestStack(
         natsUrl: nats.url,
         ports,
         logDir: path.join(workDir, "logs"),
+        certificates,
         signingSecret,
         secretEncryptionKey,
         env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env },
@@ -118,6 +121,7 @@ export async function startTestStack(
     natsPasswords,
     nats,
     ports,
+    certificates,
     services: running,
     signingSecret,
     secretEncryptionKey,

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
+import { ensureGrpcCertificates } from "@pressroom/platform";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
   REPO_ROOT,
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
     say("running migrations and provisioning NATS");
     const secretEncryptionKey = keptSecret("webhook-secret-encryption-key");
     await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl)]);
+    // The private CA and a certificate per service and for the operator CLI: every gRPC hop is mutual TLS.
+    const certificates = await ensureGrpcCertificates(path.join(DATA_DIR, "grpc-tls"));
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     say("starting identity, storage, metering, render, webhook and gateway");
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
       natsUrl,
       ports,
       logDir: path.join(DATA_DIR, "logs"),
+      certificates,
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
       secretEncryptionKey,

@@ -1,5 +1,5 @@
 import { identityV1, meteringV1, renderV1, storageV1 } from "@pressroom/contracts";
-import { createGrpcClient } from "@pressroom/platform";
+import { createGrpcClient, type GrpcTls } from "@pressroom/platform";
 
 export interface Clients {
   identity: identityV1.IdentityServiceClient;
@@ -8,12 +8,12 @@ export interface Clients {
   storage: storageV1.StorageServiceClient;
 }
 
-export function createClients(addresses: { identity: string; metering: string; render: string; storage: string }): Clients {
+export function createClients(addresses: { identity: string; metering: string; render: string; storage: string }, tls: GrpcTls): Clients {
   return {
-    identity: createGrpcClient(identityV1.IdentityServiceClient, addresses.identity),
-    metering: createGrpcClient(meteringV1.MeteringServiceClient, addresses.metering),
-    catalog: createGrpcClient(renderV1.TemplateCatalogServiceClient, addresses.render),
-    storage: createGrpcClient(storageV1.StorageServiceClient, addresses.storage),
+    identity: createGrpcClient(identityV1.IdentityServiceClient, addresses.identity, tls, "identity"),
+    metering: createGrpcClient(meteringV1.MeteringServiceClient, addresses.metering, tls, "metering"),
+    catalog: createGrpcClient(renderV1.TemplateCatalogServiceClient, addresses.render, tls, "render"),
+    storage: createGrpcClient(storageV1.StorageServiceClient, addresses.storage, tls, "storage"),
   };
 }
 

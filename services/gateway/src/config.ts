@@ -1,7 +1,8 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, grpcTlsShape, env, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
+  ...grpcTlsShape,
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   HTTP_PORT: env.port(8080),
   HTTP_HOST: z.string().default("0.0.0.0"),

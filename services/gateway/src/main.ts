@@ -1,5 +1,5 @@
 import { createServer as createHttpServer } from "node:http";
-import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, startHealthServer, streams } from "@pressroom/platform";
+import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, grpcTlsOf, startHealthServer, streams } from "@pressroom/platform";
 import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { loadGatewayConfig } from "./config";
@@ -23,7 +23,10 @@ async function main(): Promise<void> {
   const jsm = await nc.jetstreamManager();
   await awaitTopology(jsm, { streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] }, logger);
   observeRenderQueue(jsm, logger);
-  const clients = createClients({ identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR });
+  const clients = createClients(
+    { identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR },
+    grpcTlsOf(config),
+  );
 
   lifecycle.addReadinessCheck(() => !nc.isClosed());
   const bus = { nc, js: nc.jetstream(), jsm };

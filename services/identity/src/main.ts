@@ -2,7 +2,18 @@
  * Identity: API keys, plans, signup and its throttle, revocation, webhook
  * secrets. One gRPC service (server.ts); account events go to ACCOUNTS.
  */
-import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer, streams } from "@pressroom/platform";
+import {
+  Lifecycle,
+  awaitTopology,
+  connectNats,
+  createDb,
+  createLogger,
+  pingDb,
+  grpcTlsOf,
+  startGrpcServer,
+  startHealthServer,
+  streams,
+} from "@pressroom/platform";
 import { loadIdentityConfig } from "./config";
 import type { IdentityDb } from "./db";
 import { SecretBox } from "./keys/secret-box";
@@ -21,7 +32,7 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
 
   const services = createServer({ db, js: nc.jetstream(), logger, signupLimitPerHour: config.SIGNUP_LIMIT_PER_HOUR, secretBox });
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: grpcTlsOf(config), services, logger });
 
   lifecycle.addReadinessCheck(() => pingDb(db));
   lifecycle.addReadinessCheck(() => !nc.isClosed());

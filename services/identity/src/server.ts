@@ -1,6 +1,25 @@
 import { identityV1 } from "@pressroom/contracts";
-import type { GrpcService } from "@pressroom/platform";
+import type { GrpcService, MethodCallers } from "@pressroom/platform";
 import { identityService, type IdentityDeps } from "./keys/keys.grpc";
+
+/**
+ * Who may call each method (the peer named by the caller's certificate;
+ * anyone else is answered PERMISSION_DENIED). Minting, revoking and changing
+ * keys is the operator's (the admin CLI) and, for a plan paid for, metering's
+ * billing; the gateway only authenticates, signs up, and reads or rotates the
+ * webhook secret of a key it was sent (the API key itself, not an id).
+ */
+export const IDENTITY_CALLERS: MethodCallers<typeof identityV1.IdentityServiceService> = {
+  authenticate: ["gateway"],
+  signup: ["gateway"],
+  createKey: ["admin"],
+  revokeKey: ["admin"],
+  setPlan: ["admin", "metering"],
+  getKey: ["admin", "metering"],
+  getWebhookSecret: ["webhook"],
+  getOwnWebhookSecret: ["gateway"],
+  rotateWebhookSecret: ["gateway"],
+};
 
 /**
  * The identity gRPC service, built from its dependencies. Nothing listens
@@ -8,5 +27,5 @@ import { identityService, type IdentityDeps } from "./keys/keys.grpc";
  * times every call), and a test can serve it on a port of its own.
  */
 export function createServer(deps: IdentityDeps): GrpcService[] {
-  return [{ definition: identityV1.IdentityServiceService, implementation: identityService(deps) }];
+  return [{ definition: identityV1.IdentityServiceService, implementation: identityService(deps), callers: IDENTITY_CALLERS }];
 }

@@ -1,9 +1,20 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { ConfigError } from "@pressroom/platform";
-import { loadMeteringConfig } from "./config";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ConfigError, ensureGrpcCertificates, grpcTlsEnv } from "@pressroom/platform";
+import { loadMeteringConfig as loadWithoutTls } from "./config";
 
 describe("metering configuration", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "pressroom-metering-config-"));
+  let tls: NodeJS.ProcessEnv;
+  before(async () => {
+    tls = grpcTlsEnv((await ensureGrpcCertificates(dir, ["metering"])).metering);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const loadMeteringConfig = (source: NodeJS.ProcessEnv) => loadWithoutTls({ ...tls, ...source });
+
   it("has no default payment provider: BILLING_PROVIDER is required, naming the variable", () => {
     for (const source of [
       { DATABASE_URL: "postgres://db/pressroom" },

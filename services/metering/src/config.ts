@@ -1,8 +1,10 @@
-import { baseConfigShape, env, jobBoundsShape, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z
   .object({
     ...baseConfigShape,
+    ...grpcTlsShape,
+    ...grpcServerShape,
     DATABASE_URL: z.string().min(1),
     NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
     GRPC_PORT: env.port(7002),

@@ -13,6 +13,7 @@ import {
   createGrpcClient,
   createLogger,
   pingDb,
+  grpcTlsOf,
   startGrpcServer,
   startHealthServer,
   streams,
@@ -36,7 +37,8 @@ async function main(): Promise<void> {
   const jsm = await nc.jetstreamManager();
   await awaitTopology(jsm, { streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] }, logger);
   const js = nc.jetstream();
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);
+  const tls = grpcTlsOf(config);
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, tls, "identity");
   const billing = createBilling({
     db,
     logger,
@@ -49,7 +51,7 @@ async function main(): Promise<void> {
   });
 
   const services = createServer({ db, js, jsm, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, billing });
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls, services, logger });
   const { jobEvents, sweep } = createService({
     db,
     js,

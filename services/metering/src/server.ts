@@ -1,5 +1,5 @@
 import { meteringV1 } from "@pressroom/contracts";
-import type { GrpcService, Logger } from "@pressroom/platform";
+import type { GrpcService, Logger, MethodCallers } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager } from "nats";
 import { admissionHandlers } from "./admission/admission.grpc";
@@ -19,6 +19,26 @@ export interface ServerDeps {
 }
 
 /**
+ * Who may call each method (the peer named by the caller's certificate;
+ * anyone else is answered PERMISSION_DENIED). The gateway admits, releases
+ * and reads usage for the requests it serves, and runs checkouts (whose plan
+ * change metering's billing makes itself, after payment); setting usage is the
+ * operator's alone.
+ */
+export const METERING_CALLERS: MethodCallers<typeof meteringV1.MeteringServiceService> = {
+  admit: ["gateway"],
+  getUsage: ["gateway", "admin"],
+  setUsage: ["admin"],
+  release: ["gateway"],
+  completeIdempotentRequest: ["gateway"],
+  getIdempotentRequest: ["gateway"],
+  createCheckout: ["gateway"],
+  getCheckoutSession: ["gateway"],
+  confirmCheckout: ["gateway"],
+  handleStripeWebhook: ["gateway"],
+};
+
+/**
  * The MeteringService, built from its dependencies: admission's methods and
  * billing's. Nothing listens here: main.ts binds it (startGrpcServer, which
  * adds grpc.health.v1 and times every call), and a test can serve it on a
@@ -36,5 +56,5 @@ export function createServer(deps: ServerDeps): GrpcService[] {
     }),
     ...billingHandlers(deps.billing, logger),
   };
-  return [{ definition: meteringV1.MeteringServiceService, implementation }];
+  return [{ definition: meteringV1.MeteringServiceService, implementation, callers: METERING_CALLERS }];
 }

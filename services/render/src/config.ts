@@ -1,4 +1,4 @@
-import { baseConfigShape, env, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
 
 /** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
 const chromiumShape = {
@@ -14,6 +14,8 @@ const chromiumShape = {
 
 export const configSchema = z.object({
   ...baseConfigShape,
+  ...grpcTlsShape,
+  ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   GRPC_PORT: env.port(7003),

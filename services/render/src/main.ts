@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const deps = await connectDependencies(config, logger, starting);
   const { db, nc, engine, expander, storage } = deps;
 
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services: createServer(deps) });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: deps.tls, services: createServer(deps), logger });
   const worker = createService(deps);
   await worker.start();
   const expiry = createExpiry(deps);

@@ -1,5 +1,18 @@
 import { renderV1, storageV1 } from "@pressroom/contracts";
-import { awaitTopology, connectEarly, connectNats, consumers, createDb, createGrpcClient, streams, type GrpcService, type Logger } from "@pressroom/platform";
+import {
+  awaitTopology,
+  connectEarly,
+  connectNats,
+  consumers,
+  createDb,
+  createGrpcClient,
+  grpcTlsOf,
+  streams,
+  type GrpcService,
+  type GrpcTls,
+  type Logger,
+  type MethodCallers,
+} from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { TemplateCatalog } from "./catalog/catalog";
@@ -22,7 +35,15 @@ export interface RenderDeps {
   catalog: TemplateCatalog;
   expander: TemplateExpander;
   storage: storageV1.StorageServiceClient;
+  tls: GrpcTls;
 }
+
+/** Who may call each method of the catalog (the peer named by the caller's certificate): only the gateway. */
+export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServiceService> = {
+  listTemplates: ["gateway"],
+  getTemplate: ["gateway"],
+  getPreview: ["gateway"],
+};
 
 /**
  * Connects the render service's dependencies while the engine (begun by
@@ -33,7 +54,8 @@ export async function connectDependencies(config: Readonly<Config>, logger: Logg
   const db = createDb<RenderDb>({ url: config.DATABASE_URL, schema: "render", logger });
   const catalog = new TemplateCatalog(db);
   const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
-  const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR);
+  const tls = grpcTlsOf(config);
+  const storage = createGrpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, tls, "storage");
   const connect = async () => {
     const nc = await connectNats({ url: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, name: "render", logger });
     const jsm = await nc.jetstreamManager();
@@ -43,7 +65,7 @@ export async function connectDependencies(config: Readonly<Config>, logger: Logg
     return { nc, jsm };
   };
   const [engine, { nc, jsm }] = await Promise.all([starting, connect()]);
-  return { config, logger, engine, db, nc, jsm, catalog, expander, storage };
+  return { config, logger, engine, db, nc, jsm, catalog, expander, storage, tls };
 }
 
 /** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
@@ -53,6 +75,7 @@ export function createServer(deps: RenderDeps): GrpcService[] {
     {
       definition: renderV1.TemplateCatalogServiceService,
       implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
+      callers: CATALOG_CALLERS,
     },
   ];
 }

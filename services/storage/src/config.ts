@@ -1,7 +1,9 @@
-import { baseConfigShape, outputStoreShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, grpcTlsShape, grpcServerShape, outputStoreShape, env, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
+  ...grpcTlsShape,
+  ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
   GRPC_PORT: env.port(7004),

@@ -4,7 +4,18 @@
  * and the expiry sweep. One gRPC service
  * (server.ts) and the sweep (service.ts).
  */
-import { Lifecycle, RecentOutputs, awaitTopology, connectNats, createDb, createLogger, pingDb, startGrpcServer, startHealthServer } from "@pressroom/platform";
+import {
+  Lifecycle,
+  RecentOutputs,
+  awaitTopology,
+  connectNats,
+  createDb,
+  createLogger,
+  pingDb,
+  grpcTlsOf,
+  startGrpcServer,
+  startHealthServer,
+} from "@pressroom/platform";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { openOutputStore } from "./outputs/output-store";
@@ -35,7 +46,7 @@ async function main(): Promise<void> {
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: config.OUTPUT_CACHE_MAX_ENTRY_BYTES }),
   };
 
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, services: createServer(deps) });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.GRPC_HOST, tls: grpcTlsOf(config), services: createServer(deps), logger });
   const { expirySweep } = createService({ ...deps, sweepIntervalMs: config.SWEEP_INTERVAL_MS });
   expirySweep.start();
 

@@ -1,6 +1,12 @@
-import type { GrpcService } from "@pressroom/platform";
+import type { GrpcService, MethodCallers } from "@pressroom/platform";
 import { storageServiceDefinition } from "./outputs/chunk-wire";
 import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
+
+/** Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway serves them. */
+export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
+  registerOutput: ["render"],
+  getOutput: ["gateway"],
+};
 
 /**
  * The storage gRPC service, built from its dependencies. Nothing listens
@@ -8,5 +14,5 @@ import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
  * times every call), and a test can serve it on a port of its own.
  */
 export function createServer(deps: StorageDeps): GrpcService[] {
-  return [{ definition: storageServiceDefinition, implementation: storageService(deps) }];
+  return [{ definition: storageServiceDefinition, implementation: storageService(deps), callers: STORAGE_CALLERS }];
 }

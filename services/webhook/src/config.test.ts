@@ -1,10 +1,19 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ensureGrpcCertificates, grpcTlsEnv } from "@pressroom/platform";
 import { loadWebhookConfig } from "./config";
 
-const required = { DATABASE_URL: "postgres://localhost/x" };
-
 describe("webhook config", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "pressroom-webhook-config-"));
+  let required: NodeJS.ProcessEnv;
+  before(async () => {
+    required = { DATABASE_URL: "postgres://localhost/x", ...grpcTlsEnv((await ensureGrpcCertificates(dir, ["webhook"])).webhook) };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
   it("keeps every development/test setting off by default, with the production schedule", () => {
     const config = loadWebhookConfig(required);
     assert.equal(config.WEBHOOK_ALLOW_LOOPBACK, false);
@@ -22,5 +31,13 @@ describe("webhook config", () => {
 
   it("names a missing DATABASE_URL", () => {
     assert.throws(() => loadWebhookConfig({}), /DATABASE_URL/);
+  });
+
+  it("needs its gRPC certificate, key and CA as readable files, naming each setting", () => {
+    assert.throws(
+      () => loadWebhookConfig({ DATABASE_URL: "postgres://localhost/x" }),
+      (err: Error) => ["GRPC_TLS_CA: required", "GRPC_TLS_CERT: required", "GRPC_TLS_KEY: required"].every((problem) => err.message.includes(problem)),
+    );
+    assert.throws(() => loadWebhookConfig({ ...required, GRPC_TLS_KEY: path.join(dir, "absent.key") }), /GRPC_TLS_KEY: cannot read the private key/);
   });
 });

@@ -1,4 +1,4 @@
-import { baseConfigShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, grpcTlsShape, env, loadConfig, z } from "@pressroom/platform";
 
 const SECOND = 1_000;
 const HOUR = 3_600 * SECOND;
@@ -6,6 +6,7 @@ const HOUR = 3_600 * SECOND;
 export const configSchema = z
   .object({
     ...baseConfigShape,
+    ...grpcTlsShape,
     DATABASE_URL: z.string().min(1),
     NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
     IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),

@@ -14,6 +14,7 @@ import {
   createGrpcClient,
   createLogger,
   pingDb,
+  grpcTlsOf,
   startHealthServer,
   streams,
 } from "@pressroom/platform";
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     },
     logger,
   );
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR);
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, grpcTlsOf(config), "identity");
   const poster = createPoster({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,

@@ -1,25 +1,45 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { it } from "node:test";
-import { identityV1, meteringV1, storageV1 } from "@pressroom/contracts";
-import { call, createGrpcClient } from "@pressroom/platform";
+import { identityV1, meteringV1, renderV1, storageV1 } from "@pressroom/contracts";
+import { call, createGrpcClient, type GrpcPeer } from "@pressroom/platform";
 import { startTestStack, type ServiceName, type TestStack } from "@pressroom/stack";
 import { Api } from "./api";
 import { OpenApiChecker } from "./openapi";
 
-/** Operator calls straight to identity and metering over gRPC (what the admin CLI does). */
+export interface PeerClients {
+  identity: identityV1.IdentityServiceClient;
+  metering: meteringV1.MeteringServiceClient;
+  catalog: renderV1.TemplateCatalogServiceClient;
+  storage: storageV1.StorageServiceClient;
+  close(): void;
+}
+
+/** gRPC clients of the stack's four servers presenting one peer's certificate: a test calling as that service (or as the CLI, `admin`). */
+export function clientsAs(stack: TestStack, peer: GrpcPeer): PeerClients {
+  const tls = stack.certificates[peer];
+  const { grpc } = stack.ports;
+  const clients = {
+    identity: createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${grpc.identity}`, tls, "identity"),
+    metering: createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpc.metering}`, tls, "metering"),
+    catalog: createGrpcClient(renderV1.TemplateCatalogServiceClient, `127.0.0.1:${grpc.render}`, tls, "render"),
+    storage: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${grpc.storage}`, tls, "storage"),
+  };
+  return { ...clients, close: () => Object.values(clients).forEach((client) => client.close()) };
+}
+
+/** Operator calls straight to identity and metering over gRPC (what the admin CLI does), with the admin certificate. */
 export class Admin {
+  private readonly clients: PeerClients;
   readonly identity: identityV1.IdentityServiceClient;
   readonly metering: meteringV1.MeteringServiceClient;
-  readonly storage: storageV1.StorageServiceClient;
 
   constructor(
     stack: TestStack,
     private readonly api: Api,
   ) {
-    this.identity = createGrpcClient(identityV1.IdentityServiceClient, `127.0.0.1:${stack.ports.grpc.identity}`);
-    this.metering = createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${stack.ports.grpc.metering}`);
-    this.storage = createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${stack.ports.grpc.storage}`);
+    this.clients = clientsAs(stack, "admin");
+    ({ identity: this.identity, metering: this.metering } = this.clients);
   }
 
   /** A new key on a plan (business by default: 1,000 requests a minute, 10 renders at once). */
@@ -38,9 +58,7 @@ export class Admin {
   }
 
   close(): void {
-    this.identity.close();
-    this.metering.close();
-    this.storage.close();
+    this.clients.close();
   }
 }
 

@@ -67,6 +67,8 @@ export interface PlayOptions {
   /** Each component's ports; every Service name and port in the rendered settings is mapped onto them. */
   ports: Record<string, ComponentPorts>;
   hostFiles?: HostFile[];
+  /** Secrets the chart mounts as volumes but does not render (pre-made ones, e.g. the gRPC certificates), by name: a host directory holding their files. */
+  secretDirs?: Record<string, string>;
 }
 
 export const COMPONENT_LABEL = "app.kubernetes.io/component";
@@ -115,7 +117,8 @@ function rewriteAddresses(value: string, addresses: Map<string, string>): string
  *   Secret keys become secretKeyRefs to podman secrets of the same name;
  * - probes are removed: podman runs only the liveness probe, through curl, which
  *   the images do not have; the smoke run polls the health ports itself;
- * - container ports are removed (nothing to publish on the host's network).
+ * - container ports are removed (nothing to publish on the host's network);
+ * - a Secret volume named in `secretDirs` is that host directory, read-only.
  */
 export function playablePodSpec(template: PodTemplate, objects: K8sObject[], namespace: string, options: PlayOptions): PodSpec {
   const component = template.metadata?.labels?.[COMPONENT_LABEL] ?? "";
@@ -168,7 +171,13 @@ export function playablePodSpec(template: PodTemplate, objects: K8sObject[], nam
     hostNetwork: true,
     containers: template.spec.containers.map(playable),
     ...(template.spec.initContainers ? { initContainers: template.spec.initContainers.map(playable) } : {}),
-    volumes: [...(template.spec.volumes ?? []), ...files.map((file, i) => ({ name: `smoke-file-${i}`, hostPath: { path: file.hostPath, type: "File" } }))],
+    volumes: [
+      ...(template.spec.volumes ?? []).map((volume) => {
+        const dir = options.secretDirs?.[(volume.secret as { secretName?: string } | undefined)?.secretName ?? ""];
+        return dir ? { name: volume.name, hostPath: { path: dir, type: "Directory" } } : volume;
+      }),
+      ...files.map((file, i) => ({ name: `smoke-file-${i}`, hostPath: { path: file.hostPath, type: "File" } })),
+    ],
   };
 }
 

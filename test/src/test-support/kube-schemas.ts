@@ -1,3 +1,4 @@
+import * as certManager from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 import * as keda from "@kubernetes-models/keda/keda.sh/v1alpha1";
 import * as monitoring from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 import * as apps from "kubernetes-models/apps/v1";
@@ -21,6 +22,7 @@ const API_VERSIONS: Record<string, Record<string, unknown>> = {
   "networking.k8s.io/v1": networking,
   "rbac.authorization.k8s.io/v1": rbac,
   "keda.sh/v1alpha1": keda,
+  "cert-manager.io/v1": certManager,
   "monitoring.coreos.com/v1": monitoring,
 };
 

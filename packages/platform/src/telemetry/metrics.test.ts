@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { makeGenericClientConstructor, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
@@ -41,6 +44,7 @@ describe("the metrics kit", () => {
   let client: Echo;
   let healthPort: number;
   let call: typeof callType;
+  const tlsDir = mkdtempSync(path.join(tmpdir(), "pressroom-metrics-tls-"));
 
   before(async () => {
     const kit = await import("../grpc.js");
@@ -52,8 +56,15 @@ describe("the metrics kit", () => {
         return request;
       }),
     };
-    grpc = await startGrpcServer({ port: 0, host: "127.0.0.1", services: [{ definition, implementation }] });
-    client = createGrpcClient(EchoClient, `127.0.0.1:${grpc.port}`) as Echo;
+    const { ensureGrpcCertificates } = await import("../grpc-certificates.js");
+    const certificates = await ensureGrpcCertificates(tlsDir, ["storage", "gateway"]);
+    grpc = await startGrpcServer({
+      port: 0,
+      host: "127.0.0.1",
+      tls: certificates.storage,
+      services: [{ definition, implementation, callers: { say: ["gateway"] } }],
+    });
+    client = createGrpcClient(EchoClient, `127.0.0.1:${grpc.port}`, certificates.gateway, "storage") as Echo;
     healthPort = (await startHealthServer(lifecycle, 0, "127.0.0.1")).port;
   });
 
@@ -62,6 +73,7 @@ describe("the metrics kit", () => {
     await grpc.stop(1_000);
     await lifecycle.shutdown("test");
     await shutdownTelemetry();
+    rmSync(tlsDir, { recursive: true, force: true });
   });
 
   it("times every gRPC call, served and made, by service, method and status", async () => {

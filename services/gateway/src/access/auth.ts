@@ -11,6 +11,15 @@ export interface Principal {
 const invalid = (why: string) =>
   new AppError("AUTH_INVALID", `API key ${why}`, "Send Authorization: Bearer <API_KEY> with a valid key; get one with POST /v1/signup.");
 
+/** The API key of a request's `Authorization: Bearer <key>` header; 401 when it is missing or malformed. */
+export function bearerKey(ctx: Context): string {
+  const header = ctx.get("authorization");
+  if (!header) throw invalid("missing");
+  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+  if (!match) throw invalid("malformed");
+  return match[1]!;
+}
+
 /**
  * Authenticates Bearer keys through the identity service. Successes are
  * cached for a short time (keyed by the key's hash, never the key), so a
@@ -25,11 +34,7 @@ export class Authenticator {
   ) {}
 
   async authenticate(ctx: Context): Promise<Principal> {
-    const header = ctx.get("authorization");
-    if (!header) throw invalid("missing");
-    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-    if (!match) throw invalid("malformed");
-    const apiKey = match[1]!;
+    const apiKey = bearerKey(ctx);
     const cacheKey = createHash("sha256").update(apiKey).digest("base64");
     const now = Date.now();
     const cached = this.cache.get(cacheKey);

@@ -2,6 +2,7 @@ import type { identityV1 } from "@pressroom/contracts";
 import { call, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
+import { bearerKey } from "../access/auth";
 import { bodyProblem, readJsonObject } from "../body";
 import { clientIp, type TrustedProxies } from "../client-ip";
 import { errors } from "../errors";
@@ -31,18 +32,18 @@ export function keyRoutes(deps: KeyDeps) {
       };
     },
 
-    /** GET /v1/keys/webhook-secret */
+    /** GET /v1/keys/webhook-secret: identity is shown the key itself, so the gateway reads only the secrets of the keys it is sent. */
     async webhookSecret(ctx: Context) {
-      const principal = await keyed(deps, ctx);
-      const { secret } = await call(identity, identity.getWebhookSecret, { keyId: principal.keyId });
+      await keyed(deps, ctx);
+      const { secret } = await call(identity, identity.getOwnWebhookSecret, { apiKey: bearerKey(ctx) });
       ctx.set("Cache-Control", "no-store");
       ctx.body = { secret } satisfies z.input<typeof WebhookSecret>;
     },
 
     /** POST /v1/keys/webhook-secret/rotate: a new secret, shown in this answer; the replaced one keeps signing callbacks for 24 h. */
     async rotateWebhookSecret(ctx: Context) {
-      const principal = await keyed(deps, ctx);
-      const rotated = await call(identity, identity.rotateWebhookSecret, { keyId: principal.keyId });
+      await keyed(deps, ctx);
+      const rotated = await call(identity, identity.rotateWebhookSecret, { apiKey: bearerKey(ctx) });
       ctx.set("Cache-Control", "no-store");
       ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt } satisfies z.input<typeof RotatedWebhookSecret>;
     },

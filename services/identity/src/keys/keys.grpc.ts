@@ -39,15 +39,24 @@ async function resolveKey(deps: IdentityDeps, ref: { apiKey: string; keyId: stri
   return row;
 }
 
+/** The key an API key stands for, unless it is unknown or revoked. */
+async function authenticKey(deps: IdentityDeps, apiKey: string): Promise<keys.KeyRow> {
+  if (!isWellFormedKey(apiKey)) throw authInvalid();
+  const row = await keys.findByApiKey(deps.db, apiKey);
+  if (!row || row.revoked) throw authInvalid();
+  return row;
+}
+
+async function webhookSecrets(deps: IdentityDeps, keyId: string): Promise<identityV1.GetWebhookSecretResponse> {
+  const secrets = await keys.getWebhookSecrets(deps.db, deps.secretBox, keyId);
+  if (!secrets) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
+  return { secret: secrets.secret, previousSecret: secrets.previous?.secret ?? "", previousExpiresAt: secrets.previous?.expiresAt.toISOString() ?? "" };
+}
+
 export function identityService(deps: IdentityDeps): identityV1.IdentityServiceServer {
   const { logger } = deps;
   return {
-    authenticate: unary(async (req: identityV1.AuthenticateRequest) => {
-      if (!isWellFormedKey(req.apiKey)) throw authInvalid();
-      const row = await keys.findByApiKey(deps.db, req.apiKey);
-      if (!row || row.revoked) throw authInvalid();
-      return { key: toRecord(row) };
-    }, logger),
+    authenticate: unary(async (req: identityV1.AuthenticateRequest) => ({ key: toRecord(await authenticKey(deps, req.apiKey)) }), logger),
 
     signup: unary(async (req: identityV1.SignupRequest) => {
       const email = req.email.trim();
@@ -132,27 +141,29 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
 
     getKey: unary(async (req: identityV1.GetKeyRequest) => ({ key: toRecord(await resolveKey(deps, req)) }), logger),
 
-    getWebhookSecret: unary(async (req: identityV1.GetWebhookSecretRequest) => {
-      const secrets = await keys.getWebhookSecrets(deps.db, deps.secretBox, req.keyId);
-      if (!secrets) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
-      return { secret: secrets.secret, previousSecret: secrets.previous?.secret ?? "", previousExpiresAt: secrets.previous?.expiresAt.toISOString() ?? "" };
+    getWebhookSecret: unary(async (req: identityV1.GetWebhookSecretRequest) => webhookSecrets(deps, req.keyId), logger),
+
+    getOwnWebhookSecret: unary(async (req: identityV1.GetOwnWebhookSecretRequest) => {
+      const { secret } = await webhookSecrets(deps, (await authenticKey(deps, req.apiKey)).keyId);
+      return { secret };
     }, logger),
 
     rotateWebhookSecret: unary(async (req: identityV1.RotateWebhookSecretRequest) => {
+      const { keyId } = await authenticKey(deps, req.apiKey);
       // Anyone holds the public demo key: a rotation would take its callbacks' secret from everyone else.
-      if (req.keyId === DEMO_KEY_ID) {
+      if (keyId === DEMO_KEY_ID) {
         throw new AppError(
           "DEMO_KEY_READ_ONLY",
           "the public demo key's webhook secret cannot be rotated",
           "The demo key is shared by everyone; sign up (POST /v1/signup) for a key of your own to rotate its secret.",
         );
       }
-      const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, req.keyId);
+      const rotated = await keys.rotateWebhookSecret(deps.db, deps.secretBox, keyId);
       if (!rotated) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
       const previousExpiresAt = rotated.previous!.expiresAt.toISOString();
       await publishAccountEvent(deps.js, "identity", {
         type: "account.webhook_secret_rotated",
-        keyId: req.keyId,
+        keyId,
         actor: "customer",
         webhookSecretRotated: { previousExpiresAt },
       });

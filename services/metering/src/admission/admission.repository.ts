@@ -99,9 +99,18 @@ export async function releaseForEvent(db: Db, input: { eventId: string; jobId: s
   });
 }
 
-/** An admitted job that was never submitted (the gateway could not publish it). Idempotent. */
+/**
+ * An admitted job that was never submitted (the gateway could not publish it;
+ * the sweep found it lost), released only while it holds its slot: a job
+ * whose slot is gone ran, and what it is due is for its terminal event to
+ * give back, so the caller of Release (the gateway) cannot refund a job that
+ * ended. Idempotent.
+ */
 export async function releaseAdmission(db: Db, input: { jobId: string; refund: boolean }): Promise<ReleaseOutcome> {
-  return db.transaction().execute((trx) => releaseJob(trx, input.jobId, input.refund));
+  return db.transaction().execute(async (trx) => {
+    const held = await trx.selectFrom("slots").select("job_id").where("job_id", "=", input.jobId).forUpdate().executeTakeFirst();
+    return held ? releaseJob(trx, input.jobId, input.refund) : { released: false, refunded: false };
+  });
 }
 
 /** The jobs holding a key's slots now. */

@@ -272,6 +272,15 @@ describe("admission in PostgreSQL", () => {
       assert.deepEqual([usage.rendersUsed, usage.inFlight], [0, 0]);
       assert.equal((await admit(k, "free", newId("job"))).decision, "allowed");
     });
+
+    it("a release refunds nothing once the job's slot is gone: a job that ran keeps its charge", async () => {
+      const k = key();
+      const job = newId("job");
+      await admit(k, "free", job);
+      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: job, refund: false }), { released: true, refunded: false });
+      assert.deepEqual(await releaseAdmission(db, { jobId: job, refund: true }), { released: false, refunded: false });
+      assert.equal((await readUsage(db, k, "free")).rendersUsed, 1);
+    });
   });
 
   describe("usage", () => {

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
 import {
@@ -8,12 +11,14 @@ import {
   createGrpcClient,
   createLogger,
   call,
+  ensureGrpcCertificates,
   fromGrpcError,
   migrateToLatest,
   newId,
   startGrpcServer,
   storeOutput,
   writeObjectChunks,
+  type GrpcCertificates,
   type GrpcServerHandle,
 } from "@pressroom/platform";
 import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
@@ -29,10 +34,19 @@ import { signedUrl } from "./signing";
 
 const MiB = 1024 * 1024;
 
-/** A storage gRPC server on a free port, and a client of it. */
-async function serve(deps: StorageDeps): Promise<{ server: GrpcServerHandle; client: storageV1.StorageServiceClient; deps: StorageDeps }> {
-  const server = await startGrpcServer({ port: 0, services: createServer(deps) });
-  return { server, client: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`), deps };
+interface Served {
+  server: GrpcServerHandle;
+  /** A client with render's certificate (registers outputs) and one with the gateway's (downloads them). */
+  render: storageV1.StorageServiceClient;
+  gateway: storageV1.StorageServiceClient;
+  deps: StorageDeps;
+}
+
+/** A storage gRPC server on a free port, and its two callers' clients. */
+async function serve(deps: StorageDeps, certificates: GrpcCertificates): Promise<Served> {
+  const server = await startGrpcServer({ port: 0, host: "127.0.0.1", tls: certificates.storage, services: createServer(deps) });
+  const client = (peer: "render" | "gateway") => createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`, certificates[peer], "storage");
+  return { server, render: client("render"), gateway: client("gateway"), deps };
 }
 
 const METADATA: storageV1.OutputMetadata = { outputId: "", contentType: "application/pdf", filename: "doc.pdf", jobId: "job_test", keyId: "key_test" };
@@ -72,11 +86,12 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
   let nc: NatsConnection;
   let js: JetStreamClient;
   let store: ObjectStore;
-  let cached: Awaited<ReturnType<typeof serve>>;
-  let uncached: Awaited<ReturnType<typeof serve>>;
+  let cached: Served;
+  let uncached: Served;
+  const tlsDir = mkdtempSync(path.join(tmpdir(), "pressroom-storage-tls-"));
 
   const put = (side: typeof cached, bytes: Buffer, metadata: Partial<storageV1.OutputMetadata> = {}) =>
-    storeOutput({ storage: side.client, js, bucket }, { ...METADATA, ...metadata }, bytes);
+    storeOutput({ storage: side.render, js, bucket }, { ...METADATA, ...metadata }, bytes);
   const messages = async () => (await (await nc.jetstreamManager()).streams.info(`OBJ_${bucket}`)).state.messages;
 
   before(async () => {
@@ -98,19 +113,22 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
       recentOutputs,
     });
     // Both servers share the database and the object store; only the memory differs.
-    cached = await serve(deps(new RecentOutputs({ maxBytes: 8 * MiB, maxEntryBytes: 4 * MiB })));
-    uncached = await serve(deps(new RecentOutputs({ maxBytes: 0, maxEntryBytes: 4 * MiB })));
+    const certificates = await ensureGrpcCertificates(tlsDir, ["storage", "render", "gateway"]);
+    cached = await serve(deps(new RecentOutputs({ maxBytes: 8 * MiB, maxEntryBytes: 4 * MiB })), certificates);
+    uncached = await serve(deps(new RecentOutputs({ maxBytes: 0, maxEntryBytes: 4 * MiB })), certificates);
   });
 
   after(async () => {
     for (const side of [cached, uncached]) {
-      side?.client.close();
+      side?.render.close();
+      side?.gateway.close();
       await side?.server.stop(1_000);
     }
     await store?.destroy();
     await nc?.close();
     await db?.destroy();
     await database?.drop();
+    rmSync(tlsDir, { recursive: true, force: true });
   });
 
   it("registered chunks are an object any object store client reads, with its row's info; the next download comes from memory", async () => {
@@ -125,13 +143,13 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
     await object.error;
     assert.ok(Buffer.concat(read).equals(bytes), "nats.js reads it, digest checked");
 
-    const first = await download(cached.client, stored.url);
+    const first = await download(cached.gateway, stored.url);
     assert.deepEqual(first.info, { contentType: "image/png", filename: "card.png", sizeBytes: String(bytes.length), expiresAt: stored.expiresAt });
     assert.ok(first.bytes.equals(bytes), "bytes intact");
     assert.equal(first.chunks, Math.ceil(bytes.length / (128 * 1024)));
 
     await store.delete(stored.outputId);
-    const again = await download(cached.client, stored.url);
+    const again = await download(cached.gateway, stored.url);
     assert.ok(again.bytes.equals(bytes), "served from memory");
     assert.deepEqual(again.info, first.info);
     assert.equal(again.chunks, first.chunks);
@@ -140,17 +158,17 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
   it("with the memory off, every download reads the store: the object gone, it is 410", async () => {
     const bytes = randomBytes(200_000);
     const stored = await put(uncached, bytes);
-    assert.ok((await download(uncached.client, stored.url)).bytes.equals(bytes));
+    assert.ok((await download(uncached.gateway, stored.url)).bytes.equals(bytes));
     await store.delete(stored.outputId);
-    await expectExpired(download(uncached.client, stored.url));
+    await expectExpired(download(uncached.gateway, stored.url));
   });
 
   it("an output over the per-entry cap is read from the store every time", async () => {
     const bytes = randomBytes(4 * MiB + 1);
     const stored = await put(cached, bytes);
-    assert.ok((await download(cached.client, stored.url)).bytes.equals(bytes));
+    assert.ok((await download(cached.gateway, stored.url)).bytes.equals(bytes));
     await store.delete(stored.outputId);
-    await expectExpired(download(cached.client, stored.url));
+    await expectExpired(download(cached.gateway, stored.url));
   });
 
   it("registering under an existing id fails and changes nothing: the first output stays, the new chunks are removed", async () => {
@@ -162,15 +180,15 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
     await assert.rejects(put(cached, randomBytes(300_000), { outputId }), (err: unknown) => (err as { code?: string }).code === "INTERNAL_ERROR");
     assert.equal(await messages(), before, "the failed output's chunks were removed");
     const url = signedUrl("http://localhost:8080", secret, outputId, Math.floor(Date.now() / 1000) + 3_600);
-    assert.ok((await download(uncached.client, url)).bytes.equals(original), "the first output is intact");
+    assert.ok((await download(uncached.gateway, url)).bytes.equals(original), "the first output is intact");
     await store.delete(outputId);
-    await expectExpired(download(cached.client, url));
+    await expectExpired(download(cached.gateway, url));
   });
 
   it("refuses malformed chunks or metadata with PAYLOAD_INVALID, naming nothing and removing the chunks", async () => {
     const written = await writeObjectChunks(js, bucket, randomBytes(1_000));
     const chunks = { nuid: written.nuid, sizeBytes: String(written.size), chunks: written.chunks, digest: written.digest };
-    const register = (request: storageV1.RegisterOutputRequest) => call(cached.client, cached.client.registerOutput, request);
+    const register = (request: storageV1.RegisterOutputRequest) => call(cached.render, cached.render.registerOutput, request);
     const refused = (err: unknown) => (err as { code?: string }).code === "PAYLOAD_INVALID";
     const before = await messages();
     for (const nuid of ["", ">", "*", `${written.nuid}.x`, "a".repeat(21)]) {
@@ -186,7 +204,7 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
 
   it("the sweep drops the outputs it deletes from memory", async () => {
     const stored = await put(cached, randomBytes(1_000));
-    await download(cached.client, stored.url);
+    await download(cached.gateway, stored.url);
     assert.ok(cached.deps.recentOutputs.get(stored.outputId));
     // Due now, as if its time had passed; the signed URL itself stays valid.
     await db
@@ -196,6 +214,6 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
       .execute();
     assert.ok((await sweepExpired(cached.deps)) >= 1);
     assert.equal(cached.deps.recentOutputs.get(stored.outputId), undefined);
-    await expectExpired(download(cached.client, stored.url));
+    await expectExpired(download(cached.gateway, stored.url));
   });
 });

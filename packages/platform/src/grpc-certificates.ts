@@ -1,0 +1,96 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { GRPC_PEERS, peerDnsName, type GrpcPeer, type GrpcTls } from "./grpc";
+
+const run = promisify(execFile);
+
+/** Each peer's files: the CA certificate, its own certificate and its private key (PEM). */
+export type GrpcCertificates = Record<GrpcPeer, GrpcTls>;
+
+/** Local certificates last ten years: nothing renews them, and a new CA is one `rm -r .data/grpc-tls` away. */
+const DAYS = "3650";
+const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+
+async function openssl(args: string[]): Promise<void> {
+  await run("openssl", args, { env: { PATH: process.env.PATH } }).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`openssl ${args[0]} failed (is Debian's openssl installed?): ${err.stderr ?? err.message}`);
+  });
+}
+
+/**
+ * The deployment's private CA and a certificate per gRPC peer (the six
+ * services and the operator CLI, `admin`) under `dir`, made with the openssl
+ * CLI where missing and kept otherwise (up.sh's `.data/grpc-tls`, kept across
+ * restarts). Each certificate names its peer by its one DNS name,
+ * `<peer>.pressroom.internal`, and serves as server and client certificate.
+ * Keys are P-256, readable by their owner only.
+ */
+export async function ensureGrpcCertificates(dir: string, peers: readonly GrpcPeer[] = GRPC_PEERS): Promise<GrpcCertificates> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ca = path.join(dir, "ca.crt");
+  const caKey = path.join(dir, "ca.key");
+  if (!existsSync(ca) || !existsSync(caKey)) {
+    await openssl([
+      "req",
+      "-x509",
+      "-new",
+      ...EC_KEY,
+      "-keyout",
+      caKey,
+      "-out",
+      ca,
+      "-days",
+      DAYS,
+      "-subj",
+      "/O=Pressroom/CN=Pressroom local gRPC CA",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE,pathlen:0",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+  }
+  const files = {} as GrpcCertificates;
+  await Promise.all(
+    peers.map(async (peer) => {
+      const cert = path.join(dir, `${peer}.crt`);
+      const key = path.join(dir, `${peer}.key`);
+      if (!existsSync(cert) || !existsSync(key)) {
+        await openssl([
+          "req",
+          "-x509",
+          "-new",
+          ...EC_KEY,
+          "-keyout",
+          key,
+          "-out",
+          cert,
+          "-CA",
+          ca,
+          "-CAkey",
+          caKey,
+          "-days",
+          DAYS,
+          "-subj",
+          `/O=Pressroom/CN=${peerDnsName(peer)}`,
+          "-addext",
+          `subjectAltName=DNS:${peerDnsName(peer)}`,
+          "-addext",
+          "basicConstraints=critical,CA:FALSE",
+          "-addext",
+          "keyUsage=critical,digitalSignature",
+          "-addext",
+          "extendedKeyUsage=serverAuth,clientAuth",
+        ]);
+      }
+      files[peer] = { ca, cert, key };
+    }),
+  );
+  return files;
+}
+
+/** The settings that give a service (or the CLI) its own certificate: GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY. */
+export function grpcTlsEnv(files: GrpcTls): NodeJS.ProcessEnv {
+  return { GRPC_TLS_CA: files.ca, GRPC_TLS_CERT: files.cert, GRPC_TLS_KEY: files.key };
+}
