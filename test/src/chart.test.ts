@@ -786,7 +786,7 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
   const peerCertificate = (objects: K8sObject[], peer: string) => certificates(objects).find((c) => c.spec.dnsNames?.includes(`${peer}.pressroom.internal`));
 
   it("cert-manager issues each service and the admin pod a certificate naming it, for server and client use, from the chart's CA by default", () => {
-    const objects = rendered("defaults");
+    const objects = rendered("evaluation");
     const ca = certificates(objects).find((c) => c.spec.isCA);
     assert.ok(ca, "the chart's own CA Certificate");
     const issuers = ofKind<K8sObject & { spec: { ca?: { secretName: string }; selfSigned?: object } }>(objects, "Issuer");
@@ -820,7 +820,7 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
   });
 
   it("each service mounts its own certificate Secret and no other peer's; only the admin pod holds the admin certificate", () => {
-    for (const name of ["defaults", "production", "pre-made gRPC certificates"] as const) {
+    for (const name of ["evaluation", "production", "pre-made gRPC certificates"] as const) {
       const objects = rendered(name);
       const secretOf = (peer: string) =>
         name === "pre-made gRPC certificates" ? `tls-${peer}` : (peerCertificate(objects, peer)?.spec.secretName ?? `no Certificate for ${peer}`);
@@ -859,14 +859,16 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
   it("with pre-made Secrets, no Certificate is rendered, and a missing Secret name fails the install naming it", () => {
     assert.deepEqual(certificates(rendered("pre-made gRPC certificates")), []);
     assert.match(
-      renderError({ set: ["grpcTls.source=secrets", ...GRPC_PEERS.filter((peer) => peer !== "admin").map((peer) => `grpcTls.secrets.${peer}=tls-${peer}`)] }),
+      renderError({
+        set: [FREE_UPGRADES, "grpcTls.source=secrets", ...GRPC_PEERS.filter((peer) => peer !== "admin").map((peer) => `grpcTls.secrets.${peer}=tls-${peer}`)],
+      }),
       /grpcTls\.secrets\.admin is required with grpcTls\.source=secrets/,
     );
   });
 
   it("the admin pod does not run unless scaled up, and runs the CLI's image with identity's and metering's addresses", () => {
     const admin = (objects: K8sObject[]) => ofKind<Workload>(objects, "Deployment").find((d) => component(d) === "admin")!;
-    assert.equal(admin(rendered("defaults")).spec.replicas, 0);
+    assert.equal(admin(rendered("evaluation")).spec.replicas, 0);
     const objects = rendered("pre-made gRPC certificates");
     assert.equal(admin(objects).spec.replicas, 1);
     const env = effectiveEnv(admin(objects).spec.template.spec.containers[0]!, objects);
