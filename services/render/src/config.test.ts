@@ -1,10 +1,19 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ensureGrpcCertificates, grpcTlsEnv } from "@pressroom/platform";
 import { loadRenderConfig } from "./config";
 
-const required = { DATABASE_URL: "postgres://localhost/x" };
-
 describe("render config: the ports documents' sub-resources may reach", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "pressroom-render-config-"));
+  let required: NodeJS.ProcessEnv;
+  before(async () => {
+    required = { DATABASE_URL: "postgres://localhost/x", ...grpcTlsEnv((await ensureGrpcCertificates(dir, ["render"])).render) };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
   it("are 80 and 443 unless told otherwise, with loopback refused", () => {
     const config = loadRenderConfig(required);
     assert.deepEqual(config.RENDER_SUBRESOURCE_PORTS, [80, 443]);
