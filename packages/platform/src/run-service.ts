@@ -21,6 +21,8 @@ export interface ServiceConfig {
   GRPC_TLS_KEY: string;
   GRPC_PORT?: number;
   GRPC_HOST?: string;
+  HTTP_PORT?: number;
+  HTTP_HOST?: string;
   DATABASE_URL?: string;
   NATS_URL?: string;
   NATS_USER?: string;
@@ -72,11 +74,9 @@ export interface ServiceParts {
   grpc?: GrpcService[];
   /** How long the calls in flight may take to end once the server stops accepting (default 5 s). */
   grpcStopMs?: number;
-  /** An HTTP server's handler, served on port and host. */
+  /** An HTTP handler, served on HTTP_HOST:HTTP_PORT; requestTimeoutMs bounds a request from its first byte to its answer's last. */
   http?: {
     listener: RequestListener;
-    port: number;
-    host: string;
     requestTimeoutMs: number;
     onClientError?: (err: NodeJS.ErrnoException, socket: Socket) => void;
   };
@@ -172,7 +172,9 @@ export async function startService<C extends ServiceConfig, D>(
     lifecycle.on("stopAccepting", "grpc", () => grpc.stop(parts.grpcStopMs ?? 5_000));
   }
   if (parts.http) {
-    const { listener, port, host, requestTimeoutMs, onClientError } = parts.http;
+    if (config.HTTP_PORT === undefined || !config.HTTP_HOST) throw new Error(`${name} serves HTTP without HTTP_PORT and HTTP_HOST`);
+    const { HTTP_PORT: port, HTTP_HOST: host } = config;
+    const { listener, requestTimeoutMs, onClientError } = parts.http;
     const server = createHttpServer(listener);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;

@@ -20,17 +20,8 @@ runService({
     closeWith("grpc clients", () => closeClients(clients));
     return gatewayDeps(config, { logger, clients, bus, isReady });
   },
-  build: (deps, { config }) => {
-    const app = createServer(deps);
-    // A sync request may wait SYNC_WAIT_MS for its job, then write the document.
-    return {
-      http: {
-        listener: app.callback(),
-        port: config.HTTP_PORT,
-        host: config.HTTP_HOST,
-        requestTimeoutMs: config.SYNC_WAIT_MS + 30_000,
-        onClientError: answerClientError,
-      },
-    };
-  },
+  // A sync request may wait SYNC_WAIT_MS for its job, then write the document.
+  build: (deps, { config }) => ({
+    http: { listener: createServer(deps).callback(), requestTimeoutMs: config.SYNC_WAIT_MS + 30_000, onClientError: answerClientError },
+  }),
 });

@@ -7,17 +7,14 @@ async function main(): Promise<void> {
   const config = loadRenderConfig();
   const logger = createLogger("render", config.LOG_LEVEL);
   const starting = launchEngine(config, logger);
-  // Awaited by connectRender; until then a failure must not count as unhandled.
+  // Awaited by connectRender (a failure meanwhile is not unhandled). Chromium is spawned in the launch's first
+  // microtasks (see launchChromium): one turn of the event loop, and it boots while the modules below load.
   starting.catch(() => undefined);
-  // Chromium is spawned in the launch's first microtasks (see launchChromium):
-  // one turn of the event loop, and it boots while the modules below load.
   await new Promise((resolve) => setImmediate(resolve));
-  const [{ runService }, { connectRender }, { createServer }, { createService }] = await Promise.all([
-    import("@pressroom/platform"),
-    import("./deps.js"),
-    import("./server.js"),
-    import("./service.js"),
-  ]);
+  const { runService } = await import("@pressroom/platform");
+  const { connectRender } = await import("./deps.js");
+  const { createServer } = await import("./server.js");
+  const { createService } = await import("./service.js");
   runService({
     name: "render",
     config: () => config,
