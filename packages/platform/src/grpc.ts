@@ -239,7 +239,7 @@ const CHANNEL_OPTIONS: ChannelOptions = {
   }),
 };
 
-type ClientConstructor<C> = new (address: string, creds: ChannelCredentials, options?: ClientOptions) => C;
+export type ClientConstructor<C> = new (address: string, creds: ChannelCredentials, options?: ClientOptions) => C;
 
 /**
  * A client with Pressroom's channel options over mutual TLS: it presents its

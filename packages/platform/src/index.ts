@@ -9,6 +9,7 @@ export * from "./lifecycle";
 export * from "./logger";
 export * from "./plans";
 export * from "./recent-outputs";
+export * from "./run-service";
 export * from "./store-output";
 export * from "./templates";
 export * from "./webhook-url";

@@ -1,11 +1,12 @@
-import type { Logger, RecentOutputs } from "@pressroom/platform";
-import type { Authenticator } from "./access/auth";
+import { RecentOutputs, type Logger } from "@pressroom/platform";
+import { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
-import type { TrustedProxies } from "./client-ip";
-import type { OutcomeInbox } from "./jobs/job-watch";
+import { TrustedProxies } from "./client-ip";
+import type { Config } from "./config";
+import { OutcomeInbox } from "./jobs/job-watch";
 import type { JobBus } from "./jobs/submit";
-import type { KeptOutputInfo } from "./output-delivery";
-import type { TemplateDirectory } from "./templates/directory";
+import { KEPT_OUTPUT_MAX_BYTES, type KeptOutputInfo } from "./output-delivery";
+import { TemplateDirectory } from "./templates/directory";
 
 /** Everything the HTTP app needs; main.ts builds it, tests build their own. */
 export interface GatewayDeps {
@@ -22,4 +23,19 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   trustedProxies: TrustedProxies;
   isReady: () => Promise<boolean>;
+}
+
+/** The gateway's deps around its connections: the caches, the outcome inbox and the settings the app reads. */
+export function gatewayDeps(config: Readonly<Config>, connected: Pick<GatewayDeps, "logger" | "clients" | "bus" | "isReady">): GatewayDeps {
+  const { clients, bus } = connected;
+  return {
+    ...connected,
+    auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
+    templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
+    outcomes: new OutcomeInbox(bus),
+    syncWaitMs: config.SYNC_WAIT_MS,
+    recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: KEPT_OUTPUT_MAX_BYTES }),
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    trustedProxies: new TrustedProxies(config.TRUSTED_PROXIES),
+  };
 }

@@ -1,6 +1,7 @@
 import { identityV1 } from "@pressroom/contracts";
 import type { GrpcService, MethodCallers } from "@pressroom/platform";
-import { identityService, type IdentityDeps } from "./keys/keys.grpc";
+import type { IdentityDeps } from "./deps";
+import { identityService } from "./keys/keys.grpc";
 
 /**
  * Who may call each method (the peer named by the caller's certificate;
@@ -23,8 +24,8 @@ export const IDENTITY_CALLERS: MethodCallers<typeof identityV1.IdentityServiceSe
 
 /**
  * The identity gRPC service, built from its dependencies. Nothing listens
- * here: main.ts binds it (startGrpcServer, which adds grpc.health.v1 and
- * times every call), and a test can serve it on a port of its own.
+ * here: the runner binds it (startGrpcServer, which adds grpc.health.v1
+ * and times every call), and a test can serve it on a port of its own.
  */
 export function createServer(deps: IdentityDeps): GrpcService[] {
   return [{ definition: identityV1.IdentityServiceService, implementation: identityService(deps), callers: IDENTITY_CALLERS }];

@@ -1,22 +1,10 @@
 import { meteringV1 } from "@pressroom/contracts";
-import type { GrpcService, Logger, MethodCallers } from "@pressroom/platform";
-import type { Kysely } from "kysely";
-import type { JetStreamClient, JetStreamManager } from "nats";
+import type { GrpcService, MethodCallers } from "@pressroom/platform";
 import { admissionHandlers } from "./admission/admission.grpc";
 import { settleFinishedJobs } from "./admission/finished-jobs";
 import { publishUsageCorrected } from "./admission/usage-corrected";
 import { billingHandlers } from "./billing/billing.grpc";
-import type { BillingService } from "./billing/billing.service";
-import type { MeteringDb } from "./db";
-
-export interface ServerDeps {
-  db: Kysely<MeteringDb>;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  logger: Logger;
-  leaseSeconds: number;
-  billing: BillingService;
-}
+import type { MeteringDeps } from "./deps";
 
 /**
  * Who may call each method (the peer named by the caller's certificate;
@@ -40,17 +28,18 @@ export const METERING_CALLERS: MethodCallers<typeof meteringV1.MeteringServiceSe
 
 /**
  * The MeteringService, built from its dependencies: admission's methods and
- * billing's. Nothing listens here: main.ts binds it (startGrpcServer, which
- * adds grpc.health.v1 and times every call), and a test can serve it on a
+ * billing's. Nothing listens here: the runner binds it (startGrpcServer,
+ * which adds grpc.health.v1 and times every call), and a test can serve it on a
  * port of its own.
  */
-export function createServer(deps: ServerDeps): GrpcService[] {
-  const { db, js, jsm, logger } = deps;
+export function createServer(deps: MeteringDeps): GrpcService[] {
+  const { db, logger } = deps;
+  const { js, jsm } = deps.bus;
   const implementation: meteringV1.MeteringServiceServer = {
     ...admissionHandlers({
       db,
       logger,
-      leaseSeconds: deps.leaseSeconds,
+      leaseSeconds: deps.config.SLOT_LEASE_SECONDS,
       settleFinishedJobs: (keyId) => settleFinishedJobs({ db, jsm, logger }, keyId),
       onUsageCorrected: (correction) => publishUsageCorrected(js, correction),
     }),

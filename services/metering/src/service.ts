@@ -1,33 +1,21 @@
-import { jobOverdueAfterMs, type Logger } from "@pressroom/platform";
-import type { Kysely } from "kysely";
-import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
+import { jobOverdueAfterMs, type ServiceParts } from "@pressroom/platform";
 import { JobEventsConsumer } from "./admission/job-events.consumer";
 import { AdmissionSweep } from "./admission/sweep";
-import type { MeteringDb } from "./db";
-
-export interface ServiceDeps {
-  db: Kysely<MeteringDb>;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  nc: NatsConnection;
-  logger: Logger;
-  leaseSeconds: number;
-  sweepIntervalMs: number;
-  /** The render settings a job's life is bound by (see jobOverdueAfterMs). */
-  maxQueueWaitMs: number;
-  deadlineMs: number;
-}
+import type { MeteringDeps } from "./deps";
 
 /**
  * What metering runs beside its gRPC service: the consumer of job events
  * (slots released, refunds) and the sweep (leases renewed, lost admissions
- * refunded, old rows deleted). Nothing runs until started.
+ * refunded, old rows deleted). Nothing runs until the runner starts it.
  */
-export function createService(deps: ServiceDeps): { jobEvents: JobEventsConsumer; sweep: AdmissionSweep } {
-  const { db, js, jsm, nc, logger, leaseSeconds } = deps;
-  const overdueAfterMs = jobOverdueAfterMs({ maxQueueWaitMs: deps.maxQueueWaitMs, deadlineMs: deps.deadlineMs });
+export function createService(deps: MeteringDeps): Pick<ServiceParts, "consumers" | "loops"> {
+  const { db, logger, config } = deps;
+  const { nc, js, jsm } = deps.bus;
+  const overdueAfterMs = jobOverdueAfterMs({ maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS, deadlineMs: config.RENDER_DEADLINE_MS });
   return {
-    jobEvents: new JobEventsConsumer({ js, db, logger }),
-    sweep: new AdmissionSweep({ db, jsm, nc, logger, leaseSeconds, overdueAfterMs, intervalMs: deps.sweepIntervalMs }),
+    consumers: { "job events": new JobEventsConsumer({ js, db, logger }) },
+    loops: {
+      sweep: new AdmissionSweep({ db, jsm, nc, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, overdueAfterMs, intervalMs: config.SWEEP_INTERVAL_MS }),
+    },
   };
 }

@@ -1,6 +1,7 @@
 import type { GrpcService, MethodCallers } from "@pressroom/platform";
 import { storageServiceDefinition } from "./outputs/chunk-wire";
-import { storageService, type StorageDeps } from "./outputs/outputs.grpc";
+import type { StorageDeps } from "./deps";
+import { storageService } from "./outputs/outputs.grpc";
 
 /** Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway serves them. */
 export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
@@ -10,8 +11,8 @@ export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
 
 /**
  * The storage gRPC service, built from its dependencies. Nothing listens
- * here: main.ts binds it (startGrpcServer, which adds grpc.health.v1 and
- * times every call), and a test can serve it on a port of its own.
+ * here: the runner binds it (startGrpcServer, which adds grpc.health.v1
+ * and times every call), and a test can serve it on a port of its own.
  */
 export function createServer(deps: StorageDeps): GrpcService[] {
   return [{ definition: storageServiceDefinition, implementation: storageService(deps), callers: STORAGE_CALLERS }];

@@ -1,7 +1,8 @@
+import type { ServiceParts } from "@pressroom/platform";
+import type { StorageDeps } from "./deps";
 import { ExpirySweep } from "./outputs/expiry-sweep";
-import type { StorageDeps } from "./outputs/outputs.grpc";
 
-/** What storage runs beside its gRPC service: the expiry sweep. Nothing runs until started. */
-export function createService(deps: StorageDeps & { sweepIntervalMs: number }): { expirySweep: ExpirySweep } {
-  return { expirySweep: new ExpirySweep(deps, deps.sweepIntervalMs) };
+/** What storage runs beside its gRPC service: the expiry sweep. Nothing runs until the runner starts it. */
+export function createService(deps: StorageDeps): Pick<ServiceParts, "loops"> {
+  return { loops: { "expiry sweep": new ExpirySweep(deps, deps.sweepIntervalMs) } };
 }

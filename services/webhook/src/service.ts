@@ -1,22 +1,27 @@
+import type { ServiceParts } from "@pressroom/platform";
 import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
-import { DeliveryConsumer, type DeliveryDeps } from "./delivery/delivery.consumer";
+import { DeliveryConsumer } from "./delivery/delivery.consumer";
 import { DispatchConsumer } from "./delivery/dispatch.consumer";
+import type { WebhookDeps } from "./deps";
 
-/** Delivery's dependencies are a superset of the other two consumers'. */
-export type ServiceDeps = DeliveryDeps;
-
-/** The webhook service's two parts; both consume NATS, and nothing runs until started. */
-export interface WebhookService {
-  /** Callback delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the customer's URL, with retries). */
-  callbacks: { dispatch: DispatchConsumer; delivery: DeliveryConsumer };
-  /** The job audit projection: every JOBS event → a row of webhook.audit_job_events (see audit/). */
-  auditProjection: AuditProjectionConsumer;
-}
-
-export function createService(deps: ServiceDeps): WebhookService {
-  const { js, jsm, db, logger } = deps;
+/**
+ * The webhook service's two parts, both consumers of NATS; nothing runs until the runner starts them.
+ * Callback delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the
+ * customer's URL, with retries). The job audit projection: every JOBS event → a row of
+ * webhook.audit_job_events (see audit/).
+ */
+export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers" | "ready"> {
+  const { db, logger, poster, secrets, config } = deps;
+  const { js, jsm } = deps.bus;
+  const concurrency = config.WEBHOOK_CONCURRENCY;
+  const perKeyConcurrency = config.WEBHOOK_PER_KEY_CONCURRENCY;
+  const policy = { baseMs: config.WEBHOOK_RETRY_BASE_MS, capMs: config.WEBHOOK_RETRY_CAP_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS };
   return {
-    callbacks: { dispatch: new DispatchConsumer({ js, jsm, logger }), delivery: new DeliveryConsumer(deps) },
-    auditProjection: new AuditProjectionConsumer({ js, db, logger }),
+    consumers: {
+      "callback dispatch": new DispatchConsumer({ js, jsm, logger }),
+      "callback delivery": new DeliveryConsumer({ js, jsm, db, logger, poster, secrets, policy, concurrency, perKeyConcurrency }),
+      "audit projection": new AuditProjectionConsumer({ js, db, logger }),
+    },
+    ready: { concurrency, perKeyConcurrency },
   };
 }

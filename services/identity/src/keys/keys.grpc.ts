@@ -1,21 +1,9 @@
 import { identityV1 } from "@pressroom/contracts";
-import { AppError, DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent, unary, type Logger } from "@pressroom/platform";
-import type { Kysely } from "kysely";
-import type { JetStreamClient } from "nats";
-import type { IdentityDb } from "../db";
+import { AppError, DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent, unary } from "@pressroom/platform";
+import type { IdentityDeps } from "../deps";
 import { signupBucket } from "./signup-bucket";
 import * as keys from "./keys.repository";
-import type { SecretBox } from "./secret-box";
 import { isWellFormedKey } from "./secrets";
-
-export interface IdentityDeps {
-  db: Kysely<IdentityDb>;
-  js: JetStreamClient;
-  logger: Logger;
-  signupLimitPerHour: number;
-  /** Seals and opens webhook secrets at rest. */
-  secretBox: SecretBox;
-}
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 

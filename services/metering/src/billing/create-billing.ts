@@ -1,5 +1,6 @@
 import type { Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
+import type { Config } from "../config";
 import type { MeteringDb } from "../db";
 import { BillingService } from "./billing.service";
 import type { KeyDirectory } from "./identity-client";
@@ -10,19 +11,16 @@ export interface BillingOptions {
   db: Kysely<MeteringDb>;
   logger: Logger;
   keys: KeyDirectory;
-  provider: "local" | "stripe";
-  stripeSecretKey: string;
-  stripeWebhookSecret: string;
-  publicBaseUrl: string;
-  sessionTtlSeconds: number;
+  config: Pick<Config, "BILLING_PROVIDER" | "STRIPE_SECRET_KEY" | "STRIPE_WEBHOOK_SECRET" | "PUBLIC_BASE_URL" | "CHECKOUT_TTL_SECONDS">;
 }
 
 /** Billing with the configured payment provider; says at start which one, loudly when it is the local one. */
 export function createBilling(options: BillingOptions): BillingService {
-  const { logger, publicBaseUrl } = options;
+  const { logger, config } = options;
+  const publicBaseUrl = config.PUBLIC_BASE_URL;
   const stripe =
-    options.provider === "stripe"
-      ? new StripeProvider(createStripeClient(options.stripeSecretKey), { publicBaseUrl, webhookSecret: options.stripeWebhookSecret })
+    config.BILLING_PROVIDER === "stripe"
+      ? new StripeProvider(createStripeClient(config.STRIPE_SECRET_KEY), { publicBaseUrl, webhookSecret: config.STRIPE_WEBHOOK_SECRET })
       : undefined;
   if (stripe) logger.info({ provider: "stripe", stripeWebhooks: stripe.canVerifyWebhooks }, "billing configured");
   else {
@@ -38,6 +36,6 @@ export function createBilling(options: BillingOptions): BillingService {
     provider: stripe ?? new LocalProvider(publicBaseUrl),
     stripe,
     keys: options.keys,
-    sessionTtlSeconds: options.sessionTtlSeconds,
+    sessionTtlSeconds: config.CHECKOUT_TTL_SECONDS,
   });
 }

@@ -1,4 +1,4 @@
-import type { StorageDeps } from "./outputs.grpc";
+import type { StorageDeps } from "../deps";
 import { storageMetrics } from "./metrics";
 import { claimExpired } from "./outputs.repository";
 

@@ -29,7 +29,7 @@ import { migrations } from "../migrations";
 import { createServer } from "../server";
 import { sweepExpired } from "./expiry-sweep";
 import { openOutputStore } from "./output-store";
-import type { StorageDeps } from "./outputs.grpc";
+import type { StorageDeps } from "../deps";
 import { signedUrl } from "./signing";
 
 const MiB = 1024 * 1024;
@@ -111,6 +111,7 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
       signingSecret: secret,
       ttlSeconds: 3_600,
       recentOutputs,
+      sweepIntervalMs: 60_000,
     });
     // Both servers share the database and the object store; only the memory differs.
     const certificates = await ensureGrpcCertificates(tlsDir, ["storage", "render", "gateway"]);

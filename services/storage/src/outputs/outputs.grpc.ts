@@ -1,36 +1,10 @@
 import type { ServerUnaryCall, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import {
-  AppError,
-  commitObject,
-  findObject,
-  newId,
-  purgeObjectChunks,
-  readObject,
-  toGrpcError,
-  withSpan,
-  type Logger,
-  type RecentOutputs,
-} from "@pressroom/platform";
-import type { Kysely } from "kysely";
-import type { JetStreamClient, JetStreamManager, ObjectStore } from "nats";
-import type { StorageDb } from "../db";
+import { AppError, commitObject, findObject, newId, purgeObjectChunks, readObject, toGrpcError, withSpan } from "@pressroom/platform";
+import type { StorageDeps } from "../deps";
 import { storageMetrics } from "./metrics";
 import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
 import { checkSignature, signedUrl } from "./signing";
-
-export interface StorageDeps {
-  db: Kysely<StorageDb>;
-  /** Deletes outputs (the sweep). */
-  store: ObjectStore;
-  /** The bucket behind `store`: render writes the chunks there that registerOutput names, and downloads read them by direct get. */
-  bucket: { js: JetStreamClient; jsm: JetStreamManager; name: string };
-  logger: Logger;
-  publicBaseUrl: string;
-  signingSecret: string;
-  ttlSeconds: number;
-  recentOutputs: RecentOutputs;
-}
 
 const CHUNK_SIZE = 128 * 1024;
 /** A nuid: what the object store names an object's chunks by (no dots or wildcards that would reach other subjects). */

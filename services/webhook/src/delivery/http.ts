@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import * as https from "node:https";
-import { createGuardedAgent, NetGuardError, webhookUrlProblem, type GuardedAgentOptions } from "@pressroom/platform";
+import { createGuardedAgent, NetGuardError, webhookUrlProblem, type GuardedAgentOptions, type Logger } from "@pressroom/platform";
+import type { Config } from "../config";
 
 /** What one POST came to. `status` is 0 when no response arrived. */
 export interface PostResult {
@@ -28,6 +30,25 @@ export interface PosterOptions {
 export interface Poster {
   post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;
   close(): void;
+}
+
+/** The poster the service's settings describe; says loudly when a development or test setting is on. */
+export function configuredPoster(
+  config: Pick<Config, "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_ALLOW_LOOPBACK" | "WEBHOOK_EXTRA_CA_FILE" | "WEBHOOK_DEV_TARGET_PORT">,
+  logger: Logger,
+): Poster {
+  if (config.WEBHOOK_ALLOW_LOOPBACK || config.WEBHOOK_EXTRA_CA_FILE || config.WEBHOOK_DEV_TARGET_PORT) {
+    logger.warn(
+      { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, extraCa: Boolean(config.WEBHOOK_EXTRA_CA_FILE), devTargetPort: config.WEBHOOK_DEV_TARGET_PORT ?? null },
+      "development/test webhook settings are on: never use them in production",
+    );
+  }
+  return createPoster({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
+    ...(config.WEBHOOK_EXTRA_CA_FILE ? { ca: readFileSync(config.WEBHOOK_EXTRA_CA_FILE) } : {}),
+    ...(config.WEBHOOK_DEV_TARGET_PORT ? { devTargetPort: config.WEBHOOK_DEV_TARGET_PORT } : {}),
+  });
 }
 
 /** The most of a response body that is read (and thrown away) before the socket is closed. */

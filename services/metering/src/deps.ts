@@ -1,0 +1,14 @@
+import type { Bus, Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { BillingService } from "./billing/billing.service";
+import type { Config } from "./config";
+import type { MeteringDb } from "./db";
+
+/** What metering's gRPC service and its consumer and sweep are built from; main.ts connects it. */
+export interface MeteringDeps {
+  config: Readonly<Config>;
+  db: Kysely<MeteringDb>;
+  bus: Bus;
+  logger: Logger;
+  billing: BillingService;
+}

@@ -1,0 +1,23 @@
+import { renderV1 } from "@pressroom/contracts";
+import type { GrpcService, MethodCallers } from "@pressroom/platform";
+import { catalogService } from "./catalog/catalog.grpc";
+import type { RenderDeps } from "./deps";
+
+/** Who may call each method of the catalog (the peer named by the caller's certificate): only the gateway. */
+export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServiceService> = {
+  listTemplates: ["gateway"],
+  getTemplate: ["gateway"],
+  getPreview: ["gateway"],
+};
+
+/** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
+export function createServer(deps: RenderDeps): GrpcService[] {
+  const { catalog, expander, engine, logger, config } = deps;
+  return [
+    {
+      definition: renderV1.TemplateCatalogServiceService,
+      implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
+      callers: CATALOG_CALLERS,
+    },
+  ];
+}

@@ -1,0 +1,16 @@
+import type { Bus, Logger } from "@pressroom/platform";
+import type { Kysely } from "kysely";
+import type { Config } from "./config";
+import type { WebhookDb } from "./db";
+import type { SecretSource } from "./delivery/delivery.consumer";
+import type { Poster } from "./delivery/http";
+
+/** What the webhook service's consumers are built from; main.ts connects it. */
+export interface WebhookDeps {
+  config: Readonly<Config>;
+  db: Kysely<WebhookDb>;
+  bus: Bus;
+  logger: Logger;
+  poster: Poster;
+  secrets: SecretSource;
+}
