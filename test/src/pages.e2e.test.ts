@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { DEMO_API_KEY, call } from "@pressroom/platform";
+import { call } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { waitFor } from "@pressroom/stack";
 import puppeteer, { type Browser, type HTTPResponse, type Page } from "puppeteer-core";
 import { pdfText, pngSize } from "./test-support/pdf";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { consumers, jobEvent, loadJob, newId, publishEvent, streams, subjects } from "@pressroom/platform";
+import { consumers, newId, publishEvent, streams, subjects } from "@pressroom/platform";
+import { jobEvent, loadJob } from "@pressroom/domain";
 import { connect, type NatsConnection } from "nats";
 import { errorShape } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";

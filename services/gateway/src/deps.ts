@@ -1,4 +1,5 @@
-import type { Logger, RecentOutputs } from "@pressroom/platform";
+import type { Logger } from "@pressroom/platform";
+import type { RecentOutputs } from "@pressroom/domain";
 import type { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import type { TrustedProxies } from "./client-ip";

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer } from "node:http";
-import { Lifecycle, RecentOutputs, awaitTopology, connectNats, consumers, createLogger, grpcTlsOf, startHealthServer, streams } from "@pressroom/platform";
+import { Lifecycle, awaitTopology, connectNats, consumers, createLogger, grpcTlsOf, startHealthServer, streams } from "@pressroom/platform";
+import { RecentOutputs } from "@pressroom/domain";
 import { Authenticator } from "./access/auth";
 import { closeClients, createClients } from "./clients";
 import { loadGatewayConfig } from "./config";

@@ -4,18 +4,8 @@
  * and the expiry sweep. One gRPC service
  * (server.ts) and the sweep (service.ts).
  */
-import {
-  Lifecycle,
-  RecentOutputs,
-  awaitTopology,
-  connectNats,
-  createDb,
-  createLogger,
-  pingDb,
-  grpcTlsOf,
-  startGrpcServer,
-  startHealthServer,
-} from "@pressroom/platform";
+import { Lifecycle, awaitTopology, connectNats, createDb, createLogger, pingDb, grpcTlsOf, startGrpcServer, startHealthServer } from "@pressroom/platform";
+import { RecentOutputs } from "@pressroom/domain";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import { openOutputStore } from "./outputs/output-store";

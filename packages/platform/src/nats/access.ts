@@ -35,7 +35,7 @@ const anyOutcome = subjects.outcomes("*");
  * Each of the three components that append job events (gateway, render,
  * webhook) may publish only under its own writer token of the job subjects,
  * and the readers ignore an event stored under a writer that may not write
- * it (platform's jobs.ts): no component but render can make a job succeed.
+ * it (jobs.ts of @pressroom/domain): no component but render can make a job succeed.
  */
 export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent, NatsPermissions> {
   const objects = objectStoreStream(outputBucket);

@@ -1,5 +1,6 @@
 import { identityV1 } from "@pressroom/contracts";
-import { AppError, DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent, unary, type Logger } from "@pressroom/platform";
+import { AppError, unary, type Logger } from "@pressroom/platform";
+import { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { IdentityDb } from "../db";

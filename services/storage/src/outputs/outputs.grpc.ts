@@ -1,17 +1,7 @@
 import type { ServerUnaryCall, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import {
-  AppError,
-  commitObject,
-  findObject,
-  newId,
-  purgeObjectChunks,
-  readObject,
-  toGrpcError,
-  withSpan,
-  type Logger,
-  type RecentOutputs,
-} from "@pressroom/platform";
+import { AppError, commitObject, findObject, newId, purgeObjectChunks, readObject, toGrpcError, withSpan, type Logger } from "@pressroom/platform";
+import { type RecentOutputs } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, ObjectStore } from "nats";
 import type { StorageDb } from "../db";

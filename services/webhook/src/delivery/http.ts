@@ -1,5 +1,6 @@
 import * as https from "node:https";
-import { createGuardedAgent, NetGuardError, webhookUrlProblem, type GuardedAgentOptions } from "@pressroom/platform";
+import { createGuardedAgent, NetGuardError, type GuardedAgentOptions } from "@pressroom/platform";
+import { webhookUrlProblem } from "@pressroom/domain";
 
 /** What one POST came to. `status` is 0 when no response arrived. */
 export interface PostResult {
