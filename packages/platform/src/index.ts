@@ -1,5 +1,24 @@
 // The platform kit: infrastructure every service is built on. It knows nothing of documents, plans or jobs (those are @pressroom/domain).
-export { baseConfigShape, ConfigError, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, outputStoreShape, z } from "./config";
+export {
+  baseConfigShape,
+  ConfigError,
+  DEFAULT_GRPC_PORTS,
+  DEFAULT_HEALTH_PORTS,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_NATS_URL,
+  DEFAULT_OUTPUT_BUCKET,
+  DEFAULT_PUBLIC_BASE_URL,
+  defaultGrpcAddr,
+  env,
+  grpcServerShape,
+  grpcTlsShape,
+  type GrpcServerName,
+  jobBoundsShape,
+  loadConfig,
+  natsUrlShape,
+  outputStoreShape,
+  z,
+} from "./config";
 export { AppError, ERROR_CODES, errorBody, type ErrorCode, fromGrpcError, notReady, toGrpcError } from "./errors";
 export {
   call,

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/domain";
-import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
-import { ensureGrpcCertificates } from "@pressroom/platform";
+import { jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
+import { DEFAULT_NATS_URL, ensureGrpcCertificates } from "@pressroom/platform";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
   REPO_ROOT,

@@ -17,10 +17,11 @@ import {
   startGrpcServer,
   writeObjectChunks,
   type GrpcCertificates,
+  DEFAULT_NATS_URL,
   type GrpcServerHandle,
 } from "@pressroom/platform";
 import { RecentOutputs, storeOutput } from "@pressroom/domain";
-import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
+import { isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type JetStreamClient, type NatsConnection, type ObjectStore } from "nats";
 import type { StorageDb } from "../db";
