@@ -51,6 +51,8 @@ export const env = {
   int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   secret: (minLength = 32) => z.string().min(minLength, `must be at least ${minLength} characters`),
+  /** A gRPC server's own port, by default its port on this machine. */
+  grpcPort: (server: GrpcServerName) => env.port(DEFAULT_GRPC_PORTS[server]),
   /** A gRPC server's address (host:port), by default on this machine. */
   grpcAddr: (server: GrpcServerName) => z.string().min(1).default(defaultGrpcAddr(server)),
 };

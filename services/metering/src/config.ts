@@ -1,15 +1,4 @@
-import {
-  baseConfigShape,
-  DEFAULT_GRPC_PORTS,
-  DEFAULT_PUBLIC_BASE_URL,
-  env,
-  grpcServerShape,
-  grpcTlsShape,
-  jobBoundsShape,
-  loadConfig,
-  natsUrlShape,
-  z,
-} from "@pressroom/platform";
+import { baseConfigShape, DEFAULT_PUBLIC_BASE_URL, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, z } from "@pressroom/platform";
 
 export const configSchema = z
   .object({
@@ -18,7 +7,7 @@ export const configSchema = z
     ...grpcServerShape,
     DATABASE_URL: z.string().min(1),
     ...natsUrlShape,
-    GRPC_PORT: env.port(DEFAULT_GRPC_PORTS.metering),
+    GRPC_PORT: env.grpcPort("metering"),
     IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
     SLOT_LEASE_SECONDS: env.int(15 * 60, 10),

@@ -1,15 +1,4 @@
-import {
-  baseConfigShape,
-  DEFAULT_GRPC_PORTS,
-  env,
-  grpcServerShape,
-  grpcTlsShape,
-  jobBoundsShape,
-  loadConfig,
-  natsUrlShape,
-  outputStoreShape,
-  z,
-} from "@pressroom/platform/config";
+import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, outputStoreShape, z } from "@pressroom/platform/config";
 
 /** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
 const chromiumShape = {
@@ -29,7 +18,7 @@ export const configSchema = z.object({
   ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
   ...natsUrlShape,
-  GRPC_PORT: env.port(DEFAULT_GRPC_PORTS.render),
+  GRPC_PORT: env.grpcPort("render"),
   STORAGE_ADDR: env.grpcAddr("storage"),
   /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
   OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,

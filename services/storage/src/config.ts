@@ -1,6 +1,5 @@
 import {
   baseConfigShape,
-  DEFAULT_GRPC_PORTS,
   DEFAULT_PUBLIC_BASE_URL,
   grpcTlsShape,
   grpcServerShape,
@@ -17,7 +16,7 @@ export const configSchema = z.object({
   ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
   ...natsUrlShape,
-  GRPC_PORT: env.port(DEFAULT_GRPC_PORTS.storage),
+  GRPC_PORT: env.grpcPort("storage"),
   /** The public base URL that signed output URLs start with. */
   PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
   /** HMAC key for output URLs; shared by every storage replica. */
