@@ -28,6 +28,7 @@ COPY package.json package-lock.json ./
 COPY packages/admin/package.json packages/admin/
 COPY packages/client/package.json packages/client/
 COPY packages/contracts/package.json packages/contracts/
+COPY packages/domain/package.json packages/domain/
 COPY packages/platform/package.json packages/platform/
 COPY packages/stack/package.json packages/stack/
 COPY services/gateway/package.json services/gateway/
@@ -50,16 +51,16 @@ COPY packages packages
 COPY services services
 RUN npx turbo run build --filter='./services/*' --filter=@pressroom/admin --output-logs=errors-only
 
-# Production dependencies of the services, the platform kit, the contracts and the operator
+# Production dependencies of the services, the platform kit, the domain, the contracts and the operator
 # CLI only: no buf, typescript, tsx, eslint or turbo, and nothing of the tests or benchmarks.
 FROM npm AS deps
 RUN --mount=type=secret,id=extra-ca --mount=type=cache,target=/root/.npm \
     if [ -s /run/secrets/extra-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; fi; \
     npm install --no-save --omit=dev --loglevel=error \
-      -w packages/contracts -w packages/platform -w packages/admin \
+      -w packages/contracts -w packages/platform -w packages/domain -w packages/admin \
       -w services/gateway -w services/identity -w services/metering \
       -w services/render -w services/storage -w services/webhook \
- && mkdir -p packages/contracts/node_modules packages/platform/node_modules packages/admin/node_modules \
+ && mkdir -p packages/contracts/node_modules packages/platform/node_modules packages/domain/node_modules packages/admin/node_modules \
       services/gateway/node_modules services/identity/node_modules services/metering/node_modules \
       services/render/node_modules services/storage/node_modules services/webhook/node_modules
 
@@ -96,6 +97,9 @@ COPY --from=deps /src/packages/contracts/node_modules /app/packages/contracts/no
 COPY --from=build /src/packages/platform/package.json /app/packages/platform/package.json
 COPY --from=build /src/packages/platform/dist /app/packages/platform/dist
 COPY --from=deps /src/packages/platform/node_modules /app/packages/platform/node_modules
+COPY --from=build /src/packages/domain/package.json /app/packages/domain/package.json
+COPY --from=build /src/packages/domain/dist /app/packages/domain/dist
+COPY --from=deps /src/packages/domain/node_modules /app/packages/domain/node_modules
 COPY --from=build /src/packages/admin/package.json /app/packages/admin/package.json
 COPY --from=build /src/packages/admin/dist /app/packages/admin/dist
 COPY --from=deps /src/packages/admin/node_modules /app/packages/admin/node_modules

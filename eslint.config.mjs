@@ -14,6 +14,8 @@ export default tseslint.config(
     },
   },
   { files: ["**/*.test.ts", "test/**", "bench/**", "packages/stack/**"], rules: { "no-console": "off" } },
+  // The platform kit knows nothing of documents: the domain is built on it, never the reverse.
+  { files: ["packages/platform/**"], rules: { "no-restricted-imports": ["error", { paths: ["@pressroom/domain"], patterns: ["@pressroom/domain/*"] }] } },
   // Scripts the gateway's pages serve to browsers as they are.
   {
     files: ["services/gateway/src/gallery/assets/*.mjs"],

@@ -1,4 +1,5 @@
-import { connectNats, createLogger, readJobEvents } from "@pressroom/platform";
+import { connectNats, createLogger } from "@pressroom/platform";
+import { readJobEvents } from "@pressroom/domain";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments } from "./documents";
 import { benchKeys } from "./pressroom";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { storeOutput } from "@pressroom/platform";
+import { storeOutput } from "@pressroom/domain";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import pg from "pg";
 import { errorShape, type ApiResponse } from "./test-support/api";

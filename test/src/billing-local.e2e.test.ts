@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { accountEventsV1 } from "@pressroom/contracts";
-import { DEMO_API_KEY, call, streams } from "@pressroom/platform";
+import { call, streams } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import puppeteer, { type Browser } from "puppeteer-core";

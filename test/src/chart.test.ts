@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { chartTopology, consumers, DEMO_API_KEY, GRPC_PEERS, NATS_COMPONENTS, natsPermissions, streams } from "@pressroom/platform";
+import { chartTopology, consumers, GRPC_PEERS, NATS_COMPONENTS, natsPermissions, streams } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import {
   CHART_DIR,
   component,

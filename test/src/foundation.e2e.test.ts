@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { startTestStack, type TestStack } from "@pressroom/stack";
 import { connect, type NatsConnection, StorageType } from "nats";
 import { OtlpReceiver } from "./test-support/otlp-receiver";

@@ -5,7 +5,8 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { credentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { identityV1 } from "@pressroom/contracts";
-import { DEMO_API_KEY, createGrpcClient, ensureGrpcCertificates, type GrpcPeer } from "@pressroom/platform";
+import { createGrpcClient, ensureGrpcCertificates, type GrpcPeer } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { clientsAs, startHarness, WITHOUT_RENDER, type Harness, type PeerClients } from "./test-support/harness";
 
 /**

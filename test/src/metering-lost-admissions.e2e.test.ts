@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
-import { appendJobEvent, call, jobEvent, newId } from "@pressroom/platform";
+import { call, newId } from "@pressroom/platform";
+import { appendJobEvent, jobEvent } from "@pressroom/domain";
 import { waitFor } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { clientsAs, startHarness, type Harness, type PeerClients } from "./test-support/harness";

@@ -5,19 +5,18 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
 import {
-  appendJobEvent,
   call,
   createDb,
   createGrpcClient,
   ensureGrpcCertificates,
   grpcTlsEnv,
-  jobEvent,
   migrateToLatest,
   newId,
   publishEvent,
   subjects,
   type GrpcCertificates,
 } from "@pressroom/platform";
+import { appendJobEvent, jobEvent } from "@pressroom/domain";
 import {
   distinctFreePorts,
   isolatedDatabase,

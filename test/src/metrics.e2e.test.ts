@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { consumers, planOf, streams } from "@pressroom/platform";
+import { consumers, streams } from "@pressroom/platform";
+import { planOf } from "@pressroom/domain";
 import { SERVICE_NAMES, type ServiceName } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";

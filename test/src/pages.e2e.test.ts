@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { DEMO_API_KEY, call } from "@pressroom/platform";
+import { call } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { waitFor } from "@pressroom/stack";
 import puppeteer, { type Browser, type HTTPResponse, type Page } from "puppeteer-core";
 import { pdfText, pngSize } from "./test-support/pdf";
@@ -188,10 +189,10 @@ describe("the gallery, the template pages and the API reference in a browser", (
       assert.equal(code.length, 3);
       assert.ok(code[0]!.startsWith(`curl -s ${origin}/v1/render`), code[0]);
       assert.ok(code.every((snippet) => snippet.includes(DEMO_API_KEY) && snippet.includes('"invoice"')));
-      assert.match(code[1]!, /new Pressroom\(\{ apiKey: "pr_demo_public_try_pressroom_2026", baseUrl: "http:\/\/127\.0\.0\.1:\d+" \}\)/);
+      assert.match(code[1]!, new RegExp(`new Pressroom\\(\\{ apiKey: "${DEMO_API_KEY}", baseUrl: "http://127\\.0\\.0\\.1:\\d+" \\}\\)`));
       assert.match(
         code[2]!,
-        /client = Pressroom\(api_key="pr_demo_public_try_pressroom_2026", base_url="http:\/\/127\.0\.0\.1:\d+"\)\nresult = client\.render\(/,
+        new RegExp(`client = Pressroom\\(api_key="${DEMO_API_KEY}", base_url="http://127\\.0\\.0\\.1:\\d+"\\)\\nresult = client\\.render\\(`),
       );
       assert.equal(await detail.page.$eval("#try-it button[type=submit]", (button) => (button as HTMLButtonElement).disabled), true, "Render needs the script");
     } finally {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { DATABASE_SERVICES, SERVICE_NAMES, type DatabaseService } from "@pressroom/stack";
 import pg from "pg";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";

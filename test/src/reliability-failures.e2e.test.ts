@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { consumers, jobEvent, loadJob, newId, publishEvent, streams, subjects } from "@pressroom/platform";
+import { consumers, newId, publishEvent, streams, subjects } from "@pressroom/platform";
+import { DEMO_API_KEY, jobEvent, loadJob } from "@pressroom/domain";
 import { connect, type NatsConnection } from "nats";
 import { errorShape } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
-const DEMO_KEY = "pr_demo_public_try_pressroom_2026";
 /** The template bomb of issue 13: 3,000³ iterations of Handlebars. */
 const BOMB = { html: "<p>{{#each a}}{{#each @root.a}}{{#each @root.a}}{{/each}}{{/each}}{{/each}}</p>", data: { a: new Array(3_000).fill(0) } };
 
@@ -42,7 +42,7 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
 
   it("fails a template bomb 422 RENDER_FAILED naming the deadline, while another key's render flows", { timeout: 120_000 }, async () => {
     const { apiKey } = await harness.admin.createKey("business");
-    const bomb = harness.api.post("/v1/render", BOMB, { key: DEMO_KEY });
+    const bomb = harness.api.post("/v1/render", BOMB, { key: DEMO_API_KEY });
     const normal = await harness.api.post("/v1/render", { html: "<h1>Hello {{name}}</h1>", data: { name: "Ada" } }, { key: apiKey });
     assert.equal(normal.status, 200, normal.text);
     const failed = await bomb;

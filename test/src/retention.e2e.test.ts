@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { readJobEvents, streams } from "@pressroom/platform";
+import { streams } from "@pressroom/platform";
+import { readJobEvents } from "@pressroom/domain";
 import { runMigrations, waitFor } from "@pressroom/stack";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import pg from "pg";

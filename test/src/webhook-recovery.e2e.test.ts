@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { appendJobEvent, jobEvent, loadJob, newId, publishEvent, subjects, type JobEvent } from "@pressroom/platform";
+import { newId, publishEvent, subjects } from "@pressroom/platform";
+import { appendJobEvent, jobEvent, loadJob, type JobEvent } from "@pressroom/domain";
 import { connect, type NatsConnection } from "nats";
 import { startHarness, type Harness } from "./test-support/harness";
 import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";

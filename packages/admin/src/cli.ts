@@ -2,7 +2,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
-import { AppError, ConfigError, call, createGrpcClient, grpcTlsShape, loadConfig, grpcTlsOf, z } from "@pressroom/platform";
+import { AppError, ConfigError, call, createGrpcClient, defaultGrpcAddr, grpcTlsShape, loadConfig, grpcTlsOf, z } from "@pressroom/platform";
 
 /** up.sh's certificates: the CLI is the `admin` peer, the only one identity lets mint keys. */
 const LOCAL_TLS = path.resolve(__dirname, "..", "..", "..", ".data", "grpc-tls");
@@ -16,7 +16,7 @@ const USAGE = `pressroom-admin: operator commands (talks gRPC to identity and me
   pressroom-admin usage show <key | key_id>
   pressroom-admin usage set <key | key_id> --used <n>
 
-Environment: IDENTITY_ADDR (default 127.0.0.1:7001), METERING_ADDR (default 127.0.0.1:7002),
+Environment: IDENTITY_ADDR (default ${defaultGrpcAddr("identity")}), METERING_ADDR (default ${defaultGrpcAddr("metering")}),
 GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY: the deployment's CA and the admin certificate and key
 (default: up.sh's, .data/grpc-tls/ca.crt, admin.crt and admin.key of this checkout).
 Plans: demo, free, starter, pro, business.`;
@@ -50,8 +50,8 @@ async function main(argv: string[]): Promise<void> {
     ...process.env,
   });
   const tls = grpcTlsOf(config);
-  const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? "127.0.0.1:7001", tls, "identity");
-  const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? "127.0.0.1:7002", tls, "metering");
+  const identity = createGrpcClient(identityV1.IdentityServiceClient, process.env.IDENTITY_ADDR ?? defaultGrpcAddr("identity"), tls, "identity");
+  const metering = createGrpcClient(meteringV1.MeteringServiceClient, process.env.METERING_ADDR ?? defaultGrpcAddr("metering"), tls, "metering");
   try {
     switch (`${area} ${command ?? ""}`) {
       case "keys create": {

@@ -15,7 +15,7 @@ export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
   template_id?: string;
-  /** Raw HTML (a Handlebars template), at most 512 KB. */
+  /** Raw HTML (a Handlebars template), at most 524,288 bytes as UTF-8 (512 KiB; the gateway's limits.ts is the definition). */
   html?: string;
   /** A JSON object with the values for the template. */
   data: object;

@@ -23,6 +23,22 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
   return Object.freeze(parsed.data);
 }
 
+/**
+ * Where each piece listens on one machine: the services' defaults, the local
+ * stack's ports and the operator CLI's addresses. The one place they are written.
+ */
+export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+/** The gateway's API port, and the public base URL the services name in links by default. */
+export const DEFAULT_HTTP_PORT = 8080;
+export const DEFAULT_PUBLIC_BASE_URL = `http://localhost:${DEFAULT_HTTP_PORT}`;
+export const DEFAULT_GRPC_PORTS = { identity: 7001, metering: 7002, render: 7003, storage: 7004 } as const;
+export type GrpcServerName = keyof typeof DEFAULT_GRPC_PORTS;
+/** Each service's health port (/livez, /readyz, /metrics) in the local stack; the gateway's is its default too. */
+export const DEFAULT_HEALTH_PORTS = { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 } as const;
+
+/** The address a client finds a gRPC server at when nothing else is said: its default port on this machine. */
+export const defaultGrpcAddr = (server: GrpcServerName): string => `127.0.0.1:${DEFAULT_GRPC_PORTS[server]}`;
+
 /** Building blocks shared by the services' config schemas. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
@@ -35,6 +51,15 @@ export const env = {
   int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   secret: (minLength = 32) => z.string().min(minLength, `must be at least ${minLength} characters`),
+  /** A gRPC server's own port, by default its port on this machine. */
+  grpcPort: (server: GrpcServerName) => env.port(DEFAULT_GRPC_PORTS[server]),
+  /** A gRPC server's address (host:port), by default on this machine. */
+  grpcAddr: (server: GrpcServerName) => z.string().min(1).default(defaultGrpcAddr(server)),
+};
+
+/** NATS_URL: the NATS servers, comma-separated. Every service and the provisioning step read it. */
+export const natsUrlShape = {
+  NATS_URL: z.string().min(1).default(DEFAULT_NATS_URL),
 };
 
 /** Variables every service reads. */
@@ -90,11 +115,14 @@ export const grpcServerShape = {
   GRPC_HOST: z.string().min(1).default("127.0.0.1"),
 };
 
-/** Storage's output bucket settings, which the provisioning step reads too (see OUTPUT_STORE_DEFAULTS). */
+/** Storage's output bucket when OUTPUT_BUCKET is not set. */
+export const DEFAULT_OUTPUT_BUCKET = "outputs";
+
+/** Storage's output bucket settings, which the provisioning step reads too. */
 export const outputStoreShape = {
   OUTPUT_TTL_SECONDS: env.int(86_400, 60),
   OUTPUT_BUCKET: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
-    .default("outputs"),
+    .default(DEFAULT_OUTPUT_BUCKET),
 };

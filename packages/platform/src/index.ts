@@ -1,29 +1,126 @@
-export * from "./accounts";
-export * from "./config";
-export * from "./errors";
-export * from "./grpc";
-export * from "./grpc-certificates";
-export * from "./ids";
-export * from "./jobs";
-export * from "./lifecycle";
-export * from "./logger";
-export * from "./plans";
-export * from "./recent-outputs";
-export * from "./run-service";
-export * from "./store-output";
-export * from "./templates";
-export * from "./webhook-url";
-export * from "./db/db";
-export * from "./db/migrate-main";
-export * from "./nats/connection";
-export * from "./nats/access";
-export * from "./nats/bind";
-export * from "./nats/consumer-loop";
-export * from "./nats/events";
-export * from "./nats/object-chunks";
-export * from "./nats/topology";
-export * from "./telemetry/metrics";
-export * from "./telemetry/redact";
-export * from "./telemetry/setup";
-export * from "./telemetry/tracing";
-export * from "./netguard";
+// The platform kit: infrastructure every service is built on. It knows nothing of documents, plans or jobs (those are @pressroom/domain).
+export {
+  baseConfigShape,
+  ConfigError,
+  DEFAULT_GRPC_PORTS,
+  DEFAULT_HEALTH_PORTS,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_NATS_URL,
+  DEFAULT_OUTPUT_BUCKET,
+  DEFAULT_PUBLIC_BASE_URL,
+  defaultGrpcAddr,
+  env,
+  grpcServerShape,
+  grpcTlsShape,
+  type GrpcServerName,
+  jobBoundsShape,
+  loadConfig,
+  natsUrlShape,
+  outputStoreShape,
+  z,
+} from "./config";
+export { AppError, ERROR_CODES, errorBody, type ErrorCode, fromGrpcError, notReady, toGrpcError } from "./errors";
+export {
+  call,
+  type ClientConstructor,
+  connectEarly,
+  createGrpcClient,
+  GRPC_PEERS,
+  type GrpcPeer,
+  type GrpcServerHandle,
+  type GrpcService,
+  type GrpcTls,
+  grpcTlsOf,
+  type MethodCallers,
+  peerDnsName,
+  peerOf,
+  startGrpcServer,
+  unary,
+} from "./grpc";
+export { ensureGrpcCertificates, type GrpcCertificates, grpcTlsEnv } from "./grpc-certificates";
+export { newId } from "./ids";
+export { Lifecycle, SHUTDOWN_STAGES, type ShutdownStage, startHealthServer } from "./lifecycle";
+export { createLogger, type Logger } from "./logger";
+export { createDb, migrateToLatest, pingDb } from "./db/db";
+export {
+  type Bus,
+  type Consumer,
+  runService,
+  type ServiceConfig,
+  type ServiceContext,
+  type ServiceDefinition,
+  type ServiceParts,
+  startService,
+} from "./run-service";
+export { runMigrateEntrypoint, type Seed } from "./db/migrate-main";
+export { connectNats, type NatsOptions } from "./nats/connection";
+export { chartTopology, NATS_COMPONENTS, natsAuthorization, type NatsComponent, natsPermissions, type NatsPermissions } from "./nats/access";
+export { awaitTopology, PROVISION_HINT } from "./nats/bind";
+export { ConsumerLoop, type ConsumerSource, EventConsumer, type EventSpec } from "./nats/consumer-loop";
+export { directGet, type DirectQuery } from "./nats/direct";
+export { consumeSpan, EVENT_TYPE_HEADER, isWrongLastSequence, publishEvent, type PublishOptions, traceContextOf } from "./nats/events";
+export {
+  commitObject,
+  findObject,
+  objectChunkSubject,
+  purgeObjectChunks,
+  readObject,
+  type StoredObject,
+  writeObjectChunks,
+  type WrittenChunks,
+} from "./nats/object-chunks";
+export {
+  consumers,
+  CONSUMERS,
+  JOB_SETTLE_MARGIN_MS,
+  JOB_WRITERS,
+  jobOverdueAfterMs,
+  type JobWriter,
+  missingTopology,
+  objectStoreStream,
+  type OutputStoreSpec,
+  type ProvisionOptions,
+  type ProvisionReport,
+  provisionTopology,
+  RENDER_ATTEMPTS,
+  streams,
+  STREAMS,
+  subjects,
+  SUBMIT_GIVE_UP_MS,
+  type TopologyNeeds,
+} from "./nats/topology";
+export {
+  BYTES_BUCKETS,
+  bytesHistogram,
+  COUNT_BUCKETS,
+  meter,
+  recordSince,
+  SECONDS_BUCKETS,
+  secondsHistogram,
+  serveMetrics,
+  setPrometheusExporter,
+  statusClass,
+} from "./telemetry/metrics";
+export { RedactingSpanExporter, redactQueryValues, redactSecrets } from "./telemetry/redact";
+export { instrumentations, outgoingOrigin, shutdownTelemetry, startTelemetry, type TelemetryHandle } from "./telemetry/setup";
+export { SpanKind, tracer, withSpan } from "./telemetry/tracing";
+export {
+  type AddressKind,
+  checkPort,
+  type Classification,
+  classifyAddress,
+  createGuardedAgent,
+  createGuardedHttpAgent,
+  type GuardedAgentOptions,
+  guardedLookup,
+  type GuardedLookupFunction,
+  type GuardOptions,
+  type LookupAllFunction,
+  NetGuardError,
+  portOf,
+  type PublicAddress,
+  type ResolveOptions,
+  resolvePublic,
+  resolvePublicAll,
+  WEB_PORTS,
+} from "./netguard";

@@ -1,9 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { DEFAULT_NATS_URL } from "@pressroom/platform";
 import { connect } from "nats";
 import { canConnect, freePort, waitFor } from "./ports";
-
-export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
 /** A NATS user and password. */
 export interface NatsCredentials {
@@ -14,7 +13,7 @@ export interface NatsCredentials {
 /** True when a NATS server with JetStream answers at url (to these credentials, where given). */
 export async function jetstreamAnswers(url: string, credentials?: NatsCredentials): Promise<boolean> {
   const { hostname, port } = new URL(url);
-  if (!(await canConnect(hostname, Number(port || 4222)))) return false;
+  if (!(await canConnect(hostname, Number(port || new URL(DEFAULT_NATS_URL).port)))) return false;
   try {
     const nc = await connect({ servers: url, timeout: 2_000, maxReconnectAttempts: 0, ...credentials });
     try {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import { grpcTlsEnv, type GrpcCertificates } from "@pressroom/platform";
+import { DEFAULT_GRPC_PORTS, DEFAULT_HEALTH_PORTS, DEFAULT_HTTP_PORT, grpcTlsEnv, type GrpcCertificates } from "@pressroom/platform";
 import { distinctFreePorts, waitFor } from "./ports";
 import { DATABASE_SERVICES, type DatabaseCredentials, type DatabaseService } from "./postgres";
 
@@ -19,9 +19,9 @@ export interface StackPorts {
 
 /** The local ports: each service's health port also serves its /metrics. */
 export const DEFAULT_PORTS: StackPorts = {
-  http: 8080,
-  grpc: { identity: 7001, metering: 7002, render: 7003, storage: 7004 },
-  health: { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 },
+  http: DEFAULT_HTTP_PORT,
+  grpc: { ...DEFAULT_GRPC_PORTS },
+  health: { ...DEFAULT_HEALTH_PORTS },
 };
 
 /** DEFAULT_PORTS with each health port overridden by `<SERVICE>_HEALTH_PORT` (e.g. GATEWAY_HEALTH_PORT) where set. */

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { DEMO_API_KEY } from "@pressroom/platform";
-import { DEFAULT_NATS_URL, jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
-import { ensureGrpcCertificates } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
+import { jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
+import { DEFAULT_NATS_URL, ensureGrpcCertificates } from "@pressroom/platform";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
   REPO_ROOT,

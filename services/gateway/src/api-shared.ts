@@ -1,4 +1,5 @@
-import { ERROR_CODES, TEMPLATE_ID_PATTERN, z, type ErrorCode } from "@pressroom/platform";
+import { ERROR_CODES, z, type ErrorCode } from "@pressroom/platform";
+import { TEMPLATE_ID_PATTERN } from "@pressroom/domain";
 import type { ZodOpenApiContentObject, ZodOpenApiResponseObject } from "zod-openapi";
 
 /**

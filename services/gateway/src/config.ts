@@ -1,17 +1,17 @@
-import { baseConfigShape, grpcTlsShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, DEFAULT_HEALTH_PORTS, DEFAULT_HTTP_PORT, grpcTlsShape, env, loadConfig, natsUrlShape, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
   ...grpcTlsShape,
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-  HTTP_PORT: env.port(8080),
+  ...natsUrlShape,
+  HTTP_PORT: env.port(DEFAULT_HTTP_PORT),
   HTTP_HOST: z.string().default("0.0.0.0"),
   /** /livez, /readyz and /metrics, apart from the API port (which also answers /livez and /readyz). */
-  HEALTH_PORT: env.port(9461),
-  IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
-  METERING_ADDR: z.string().min(1).default("127.0.0.1:7002"),
-  RENDER_ADDR: z.string().min(1).default("127.0.0.1:7003"),
-  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  HEALTH_PORT: env.port(DEFAULT_HEALTH_PORTS.gateway),
+  IDENTITY_ADDR: env.grpcAddr("identity"),
+  METERING_ADDR: env.grpcAddr("metering"),
+  RENDER_ADDR: env.grpcAddr("render"),
+  STORAGE_ADDR: env.grpcAddr("storage"),
   /** How long a successful authentication is reused; a revocation takes effect within this time. */
   AUTH_CACHE_MS: env.int(2_000, 0),
   /** How often a known template is refreshed from the catalog; a new version is used within about this time. */

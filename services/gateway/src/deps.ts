@@ -1,4 +1,5 @@
-import { RecentOutputs, type Logger } from "@pressroom/platform";
+import type { Logger } from "@pressroom/platform";
+import { RecentOutputs } from "@pressroom/domain";
 import { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import { TrustedProxies } from "./client-ip";

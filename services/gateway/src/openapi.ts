@@ -1,4 +1,4 @@
-import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/platform";
+import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/domain";
 import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
 import { ErrorBody, TemplateId, errorResponse, headers } from "./api-shared";
 import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";

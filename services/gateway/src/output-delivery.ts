@@ -1,7 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { Readable } from "node:stream";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, fromGrpcError, meter, type JobOutcome, type RecentOutputInfo, type RecentOutputs } from "@pressroom/platform";
+import { AppError, fromGrpcError, meter } from "@pressroom/platform";
+import { type JobOutcome, type RecentOutputInfo, type RecentOutputs } from "@pressroom/domain";
 import type { Context } from "koa";
 
 /**

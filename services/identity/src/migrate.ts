@@ -1,4 +1,5 @@
-import { DEMO_API_KEY, loadConfig, runMigrateEntrypoint, z } from "@pressroom/platform";
+import { loadConfig, runMigrateEntrypoint, z } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { configSchema } from "./config";
 import type { IdentityDb } from "./db";
 import { ensureDemoKey, sealPlaintextSecrets } from "./keys/keys.repository";

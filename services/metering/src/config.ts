@@ -1,4 +1,4 @@
-import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, DEFAULT_PUBLIC_BASE_URL, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, z } from "@pressroom/platform";
 
 export const configSchema = z
   .object({
@@ -6,12 +6,12 @@ export const configSchema = z
     ...grpcTlsShape,
     ...grpcServerShape,
     DATABASE_URL: z.string().min(1),
-    NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-    GRPC_PORT: env.port(7002),
-    IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+    ...natsUrlShape,
+    GRPC_PORT: env.grpcPort("metering"),
+    IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
     SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
-    PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
+    PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
     /** Postgres connections of this replica: each admission holds one for about a millisecond. */
     DB_POOL_MAX: env.int(20, 1),
     /** How long a checkout session can be confirmed or paid. */

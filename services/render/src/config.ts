@@ -1,4 +1,4 @@
-import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, outputStoreShape, z } from "@pressroom/platform/config";
 
 /** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
 const chromiumShape = {
@@ -17,9 +17,9 @@ export const configSchema = z.object({
   ...grpcTlsShape,
   ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-  GRPC_PORT: env.port(7003),
-  STORAGE_ADDR: z.string().min(1).default("127.0.0.1:7004"),
+  ...natsUrlShape,
+  GRPC_PORT: env.grpcPort("render"),
+  STORAGE_ADDR: env.grpcAddr("storage"),
   /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
   OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,
   ...chromiumShape,

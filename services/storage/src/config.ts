@@ -1,14 +1,24 @@
-import { baseConfigShape, grpcTlsShape, grpcServerShape, outputStoreShape, env, loadConfig, z } from "@pressroom/platform";
+import {
+  baseConfigShape,
+  DEFAULT_PUBLIC_BASE_URL,
+  grpcTlsShape,
+  grpcServerShape,
+  outputStoreShape,
+  env,
+  loadConfig,
+  natsUrlShape,
+  z,
+} from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
   ...grpcTlsShape,
   ...grpcServerShape,
   DATABASE_URL: z.string().min(1),
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-  GRPC_PORT: env.port(7004),
+  ...natsUrlShape,
+  GRPC_PORT: env.grpcPort("storage"),
   /** The public base URL that signed output URLs start with. */
-  PUBLIC_BASE_URL: z.url().default("http://localhost:8080"),
+  PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
   /** HMAC key for output URLs; shared by every storage replica. */
   OUTPUT_SIGNING_SECRET: env.secret(32),
   /** The outputs' lifetime, and the bucket's name; the provisioning step reads both too. */

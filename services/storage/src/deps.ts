@@ -1,4 +1,5 @@
-import type { Logger, RecentOutputs } from "@pressroom/platform";
+import type { RecentOutputs } from "@pressroom/domain";
+import type { Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, ObjectStore } from "nats";
 import type { StorageDb } from "./db";

@@ -1,5 +1,6 @@
 /** Storage: outputs in the object store (render writes their bytes, storage names them), their rows, signed URLs (server.ts), the expiry sweep (service.ts). */
-import { RecentOutputs, runService } from "@pressroom/platform";
+import { runService } from "@pressroom/platform";
+import { RecentOutputs } from "@pressroom/domain";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
 import type { StorageDeps } from "./deps";

@@ -1,4 +1,4 @@
-import { baseConfigShape, connectNats, createDb, createLogger, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, connectNats, createDb, createLogger, loadConfig, natsUrlShape, z } from "@pressroom/platform";
 import { rebuildAuditProjection } from "./audit/rebuild";
 import type { WebhookDb } from "./db";
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
       NATS_USER: baseConfigShape.NATS_USER,
       NATS_PASSWORD: baseConfigShape.NATS_PASSWORD,
       DATABASE_URL: z.string().min(1),
-      NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+      ...natsUrlShape,
       LOG_LEVEL: z.string().default("info"),
     }),
   );

@@ -1,4 +1,4 @@
-import { baseConfigShape, grpcTlsShape, env, loadConfig, z } from "@pressroom/platform";
+import { baseConfigShape, grpcTlsShape, env, loadConfig, natsUrlShape, z } from "@pressroom/platform";
 
 const SECOND = 1_000;
 const HOUR = 3_600 * SECOND;
@@ -8,8 +8,8 @@ export const configSchema = z
     ...baseConfigShape,
     ...grpcTlsShape,
     DATABASE_URL: z.string().min(1),
-    NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
-    IDENTITY_ADDR: z.string().min(1).default("127.0.0.1:7001"),
+    ...natsUrlShape,
+    IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A callback succeeds when a 2xx status arrives within this time (connect, TLS and response headers). */
     WEBHOOK_TIMEOUT_MS: env.int(10 * SECOND, 100),
     /**

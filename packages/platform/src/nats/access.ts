@@ -1,3 +1,4 @@
+import { DEFAULT_OUTPUT_BUCKET } from "../config";
 import { objectChunkSubject } from "./object-chunks";
 import { consumers, objectStoreStream, streams, subjects, type JobWriter } from "./topology";
 
@@ -35,9 +36,9 @@ const anyOutcome = subjects.outcomes("*");
  * Each of the three components that append job events (gateway, render,
  * webhook) may publish only under its own writer token of the job subjects,
  * and the readers ignore an event stored under a writer that may not write
- * it (platform's jobs.ts): no component but render can make a job succeed.
+ * it (jobs.ts of @pressroom/domain): no component but render can make a job succeed.
  */
-export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent, NatsPermissions> {
+export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<NatsComponent, NatsPermissions> {
   const objects = objectStoreStream(outputBucket);
   const common = [`${API}.INFO`];
   const replies = ["_INBOX.>"];
@@ -127,7 +128,7 @@ export function natsPermissions(outputBucket = "outputs"): Record<NatsComponent,
 const quoted = (list: string[]) => list.map((subject) => JSON.stringify(subject)).join(", ");
 
 /** The `authorization` block of a nats-server config: one user per component, with its permissions. */
-export function natsAuthorization(passwords: Record<NatsComponent, string>, outputBucket = "outputs"): string {
+export function natsAuthorization(passwords: Record<NatsComponent, string>, outputBucket = DEFAULT_OUTPUT_BUCKET): string {
   const permissions = natsPermissions(outputBucket);
   const users = NATS_COMPONENTS.map(
     (component) =>

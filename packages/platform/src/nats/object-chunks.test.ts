@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connect, StorageType, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectStore } from "nats";
+import { DEFAULT_NATS_URL } from "../config";
 import { commitObject, findObject, purgeObjectChunks, readObject, writeObjectChunks, type StoredObject } from "./object-chunks";
 
-const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const NATS_URL = process.env.NATS_URL ?? DEFAULT_NATS_URL;
 
 async function readAll(jsm: JetStreamManager, bucket: string, object: StoredObject): Promise<Buffer> {
   const chunks: Uint8Array[] = [];

@@ -1,4 +1,4 @@
-import { baseConfigShape, env, jobBoundsShape, loadConfig, outputStoreShape, z } from "../config";
+import { baseConfigShape, env, jobBoundsShape, loadConfig, natsUrlShape, outputStoreShape, z } from "../config";
 import { createLogger } from "../logger";
 import { connectNats } from "./connection";
 import { provisionTopology } from "./topology";
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const config = loadConfig(
     z.object({
       LOG_LEVEL: baseConfigShape.LOG_LEVEL,
-      NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+      ...natsUrlShape,
       NATS_USER: baseConfigShape.NATS_USER,
       NATS_PASSWORD: baseConfigShape.NATS_PASSWORD,
       /** Replicas of every stream: 1 for a single NATS server, 3 (or 5) for a cluster. */

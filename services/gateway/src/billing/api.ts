@@ -1,4 +1,5 @@
-import { PAID_PLANS, z, type PlanId } from "@pressroom/platform";
+import { z } from "@pressroom/platform";
+import { PAID_PLANS, type PlanId } from "@pressroom/domain";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 import { IDEMPOTENCY_DESCRIPTION, IdempotencyKey, REPLAYABLE_HEADERS, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
 

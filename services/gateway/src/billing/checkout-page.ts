@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { meteringV1 } from "@pressroom/contracts";
-import { PLANS, isPlanId, type PlanId } from "@pressroom/platform";
+import { PLANS, isPlanId, type PlanId } from "@pressroom/domain";
 import type { Context } from "koa";
 import { errors } from "../errors";
 import { escapeHtml } from "../html";

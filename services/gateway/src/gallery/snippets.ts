@@ -1,4 +1,4 @@
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import type { CatalogEntry } from "../catalog-entry";
 
 /** A JSON value written as a Python literal (None, True, False; strings as JSON writes them). */

@@ -1,4 +1,4 @@
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { escapeHtml } from "../html";
 import type { CatalogEntry } from "../catalog-entry";
 import { snippets } from "./snippets";

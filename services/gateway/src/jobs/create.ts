@@ -1,5 +1,6 @@
 import type { meteringV1 } from "@pressroom/contracts";
-import { AppError, isTerminal, loadJob, newId, type JobOutcome, type z } from "@pressroom/platform";
+import { AppError, newId, type z } from "@pressroom/platform";
+import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import type { Context } from "koa";
 import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";

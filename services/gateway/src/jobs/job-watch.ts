@@ -1,4 +1,5 @@
-import { announcedOutcome, isTerminal, loadJob, subjects, type JobOutcome } from "@pressroom/platform";
+import { subjects } from "@pressroom/platform";
+import { announcedOutcome, isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import { nuid, type Subscription } from "nats";
 import type { JobBus } from "./submit";
 

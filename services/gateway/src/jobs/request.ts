@@ -1,4 +1,5 @@
-import { AppError, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem, z } from "@pressroom/platform";
+import { AppError, z } from "@pressroom/platform";
+import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";

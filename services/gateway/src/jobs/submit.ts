@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { appendJobEvent, isWrongLastSequence, jobEvent, publishEvent, retainedAcceptance, subjects, type JobEvent } from "@pressroom/platform";
+import { isWrongLastSequence, publishEvent, subjects } from "@pressroom/platform";
+import { appendJobEvent, jobEvent, retainedAcceptance, type JobEvent } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
 import type { JobRequest } from "./request";
 

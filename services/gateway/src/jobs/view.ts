@@ -1,4 +1,5 @@
-import { AppError, loadJob, type z } from "@pressroom/platform";
+import { AppError, type z } from "@pressroom/platform";
+import { loadJob } from "@pressroom/domain";
 import type { Context } from "koa";
 import type { JetStreamManager } from "nats";
 import { keyed, type KeyedDeps } from "../access/admission";

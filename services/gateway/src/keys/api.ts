@@ -1,4 +1,5 @@
-import { PLAN_ORDER, z, type PlanId } from "@pressroom/platform";
+import { z } from "@pressroom/platform";
+import { PLAN_ORDER, type PlanId } from "@pressroom/domain";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 import { RATE_HEADERS, dateTime, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
 

@@ -1,5 +1,6 @@
 import { renderV1 } from "@pressroom/contracts";
-import { AppError, call, templateNotFound } from "@pressroom/platform";
+import { AppError, call } from "@pressroom/platform";
+import { templateNotFound } from "@pressroom/domain";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { errors } from "../errors";

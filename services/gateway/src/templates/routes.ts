@@ -1,5 +1,6 @@
 import type { renderV1 } from "@pressroom/contracts";
-import { TEMPLATE_ID_PATTERN, call, templateNotFound } from "@pressroom/platform";
+import { call } from "@pressroom/platform";
+import { TEMPLATE_ID_PATTERN, templateNotFound } from "@pressroom/domain";
 import type { Context } from "koa";
 import { templateEntry } from "../catalog-entry";
 

@@ -1,5 +1,6 @@
 import { identityV1 } from "@pressroom/contracts";
-import { AppError, DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent, unary } from "@pressroom/platform";
+import { AppError, unary } from "@pressroom/platform";
+import { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent } from "@pressroom/domain";
 import type { IdentityDeps } from "../deps";
 import { signupBucket } from "./signup-bucket";
 import * as keys from "./keys.repository";

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
-import { DEMO_KEY_ID, newId } from "@pressroom/platform";
+import { newId } from "@pressroom/platform";
+import { DEMO_KEY_ID } from "@pressroom/domain";
 import type { IdentityDb } from "../db";
 import type { SecretBox } from "./secret-box";
 import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, keyPrefix } from "./secrets";

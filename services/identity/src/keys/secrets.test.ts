@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
-import { DEMO_API_KEY } from "@pressroom/platform";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, isWellFormedKey, keyPrefix } from "./secrets";
 
 describe("API keys", () => {

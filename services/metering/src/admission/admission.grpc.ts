@@ -1,5 +1,6 @@
 import { meteringV1 } from "@pressroom/contracts";
-import { AppError, isPlanId, planOf, unary, type Logger } from "@pressroom/platform";
+import { AppError, unary, type Logger } from "@pressroom/platform";
+import { isPlanId, planOf } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { MeteringDb } from "../db";
 import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission.repository";

@@ -1,4 +1,4 @@
-import { planOf } from "@pressroom/platform";
+import { planOf } from "@pressroom/domain";
 import { sql, type Kysely } from "kysely";
 import type { MeteringDb } from "../db";
 import { periodOfStart } from "./period";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { createDb, migrateToLatest, newId, PLANS } from "@pressroom/platform";
+import { createDb, migrateToLatest, newId } from "@pressroom/platform";
+import { PLANS } from "@pressroom/domain";
 import { isolatedDatabase } from "@pressroom/stack";
 import { sql, type Kysely } from "kysely";
 import type { MeteringDb } from "../db";

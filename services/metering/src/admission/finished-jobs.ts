@@ -1,4 +1,5 @@
-import { isAuthentic, readFirstJobEvent, readJobEvents, readLastJobEvent, subjects, type Logger } from "@pressroom/platform";
+import { subjects, type Logger } from "@pressroom/platform";
+import { isAuthentic, readFirstJobEvent, readJobEvents, readLastJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamManager, NatsConnection } from "nats";
 import { expiredSlots, expiringSlots, heldJobs, overdueSlots, releaseAdmission, releaseForEvent, renewLease } from "./admission.repository";

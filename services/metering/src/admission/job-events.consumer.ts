@@ -1,4 +1,5 @@
-import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
+import { EventConsumer, consumers, streams, type Logger } from "@pressroom/platform";
+import { jobEventSpec, type StoredJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import { releaseForEvent } from "./admission.repository";

@@ -1,4 +1,4 @@
-import { publishAccountEvent } from "@pressroom/platform";
+import { publishAccountEvent } from "@pressroom/domain";
 import type { JetStreamClient } from "nats";
 
 /** Publishes account.usage_corrected on ACCOUNTS: an operator's SetUsage (actor, from, to, period). */

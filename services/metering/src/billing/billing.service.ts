@@ -1,5 +1,6 @@
 import { meteringV1 } from "@pressroom/contracts";
-import { AppError, isPlanId, newId, type Logger, type PlanId } from "@pressroom/platform";
+import { AppError, newId, type Logger } from "@pressroom/platform";
+import { isPlanId, type PlanId } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type Stripe from "stripe";
 import type { MeteringDb } from "../db";

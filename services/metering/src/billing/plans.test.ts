@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PAID_PLANS } from "@pressroom/platform";
+import { PAID_PLANS } from "@pressroom/domain";
 import { isUpgrade, upgradeProblem } from "./plans";
 
 describe("what a checkout may buy", () => {

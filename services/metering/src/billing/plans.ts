@@ -1,4 +1,5 @@
-import { AppError, PAID_PLANS, PLAN_ORDER, isPlanId, type PlanId } from "@pressroom/platform";
+import { AppError } from "@pressroom/platform";
+import { PAID_PLANS, PLAN_ORDER, isPlanId, type PlanId } from "@pressroom/domain";
 
 const rank = (plan: string): number => PLAN_ORDER.indexOf(plan as PlanId);
 

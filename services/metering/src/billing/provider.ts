@@ -1,4 +1,4 @@
-import type { PlanId } from "@pressroom/platform";
+import type { PlanId } from "@pressroom/domain";
 
 /** What a provider needs to start a checkout for one upgrade. */
 export interface CheckoutRequest {

@@ -1,4 +1,4 @@
-import { PLANS } from "@pressroom/platform";
+import { PLANS } from "@pressroom/domain";
 import Stripe from "stripe";
 import { checkoutPageUrl, type CheckoutRequest, type PaymentProvider, type ProviderSession } from "./provider";
 

@@ -1,5 +1,5 @@
 import { renderV1 } from "@pressroom/contracts";
-import { templateNotFound } from "@pressroom/platform";
+import { templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import type { PageSettings } from "../engine";

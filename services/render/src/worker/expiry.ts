@@ -1,15 +1,5 @@
-import {
-  appendJobEvent,
-  foldJob,
-  isTerminal,
-  isWrongLastSequence,
-  jobEvent,
-  jobOverdueAfterMs,
-  readJobEvents,
-  subjects,
-  type JobState,
-  type Logger,
-} from "@pressroom/platform";
+import { isWrongLastSequence, jobOverdueAfterMs, subjects, type Logger } from "@pressroom/platform";
+import { appendJobEvent, foldJob, isTerminal, jobEvent, readJobEvents, type JobState } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection, Subscription } from "nats";
 import { renderMetrics } from "./metrics";
 

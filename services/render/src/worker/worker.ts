@@ -1,28 +1,30 @@
 import { jobEventsV1, storageV1 } from "@pressroom/contracts";
 import {
   AppError,
-  announceOutcome,
-  appendJobEvent,
   EventConsumer,
   consumers,
-  isTerminal,
   isWrongLastSequence,
+  RENDER_ATTEMPTS,
+  streams,
+  subjects,
+  SUBMIT_GIVE_UP_MS,
+  withSpan,
+  type Logger,
+} from "@pressroom/platform";
+import {
+  announceOutcome,
+  appendJobEvent,
+  isTerminal,
   jobEvent,
   outcomeInboxOf,
   readJobEvents,
   readLastJobEvent,
   retainedAcceptance,
   foldJob,
-  RENDER_ATTEMPTS,
-  streams,
-  subjects,
   storeOutput,
-  SUBMIT_GIVE_UP_MS,
-  withSpan,
   type AnnouncedOutput,
   type JobState,
-  type Logger,
-} from "@pressroom/platform";
+} from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import type { TemplateExpander } from "../catalog/expander";

@@ -6,7 +6,6 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { storageV1 } from "@pressroom/contracts";
 import {
-  RecentOutputs,
   createDb,
   createGrpcClient,
   createLogger,
@@ -16,12 +15,13 @@ import {
   migrateToLatest,
   newId,
   startGrpcServer,
-  storeOutput,
   writeObjectChunks,
   type GrpcCertificates,
+  DEFAULT_NATS_URL,
   type GrpcServerHandle,
 } from "@pressroom/platform";
-import { DEFAULT_NATS_URL, isolatedDatabase } from "@pressroom/stack";
+import { RecentOutputs, storeOutput } from "@pressroom/domain";
+import { isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type JetStreamClient, type NatsConnection, type ObjectStore } from "nats";
 import type { StorageDb } from "../db";

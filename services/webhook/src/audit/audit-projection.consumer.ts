@@ -8,7 +8,8 @@
  * (summary.ts), and the rebuild from the stream's start (rebuild.ts, run by
  * dist/audit-rebuild.js).
  */
-import { EventConsumer, consumers, jobEventSpec, streams, type Logger, type StoredJobEvent } from "@pressroom/platform";
+import { EventConsumer, consumers, streams, type Logger } from "@pressroom/platform";
+import { jobEventSpec, type StoredJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { WebhookDb } from "../db";

@@ -1,4 +1,5 @@
-import { isAuthentic, storedJobEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import { streams, subjects, type Logger } from "@pressroom/platform";
+import { isAuthentic, storedJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import { AckPolicy, DeliverPolicy, nanos, type JetStreamClient, type JetStreamManager } from "nats";
 import type { WebhookDb } from "../db";

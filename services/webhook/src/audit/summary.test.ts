@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { jobEvent } from "@pressroom/platform";
+import { jobEvent } from "@pressroom/domain";
 import { summarize } from "./summary";
 
 const base = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_0000000000aaaaaaaaaaaaaaaa" };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { foldJob, jobEvent, type JobEvent } from "@pressroom/platform";
+import { foldJob, jobEvent, type JobEvent } from "@pressroom/domain";
 import { callbackBody, signatureHeaders, standardWebhooksKey } from "./callback";
 
 function job(events: JobEvent[]) {

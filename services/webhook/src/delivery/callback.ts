@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import type { JobState } from "@pressroom/platform";
+import type { JobState } from "@pressroom/domain";
 
 /**
  * The JSON body of a callback (DESIGN.md). `id` is the id of the job's

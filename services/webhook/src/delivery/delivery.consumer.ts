@@ -1,4 +1,5 @@
-import { EventConsumer, consumers, jobEvent, loadJob, streams, subjects, type JobEvent, type JobState, type Logger } from "@pressroom/platform";
+import { EventConsumer, consumers, streams, subjects, type Logger } from "@pressroom/platform";
+import { jobEvent, loadJob, type JobEvent, type JobState } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import type { WebhookDb } from "../db";

@@ -1,16 +1,5 @@
-import {
-  EventConsumer,
-  consumers,
-  isAuthentic,
-  jobEventSpec,
-  loadJob,
-  publishEvent,
-  readFirstJobEvent,
-  streams,
-  subjects,
-  type Logger,
-  type StoredJobEvent,
-} from "@pressroom/platform";
+import { EventConsumer, consumers, publishEvent, streams, subjects, type Logger } from "@pressroom/platform";
+import { isAuthentic, jobEventSpec, loadJob, readFirstJobEvent, type StoredJobEvent } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import { terminalEventOf } from "./callback";
 import { encodeDelivery } from "./delivery-message";

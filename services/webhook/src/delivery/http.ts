@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import * as https from "node:https";
-import { createGuardedAgent, NetGuardError, webhookUrlProblem, type GuardedAgentOptions, type Logger } from "@pressroom/platform";
+import { createGuardedAgent, NetGuardError, type GuardedAgentOptions, type Logger } from "@pressroom/platform";
+import { webhookUrlProblem } from "@pressroom/domain";
 import type { Config } from "../config";
 
 /** What one POST came to. `status` is 0 when no response arrived. */

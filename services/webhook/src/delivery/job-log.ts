@@ -1,4 +1,5 @@
-import { appendJobEvent, isWrongLastSequence, readJobEvents, type JobEvent, type StoredJobEvent } from "@pressroom/platform";
+import { isWrongLastSequence } from "@pressroom/platform";
+import { appendJobEvent, readJobEvents, type JobEvent, type StoredJobEvent } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager } from "nats";
 
 const MAX_CONFLICTS = 8;

@@ -1,4 +1,5 @@
-import { COUNT_BUCKETS, meter, secondsHistogram, type JobEvent, type JobState } from "@pressroom/platform";
+import { COUNT_BUCKETS, meter, secondsHistogram } from "@pressroom/platform";
+import { type JobEvent, type JobState } from "@pressroom/domain";
 
 const deliveries = meter().createCounter("pressroom.webhook.deliveries", {
   unit: "{delivery}",

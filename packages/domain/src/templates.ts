@@ -1,4 +1,4 @@
-import { AppError } from "./errors";
+import { AppError } from "@pressroom/platform";
 
 /** What a template id looks like: the API checks it, the catalog stores it, the OpenAPI document states it. */
 export const TEMPLATE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;

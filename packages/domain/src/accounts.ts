@@ -1,8 +1,6 @@
 import { accountEventsV1 } from "@pressroom/contracts";
 import type { JetStreamClient, PubAck } from "nats";
-import { newId } from "./ids";
-import { publishEvent } from "./nats/events";
-import { subjects } from "./nats/topology";
+import { newId, publishEvent, subjects } from "@pressroom/platform";
 
 export type AccountEvent = accountEventsV1.AccountEvent;
 

@@ -1,11 +1,17 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from "nats";
-import { newId } from "./ids";
-import type { Logger } from "./logger";
-import type { EventSpec } from "./nats/consumer-loop";
-import { directGet, type DirectQuery } from "./nats/direct";
-import { publishEvent } from "./nats/events";
-import { JOB_WRITERS, streams, subjects, type JobWriter } from "./nats/topology";
+import {
+  directGet,
+  JOB_WRITERS,
+  newId,
+  publishEvent,
+  streams,
+  subjects,
+  type DirectQuery,
+  type EventSpec,
+  type JobWriter,
+  type Logger,
+} from "@pressroom/platform";
 
 export type JobEvent = jobEventsV1.JobEvent;
 export type JobEventType =

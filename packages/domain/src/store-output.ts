@@ -1,8 +1,6 @@
 import { storageV1 } from "@pressroom/contracts";
 import type { JetStreamClient } from "nats";
-import { call } from "./grpc";
-import { writeObjectChunks } from "./nats/object-chunks";
-import { withSpan } from "./telemetry/tracing";
+import { call, withSpan, writeObjectChunks } from "@pressroom/platform";
 
 export interface OutputTarget {
   storage: storageV1.StorageServiceClient;

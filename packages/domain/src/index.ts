@@ -1,0 +1,32 @@
+// What Pressroom knows about its documents, built on the platform kit (which knows nothing of them).
+export { type AccountEvent, publishAccountEvent } from "./accounts";
+export {
+  announcedOutcome,
+  type AnnouncedOutput,
+  announceOutcome,
+  appendJobEvent,
+  foldJob,
+  isAuthentic,
+  isTerminal,
+  JOB_SPAN_SUBJECT,
+  jobEvent,
+  type JobEvent,
+  jobEventSpec,
+  type JobEventType,
+  type JobOutcome,
+  type JobState,
+  type JobStatus,
+  loadJob,
+  outcomeInboxOf,
+  readFirstJobEvent,
+  readJobEvents,
+  readLastJobEvent,
+  retainedAcceptance,
+  storedJobEvent,
+  type StoredJobEvent,
+} from "./jobs";
+export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
+export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";
+export { type OutputTarget, storeOutput } from "./store-output";
+export { TEMPLATE_ID_PATTERN, templateNotFound } from "./templates";
+export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
