@@ -110,10 +110,19 @@ export const grpcTlsShape = {
   GRPC_TLS_KEY: readableFile("the private key of that certificate"),
 };
 
-/** Where a gRPC server listens: loopback by default (locally), every interface where the chart says so. */
-export const grpcServerShape = {
+/**
+ * The settings every gRPC-serving service with a database reads (identity, metering, render,
+ * storage): the base, mutual TLS, where its gRPC server listens (loopback by default, every
+ * interface where the chart says so, on its own default port), its database and NATS.
+ */
+export const grpcServiceShape = (server: GrpcServerName) => ({
+  ...baseConfigShape,
+  ...grpcTlsShape,
   GRPC_HOST: z.string().min(1).default("127.0.0.1"),
-};
+  GRPC_PORT: env.grpcPort(server),
+  DATABASE_URL: z.string().min(1),
+  ...natsUrlShape,
+});
 
 /** Storage's output bucket when OUTPUT_BUCKET is not set. */
 export const DEFAULT_OUTPUT_BUCKET = "outputs";

@@ -10,7 +10,7 @@ export {
   DEFAULT_PUBLIC_BASE_URL,
   defaultGrpcAddr,
   env,
-  grpcServerShape,
+  grpcServiceShape,
   grpcTlsShape,
   type GrpcServerName,
   jobBoundsShape,

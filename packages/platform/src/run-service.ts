@@ -11,7 +11,7 @@ import { awaitTopology } from "./nats/bind";
 import { connectNats } from "./nats/connection";
 import type { TopologyNeeds } from "./nats/topology";
 
-/** The settings the runner reads; the service's own schema holds them (baseConfigShape, grpcTlsShape, grpcServerShape). */
+/** The settings the runner reads; the service's own schema holds them (baseConfigShape, grpcTlsShape, grpcServiceShape). */
 export interface ServiceConfig {
   LOG_LEVEL: string;
   HEALTH_PORT: number;

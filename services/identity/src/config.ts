@@ -1,12 +1,7 @@
-import { baseConfigShape, grpcTlsShape, grpcServerShape, env, loadConfig, natsUrlShape, z } from "@pressroom/platform";
+import { env, grpcServiceShape, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
-  ...baseConfigShape,
-  ...grpcTlsShape,
-  ...grpcServerShape,
-  DATABASE_URL: z.string().min(1),
-  ...natsUrlShape,
-  GRPC_PORT: env.grpcPort("identity"),
+  ...grpcServiceShape("identity"),
   SIGNUP_LIMIT_PER_HOUR: env.int(5, 1),
   /** Encrypts webhook secrets at rest (AES-256-GCM): 32 random bytes as 64 hex characters, from a secret store. */
   WEBHOOK_SECRET_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters (e.g. openssl rand -hex 32)"),

@@ -1,13 +1,8 @@
-import { baseConfigShape, DEFAULT_PUBLIC_BASE_URL, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, z } from "@pressroom/platform";
+import { DEFAULT_PUBLIC_BASE_URL, env, grpcServiceShape, jobBoundsShape, loadConfig, z } from "@pressroom/platform";
 
 export const configSchema = z
   .object({
-    ...baseConfigShape,
-    ...grpcTlsShape,
-    ...grpcServerShape,
-    DATABASE_URL: z.string().min(1),
-    ...natsUrlShape,
-    GRPC_PORT: env.grpcPort("metering"),
+    ...grpcServiceShape("metering"),
     IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
     SLOT_LEASE_SECONDS: env.int(15 * 60, 10),

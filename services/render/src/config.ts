@@ -1,4 +1,4 @@
-import { baseConfigShape, env, grpcServerShape, grpcTlsShape, jobBoundsShape, loadConfig, natsUrlShape, outputStoreShape, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, grpcServiceShape, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
 
 /** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
 const chromiumShape = {
@@ -13,12 +13,7 @@ const chromiumShape = {
 };
 
 export const configSchema = z.object({
-  ...baseConfigShape,
-  ...grpcTlsShape,
-  ...grpcServerShape,
-  DATABASE_URL: z.string().min(1),
-  ...natsUrlShape,
-  GRPC_PORT: env.grpcPort("render"),
+  ...grpcServiceShape("render"),
   STORAGE_ADDR: env.grpcAddr("storage"),
   /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
   OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,

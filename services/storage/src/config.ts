@@ -1,22 +1,7 @@
-import {
-  baseConfigShape,
-  DEFAULT_PUBLIC_BASE_URL,
-  grpcTlsShape,
-  grpcServerShape,
-  outputStoreShape,
-  env,
-  loadConfig,
-  natsUrlShape,
-  z,
-} from "@pressroom/platform";
+import { DEFAULT_PUBLIC_BASE_URL, env, grpcServiceShape, loadConfig, outputStoreShape, z } from "@pressroom/platform";
 
 export const configSchema = z.object({
-  ...baseConfigShape,
-  ...grpcTlsShape,
-  ...grpcServerShape,
-  DATABASE_URL: z.string().min(1),
-  ...natsUrlShape,
-  GRPC_PORT: env.grpcPort("storage"),
+  ...grpcServiceShape("storage"),
   /** The public base URL that signed output URLs start with. */
   PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
   /** HMAC key for output URLs; shared by every storage replica. */
