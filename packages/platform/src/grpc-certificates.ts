@@ -19,6 +19,22 @@ async function openssl(args: string[]): Promise<void> {
   });
 }
 
+interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+/**
+ * Makes a certificate and its new P-256 key at these paths unless both exist: for `subject`,
+ * with these extensions, signed by `issuer` (by its own key without one).
+ */
+async function ensureCertificate(files: KeyPair, subject: string, extensions: string[], issuer?: KeyPair): Promise<void> {
+  if (existsSync(files.cert) && existsSync(files.key)) return;
+  const signer = issuer ? ["-CA", issuer.cert, "-CAkey", issuer.key] : [];
+  const addext = extensions.flatMap((extension) => ["-addext", extension]);
+  await openssl(["req", "-x509", "-new", ...EC_KEY, "-keyout", files.key, "-out", files.cert, ...signer, "-days", DAYS, "-subj", subject, ...addext]);
+}
+
 /**
  * The deployment's private CA and a certificate per gRPC peer (the six
  * services and the operator CLI, `admin`) under `dir`, made with the openssl
@@ -29,62 +45,28 @@ async function openssl(args: string[]): Promise<void> {
  */
 export async function ensureGrpcCertificates(dir: string, peers: readonly GrpcPeer[] = GRPC_PEERS): Promise<GrpcCertificates> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const ca = path.join(dir, "ca.crt");
-  const caKey = path.join(dir, "ca.key");
-  if (!existsSync(ca) || !existsSync(caKey)) {
-    await openssl([
-      "req",
-      "-x509",
-      "-new",
-      ...EC_KEY,
-      "-keyout",
-      caKey,
-      "-out",
-      ca,
-      "-days",
-      DAYS,
-      "-subj",
-      "/O=Pressroom/CN=Pressroom local gRPC CA",
-      "-addext",
-      "basicConstraints=critical,CA:TRUE,pathlen:0",
-      "-addext",
-      "keyUsage=critical,keyCertSign,cRLSign",
-    ]);
-  }
+  const ca = { cert: path.join(dir, "ca.crt"), key: path.join(dir, "ca.key") };
+  await ensureCertificate(ca, "/O=Pressroom/CN=Pressroom local gRPC CA", [
+    "basicConstraints=critical,CA:TRUE,pathlen:0",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
   const files = {} as GrpcCertificates;
   await Promise.all(
     peers.map(async (peer) => {
       const cert = path.join(dir, `${peer}.crt`);
       const key = path.join(dir, `${peer}.key`);
-      if (!existsSync(cert) || !existsSync(key)) {
-        await openssl([
-          "req",
-          "-x509",
-          "-new",
-          ...EC_KEY,
-          "-keyout",
-          key,
-          "-out",
-          cert,
-          "-CA",
-          ca,
-          "-CAkey",
-          caKey,
-          "-days",
-          DAYS,
-          "-subj",
-          `/O=Pressroom/CN=${peerDnsName(peer)}`,
-          "-addext",
+      await ensureCertificate(
+        { cert, key },
+        `/O=Pressroom/CN=${peerDnsName(peer)}`,
+        [
           `subjectAltName=DNS:${peerDnsName(peer)}`,
-          "-addext",
           "basicConstraints=critical,CA:FALSE",
-          "-addext",
           "keyUsage=critical,digitalSignature",
-          "-addext",
           "extendedKeyUsage=serverAuth,clientAuth",
-        ]);
-      }
-      files[peer] = { ca, cert, key };
+        ],
+        ca,
+      );
+      files[peer] = { ca: ca.cert, cert, key };
     }),
   );
   return files;
