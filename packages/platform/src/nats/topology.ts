@@ -103,43 +103,38 @@ export function jobOverdueAfterMs(bounds: { maxQueueWaitMs: number; deadlineMs: 
 type StreamSpec = Partial<StreamConfig> & Pick<StreamConfig, "name" | "subjects">;
 type ConsumerSpec = { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } };
 
+/** A stream of Pressroom's: kept on file, publications deduplicated by message id for two minutes. */
+const stream = (spec: StreamSpec): StreamSpec => ({ storage: StorageType.File, duplicate_window: nanos(2 * MINUTE), ...spec });
+
 /** The streams and consumers of Pressroom: the one place they are defined. */
 export const STREAMS: StreamSpec[] = [
-  {
+  stream({
     name: streams.JOBS,
     subjects: [subjects.allJobs],
     retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
     max_age: nanos(90 * DAY),
-    duplicate_window: nanos(2 * MINUTE),
     allow_direct: true,
     discard: DiscardPolicy.Old,
-  },
-  {
+  }),
+  stream({
     name: streams.RENDER,
     subjects: [subjects.renderRequested],
     retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
     // The queue's maximum wait (RENDER_MAX_QUEUE_WAIT_MS, given to provisionTopology).
     max_age: nanos(RENDER_MAX_QUEUE_WAIT_DEFAULT_MS),
-    duplicate_window: nanos(2 * MINUTE),
-  },
-  {
+  }),
+  stream({
     name: streams.ACCOUNTS,
     subjects: [subjects.allAccounts],
     retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    duplicate_window: nanos(2 * MINUTE),
     allow_direct: true,
-  },
-  {
+  }),
+  stream({
     name: streams.WEBHOOKS,
     subjects: [subjects.webhookDelivery],
     retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
     max_age: nanos(3 * DAY),
-    duplicate_window: nanos(2 * MINUTE),
-  },
+  }),
 ];
 
 export const CONSUMERS: ConsumerSpec[] = [
