@@ -46,7 +46,13 @@ function refuse(err: NetGuardError, callback: CreateConnectionCallback | undefin
   return undefined;
 }
 
-function guardParts(options: GuardedAgentOptions): { guard: GuardOptions; label: string; lookup: GuardedLookupFunction } {
+interface GuardParts {
+  guard: GuardOptions;
+  label: string;
+  lookup: GuardedLookupFunction;
+}
+
+function guardParts(options: GuardedAgentOptions): GuardParts {
   const guard: GuardOptions = { allowLoopback: options.allowLoopback ?? false, allowPrivate: options.allowPrivate ?? false };
   const label = options.label ?? "host";
   const resolveOptions: ResolveOptions = { ...guard, label };
@@ -54,46 +60,48 @@ function guardParts(options: GuardedAgentOptions): { guard: GuardOptions; label:
   return { guard, label, lookup: guardedLookup(resolveOptions) };
 }
 
+/**
+ * Both agents' createConnection: refuses what the lookup cannot check, and connects with the
+ * agent's guarded lookup, which wins over one given per request.
+ */
+function connectGuarded<O extends ConnectOptions>(
+  parts: GuardParts,
+  options: O,
+  callback: CreateConnectionCallback | undefined,
+  connect: (options: O) => Duplex | null | undefined,
+): Duplex | null | undefined {
+  const blocked = checkTarget(options, parts.guard, parts.label);
+  if (blocked) return refuse(blocked, callback);
+  return connect({ ...options, lookup: parts.lookup });
+}
+
 class GuardedHttpsAgent extends https.Agent {
-  readonly #guard: GuardOptions;
-  readonly #label: string;
-  readonly #lookup: GuardedLookupFunction;
+  readonly #parts: GuardParts;
 
   constructor(options: GuardedAgentOptions) {
     const parts = guardParts(options);
     const agentOptions: https.AgentOptions = { keepAlive: options.keepAlive ?? false, lookup: parts.lookup };
     if (options.ca !== undefined) agentOptions.ca = [...tls.rootCertificates, options.ca];
     super(agentOptions);
-    this.#guard = parts.guard;
-    this.#label = parts.label;
-    this.#lookup = parts.lookup;
+    this.#parts = parts;
   }
 
   override createConnection(options: https.RequestOptions, callback?: CreateConnectionCallback): Duplex | null | undefined {
-    const blocked = checkTarget(options, this.#guard, this.#label);
-    if (blocked) return refuse(blocked, callback);
-    // The agent's lookup wins over one given per request.
-    return super.createConnection({ ...options, lookup: this.#lookup }, callback);
+    return connectGuarded(this.#parts, options, callback, (guarded) => super.createConnection(guarded, callback));
   }
 }
 
 class GuardedHttpAgent extends http.Agent {
-  readonly #guard: GuardOptions;
-  readonly #label: string;
-  readonly #lookup: GuardedLookupFunction;
+  readonly #parts: GuardParts;
 
   constructor(options: Omit<GuardedAgentOptions, "ca">) {
     const parts = guardParts(options);
     super({ keepAlive: options.keepAlive ?? false, lookup: parts.lookup });
-    this.#guard = parts.guard;
-    this.#label = parts.label;
-    this.#lookup = parts.lookup;
+    this.#parts = parts;
   }
 
   override createConnection(options: http.ClientRequestArgs, callback?: CreateConnectionCallback): Duplex | null | undefined {
-    const blocked = checkTarget(options, this.#guard, this.#label);
-    if (blocked) return refuse(blocked, callback);
-    return super.createConnection({ ...options, lookup: this.#lookup }, callback);
+    return connectGuarded(this.#parts, options, callback, (guarded) => super.createConnection(guarded, callback));
   }
 }
 
