@@ -1,6 +1,6 @@
 import { z } from "@pressroom/platform";
 import { PLAN_ORDER, type PlanId } from "@pressroom/domain";
-import type { ZodOpenApiOperationObject } from "zod-openapi";
+import type { ZodOpenApiOperationObject, ZodOpenApiResponsesObject } from "zod-openapi";
 import { RATE_HEADERS, dateTime, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
 
 /** The schemas of keys/ (usage, the webhook secret and its rotation, signup) and their operations. */
@@ -43,39 +43,46 @@ export const SignupResponse = z
   })
   .meta({ id: "SignupResponse" });
 
-const keyed = { tags: ["Account"], security: [{ bearerAuth: [] }] };
+/** An operation on the calling key's account: bearer auth; its answer, with the rate headers; then its own errors and the keyed ones. */
+const keyedOperation = (
+  operation: Pick<ZodOpenApiOperationObject, "operationId" | "summary" | "description">,
+  answer: { description: string; schema: z.ZodType },
+  errors: ZodOpenApiResponsesObject = {},
+): ZodOpenApiOperationObject => ({
+  ...operation,
+  tags: ["Account"],
+  security: [{ bearerAuth: [] }],
+  responses: { "200": jsonResponse(answer.description, answer.schema, RATE_HEADERS), ...errors, ...keyedErrors },
+});
 
-export const usageOperation: ZodOpenApiOperationObject = {
-  operationId: "getUsage",
-  summary: "The calling key's standing in the current period",
-  ...keyed,
-  responses: { "200": jsonResponse("Usage of the calling key.", Usage, RATE_HEADERS), ...keyedErrors },
-};
+export const usageOperation = keyedOperation(
+  { operationId: "getUsage", summary: "The calling key's standing in the current period" },
+  { description: "Usage of the calling key.", schema: Usage },
+);
 
-export const webhookSecretOperation: ZodOpenApiOperationObject = {
-  operationId: "getWebhookSecret",
-  summary: "The calling key's webhook signing secret",
-  description: "One secret per key (whsec_ + 32 random bytes), created with the key. Use it only to verify callbacks; keep it server-side.",
-  ...keyed,
-  responses: { "200": jsonResponse("The secret.", WebhookSecret, RATE_HEADERS), ...keyedErrors },
-};
-
-export const rotateWebhookSecretOperation: ZodOpenApiOperationObject = {
-  operationId: "rotateWebhookSecret",
-  summary: "Replace the calling key's webhook secret",
-  description:
-    "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). " +
-    "For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
-    "and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
-    "Rotating again within the 24 hours ends the older secret at once. No request body. " +
-    "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
-  ...keyed,
-  responses: {
-    "200": jsonResponse("The new secret.", RotatedWebhookSecret, RATE_HEADERS),
-    "403": errorResponse("The calling key is the public demo key, whose secret is fixed.", ["DEMO_KEY_READ_ONLY"], RATE_HEADERS),
-    ...keyedErrors,
+export const webhookSecretOperation = keyedOperation(
+  {
+    operationId: "getWebhookSecret",
+    summary: "The calling key's webhook signing secret",
+    description: "One secret per key (whsec_ + 32 random bytes), created with the key. Use it only to verify callbacks; keep it server-side.",
   },
-};
+  { description: "The secret.", schema: WebhookSecret },
+);
+
+export const rotateWebhookSecretOperation = keyedOperation(
+  {
+    operationId: "rotateWebhookSecret",
+    summary: "Replace the calling key's webhook secret",
+    description:
+      "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). " +
+      "For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
+      "and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
+      "Rotating again within the 24 hours ends the older secret at once. No request body. " +
+      "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
+  },
+  { description: "The new secret.", schema: RotatedWebhookSecret },
+  { "403": errorResponse("The calling key is the public demo key, whose secret is fixed.", ["DEMO_KEY_READ_ONLY"], RATE_HEADERS) },
+);
 
 export const signupOperation: ZodOpenApiOperationObject = {
   operationId: "signup",
