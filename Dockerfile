@@ -1,11 +1,12 @@
 # syntax=docker/dockerfile:1
 # Pressroom's container images: one target per service, built from Debian packages only.
 #
-#   podman build --target gateway -t pressroom/gateway:0.1.0 .   (deploy/images.sh builds all six)
+#   podman build --target gateway --build-arg SERVICE=gateway -t pressroom/gateway:0.1.0 .   (deploy/images.sh builds all six)
 #
 # Stages: `build` installs every workspace with its dev dependencies and builds the services and
 # what they use (buf, tsc, turbo); `deps` installs the services' production dependencies alone; `runtime` is Debian's nodejs with tini; `app` adds
-# /app's shared part (node_modules, packages/*/dist); each service target adds its own folder.
+# /app's shared part (node_modules, packages/*/dist); `service` adds one service's folder (build argument
+# SERVICE), and each service target is that image with its description.
 # The npm steps take an optional build secret `extra-ca` (a PEM bundle) for a TLS-inspecting
 # proxy in front of the registry, and the usual proxy variables as build arguments.
 
@@ -104,56 +105,37 @@ COPY --from=build /src/packages/admin/package.json /app/packages/admin/package.j
 COPY --from=build /src/packages/admin/dist /app/packages/admin/dist
 COPY --from=deps /src/packages/admin/node_modules /app/packages/admin/node_modules
 
-FROM runtime AS gateway
+# One service's /app: the shared part and the service's own folder, for SERVICE (deploy/images.sh
+# passes the target's name: --target gateway --build-arg SERVICE=gateway).
+FROM runtime AS service
+ARG SERVICE
 COPY --from=app /app /app
-COPY --from=deps /src/services/gateway/node_modules /app/services/gateway/node_modules
-COPY --from=build /src/services/gateway/package.json /app/services/gateway/package.json
-COPY --from=build /src/services/gateway/dist /app/services/gateway/dist
-WORKDIR /app/services/gateway
-LABEL org.opencontainers.image.title="pressroom-gateway" \
-      org.opencontainers.image.description="Pressroom's public HTTP API"
+# From deps, the service's package.json and node_modules together: podman's layer cache keys a COPY
+# by its text before SERVICE is put in and by the files it copies, so an empty node_modules copied
+# alone would be one cached layer for every service, under the first one's path.
+COPY --from=deps /src/services/${SERVICE} /app/services/${SERVICE}
+COPY --from=build /src/services/${SERVICE}/dist /app/services/${SERVICE}/dist
+WORKDIR /app/services/${SERVICE}
+LABEL org.opencontainers.image.title="pressroom-${SERVICE}"
 
-FROM runtime AS identity
-COPY --from=app /app /app
-COPY --from=deps /src/services/identity/node_modules /app/services/identity/node_modules
-COPY --from=build /src/services/identity/package.json /app/services/identity/package.json
-COPY --from=build /src/services/identity/dist /app/services/identity/dist
-WORKDIR /app/services/identity
-LABEL org.opencontainers.image.title="pressroom-identity" \
-      org.opencontainers.image.description="Pressroom's API keys, plans and webhook secrets"
+# The service targets: the image above with its description; render's has Chromium underneath.
+FROM service AS gateway
+LABEL org.opencontainers.image.description="Pressroom's public HTTP API"
 
-FROM runtime AS metering
-COPY --from=app /app /app
-COPY --from=deps /src/services/metering/node_modules /app/services/metering/node_modules
-COPY --from=build /src/services/metering/package.json /app/services/metering/package.json
-COPY --from=build /src/services/metering/dist /app/services/metering/dist
-WORKDIR /app/services/metering
-LABEL org.opencontainers.image.title="pressroom-metering" \
-      org.opencontainers.image.description="Pressroom's rate limits, quotas, concurrency slots, usage and billing"
+FROM service AS identity
+LABEL org.opencontainers.image.description="Pressroom's API keys, plans and webhook secrets"
+
+FROM service AS metering
+LABEL org.opencontainers.image.description="Pressroom's rate limits, quotas, concurrency slots, usage and billing"
+
+FROM service AS storage
+LABEL org.opencontainers.image.description="Pressroom's output store and signed URLs"
+
+FROM service AS webhook
+LABEL org.opencontainers.image.description="Pressroom's signed webhook delivery"
 
 FROM chromium AS render
-COPY --from=app /app /app
-COPY --from=deps /src/services/render/node_modules /app/services/render/node_modules
-COPY --from=build /src/services/render/package.json /app/services/render/package.json
-COPY --from=build /src/services/render/dist /app/services/render/dist
+COPY --from=service /app /app
 WORKDIR /app/services/render
 LABEL org.opencontainers.image.title="pressroom-render" \
       org.opencontainers.image.description="Pressroom's template catalog and Chromium render pool"
-
-FROM runtime AS storage
-COPY --from=app /app /app
-COPY --from=deps /src/services/storage/node_modules /app/services/storage/node_modules
-COPY --from=build /src/services/storage/package.json /app/services/storage/package.json
-COPY --from=build /src/services/storage/dist /app/services/storage/dist
-WORKDIR /app/services/storage
-LABEL org.opencontainers.image.title="pressroom-storage" \
-      org.opencontainers.image.description="Pressroom's output store and signed URLs"
-
-FROM runtime AS webhook
-COPY --from=app /app /app
-COPY --from=deps /src/services/webhook/node_modules /app/services/webhook/node_modules
-COPY --from=build /src/services/webhook/package.json /app/services/webhook/package.json
-COPY --from=build /src/services/webhook/dist /app/services/webhook/dist
-WORKDIR /app/services/webhook
-LABEL org.opencontainers.image.title="pressroom-webhook" \
-      org.opencontainers.image.description="Pressroom's signed webhook delivery"

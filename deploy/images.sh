@@ -88,7 +88,7 @@ labels=(--label "org.opencontainers.image.version=$tag"
 for service in "${services[@]}"; do
   start=$SECONDS
   echo "images: building pressroom/$service:$tag"
-  "${podman[@]}" build --layers --target "$service" "${build_args[@]}" "${labels[@]}" \
+  "${podman[@]}" build --layers --target "$service" --build-arg "SERVICE=$service" "${build_args[@]}" "${labels[@]}" \
     --tag "pressroom/$service:$tag" --file Dockerfile . >"${PRESSROOM_BUILD_LOG:-/dev/null}" \
     || { echo "images: building $service failed; rerun with PRESSROOM_BUILD_LOG=/dev/stderr to see why" >&2; exit 1; }
   echo "images: pressroom/$service:$tag built in $((SECONDS - start)) s"
