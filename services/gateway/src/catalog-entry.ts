@@ -10,7 +10,8 @@ export function templateEntry(t: renderV1.Template) {
     description: t.description,
     output: png ? ("png" as const) : ("pdf" as const),
     ...(png && t.image
-      ? { width: t.image.width, height: t.image.height, device_scale_factor: t.image.deviceScaleFactor || 1 }
+      ? // The catalog keeps 1 or 2 (render's imageSettingsOf); proto3 sends 0 for unset.
+        { width: t.image.width, height: t.image.height, device_scale_factor: (t.image.deviceScaleFactor || 1) as 1 | 2 }
       : {
           page: {
             format: t.page?.format ?? "A4",
@@ -20,8 +21,9 @@ export function templateEntry(t: renderV1.Template) {
             footer: Boolean(t.page?.footerTemplate),
           },
         }),
-    data_schema: JSON.parse(t.dataSchemaJson) as unknown,
-    sample_data: JSON.parse(t.sampleDataJson) as unknown,
+    // JSON objects: the catalog checks both when it loads a template.
+    data_schema: JSON.parse(t.dataSchemaJson) as Record<string, unknown>,
+    sample_data: JSON.parse(t.sampleDataJson) as Record<string, unknown>,
     preview_url: `/v1/templates/${t.id}/preview.png`,
   };
 }

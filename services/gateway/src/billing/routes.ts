@@ -1,12 +1,12 @@
 import type { meteringV1 } from "@pressroom/contracts";
-import { AppError, call, type Logger } from "@pressroom/platform";
+import { AppError, call, type Logger, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import type { Authenticator } from "../access/auth";
 import { admit, throwIfRateLimited } from "../access/admission";
 import { awaitRecorded, idempotencyOf, recordResponse, replayOf, sendRecorded, throwIfKeyReused } from "../access/idempotency";
 import { bodyProblem, readJsonObject } from "../body";
 import { errors } from "../errors";
-import { CHECKOUT_HINTS, CheckoutRequest, SESSION_ID } from "./api";
+import { CHECKOUT_HINTS, CheckoutRequest, CheckoutSession, SESSION_ID, StripeWebhookReceived } from "./api";
 import { checkoutPage, sendPage } from "./checkout-page";
 
 /**
@@ -58,7 +58,11 @@ export function billingRoutes(deps: BillingDeps) {
         const session = await call(metering, metering.createCheckout, { keyId: principal.keyId, currentPlan: principal.plan, plan }, 15_000);
         ctx.status = 201;
         ctx.set("Cache-Control", "no-store");
-        ctx.body = { checkout_url: session.checkoutUrl, session_id: session.sessionId, plan: session.plan };
+        ctx.body = {
+          checkout_url: session.checkoutUrl,
+          session_id: session.sessionId,
+          plan: CheckoutSession.shape.plan.parse(session.plan),
+        } satisfies z.input<typeof CheckoutSession>;
         return { final: true };
       };
       if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
@@ -92,7 +96,7 @@ export function billingRoutes(deps: BillingDeps) {
       const payload = await readRaw(ctx, WEBHOOK_MAX_BYTES);
       const result = await call(metering, metering.handleStripeWebhook, { payload, signature: ctx.get("stripe-signature") }, 15_000);
       ctx.set("Cache-Control", "no-store");
-      ctx.body = { received: true, outcome: result.outcome };
+      ctx.body = { received: true, outcome: StripeWebhookReceived.shape.outcome.parse(result.outcome) } satisfies z.input<typeof StripeWebhookReceived>;
     },
   };
 }

@@ -157,7 +157,7 @@ const dataBlock = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u00
 
 export function templatePage(entry: CatalogEntry, baseUrl: string): string {
   const schema = entry.data_schema as Schema;
-  const template = { ...entry, sample_data: ordered(schema, entry.sample_data) };
+  const template = { ...entry, sample_data: ordered(schema, entry.sample_data) as Record<string, unknown> };
   const code = snippets(template, baseUrl);
   const kind = template.output === "png" ? "PNG" : "PDF";
   const endpoint = template.output === "png" ? "/v1/image" : "/v1/render";

@@ -13,7 +13,7 @@ import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 import { validateJobRequest, type JobKind, type JobRequest } from "./request";
-import type { JobAccepted } from "./api";
+import { RenderSucceeded, type JobAccepted } from "./api";
 
 /** What POST /v1/render and /v1/image use. */
 export interface JobDeps extends OutputSource, RecordDeps {
@@ -33,9 +33,9 @@ export function succeededBody(job: JobOutcome) {
     status: "succeeded" as const,
     url: job.result!.url,
     expires_at: job.result!.expiresAt,
-    content_type: job.result!.contentType,
+    content_type: RenderSucceeded.shape.content_type.parse(job.result!.contentType),
     size_bytes: Number(job.result!.sizeBytes),
-  };
+  } satisfies z.input<typeof RenderSucceeded>;
 }
 
 const RENDER_FAILED_HINT = "Fix the document (scripts, size, page count) and try again; GET /v1/jobs/<id> shows the job's history.";

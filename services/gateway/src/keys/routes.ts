@@ -6,7 +6,7 @@ import { bearerKey } from "../access/auth";
 import { bodyProblem, readJsonObject } from "../body";
 import { clientIp, type TrustedProxies } from "../client-ip";
 import { errors } from "../errors";
-import { SIGNUP_HINTS, SignupRequest, type RotatedWebhookSecret, type WebhookSecret } from "./api";
+import { Plan, SIGNUP_HINTS, SignupRequest, SignupResponse, type RotatedWebhookSecret, type Usage, type WebhookSecret } from "./api";
 
 /** What the key routes use: identity for the key and its secret, metering for usage and the rate limit. */
 export interface KeyDeps extends KeyedDeps {
@@ -24,12 +24,12 @@ export function keyRoutes(deps: KeyDeps) {
       if (!usage) throw errors.internal();
       ctx.set("Cache-Control", "no-store");
       ctx.body = {
-        plan: usage.plan,
+        plan: Plan.parse(usage.plan),
         period: { start: usage.periodStart, end: usage.periodEnd },
         renders: { used: Number(usage.rendersUsed), limit: Number(usage.rendersLimit), remaining: Number(usage.rendersRemaining) },
         rate_limit: { limit: usage.rate?.limit ?? 0, remaining: usage.rate?.remaining ?? 0, reset_seconds: usage.rate?.resetSeconds ?? 0, window_seconds: 60 },
         concurrency: { limit: usage.concurrencyLimit, in_flight: usage.inFlight },
-      };
+      } satisfies z.input<typeof Usage>;
     },
 
     /** GET /v1/keys/webhook-secret: identity is shown the key itself, so the gateway reads only the secrets of the keys it is sent. */
@@ -56,7 +56,7 @@ export function keyRoutes(deps: KeyDeps) {
       const result = await call(identity, identity.signup, { email: parsed.data.email, clientIp: clientIp(ctx, deps.trustedProxies) });
       ctx.status = 201;
       ctx.set("Cache-Control", "no-store");
-      ctx.body = { api_key: result.apiKey, plan: result.key?.plan ?? "free" };
+      ctx.body = { api_key: result.apiKey, plan: SignupResponse.shape.plan.parse(result.key?.plan ?? "free") } satisfies z.input<typeof SignupResponse>;
     },
   };
 }

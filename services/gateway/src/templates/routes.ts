@@ -1,8 +1,9 @@
 import type { renderV1 } from "@pressroom/contracts";
-import { call } from "@pressroom/platform";
+import { call, type z } from "@pressroom/platform";
 import { TEMPLATE_ID_PATTERN, templateNotFound } from "@pressroom/domain";
 import type { Context } from "koa";
 import { templateEntry } from "../catalog-entry";
+import type { TemplateList } from "./api";
 
 export function templateRoutes({ catalog }: { catalog: renderV1.TemplateCatalogServiceClient }) {
   return {
@@ -10,7 +11,7 @@ export function templateRoutes({ catalog }: { catalog: renderV1.TemplateCatalogS
     async listTemplates(ctx: Context) {
       const { templates } = await call(catalog, catalog.listTemplates, {});
       ctx.set("Cache-Control", "public, max-age=60");
-      ctx.body = { templates: templates.map(templateEntry) };
+      ctx.body = { templates: templates.map(templateEntry) } satisfies z.input<typeof TemplateList>;
     },
 
     /** GET /v1/templates/<id>/preview.png: public, rendered once per template version. */
