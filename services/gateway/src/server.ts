@@ -9,8 +9,8 @@ import { pageRoutes } from "./gallery/routes";
 import { routes } from "./routes";
 
 /**
- * Builds the public HTTP API. Nothing listens here: main.ts serves it on a
- * port, and a test can build one without any.
+ * Builds the public HTTP API. Nothing listens here: the service runner serves it on
+ * HTTP_PORT (main.ts names it), and a test can build one without any.
  */
 export function createServer(deps: GatewayDeps): Koa {
   const app = new Koa();
