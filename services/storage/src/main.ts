@@ -1,4 +1,4 @@
-/** Storage: outputs in the object store (render writes their bytes, storage names them), their rows, signed URLs (server.ts), the expiry sweep (service.ts). */
+/** Storage: outputs' names, rows and signed URLs (server.ts) and their expiry (service.ts); downloads of large outputs get 10 s to end at shutdown. */
 import { runService } from "@pressroom/platform";
 import { RecentOutputs } from "@pressroom/domain";
 import { loadStorageConfig } from "./config";
@@ -26,6 +26,5 @@ runService({
       sweepIntervalMs: config.SWEEP_INTERVAL_MS,
     };
   },
-  // Downloads stream outputs of many megabytes: their calls get longer to end than other services'.
   build: (deps) => ({ grpc: createServer(deps), grpcStopMs: 10_000, ...createService(deps) }),
 });
