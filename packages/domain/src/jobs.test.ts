@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { announcedOutcome, appendJobEvent, foldJob, isAuthentic, jobEvent, outcomeInboxOf, type StoredJobEvent } from "./jobs";
+import { announcedOutcome, appendJobEvent, foldJob, isAuthentic, jobEvent, outcomeInboxOf, retainedAcceptance, type StoredJobEvent } from "./jobs";
 
 const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
 
@@ -137,5 +137,36 @@ describe("announcements", () => {
     assert.deepEqual(Buffer.from(outcome!.output!.data), data);
     assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: accepted(), output: undefined }).finish()), undefined);
     assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: undefined, output: undefined }).finish()), undefined);
+  });
+});
+
+describe("retainedAcceptance", () => {
+  it("keeps no html, data or password, of the job or of any merged part", () => {
+    const encrypt = {
+      userPassword: "user-secret-1",
+      ownerPassword: "owner-secret-2",
+      permissions: { print: true, copy: false, modify: false, annotate: false },
+    };
+    const event = jobEvent("job.accepted", {
+      ...ids,
+      source: "gateway",
+      accepted: jobEventsV1.JobAccepted.fromPartial({
+        html: "<p>{{name}}</p>",
+        dataJson: '{"name":"Ada"}',
+        htmlSha256: "h",
+        options: { encrypt, metadata: { title: "Kept" } },
+        documents: [{ html: "<p>part</p>", dataJson: '{"part":1}', htmlSha256: "p", options: { encrypt } }],
+      }),
+    });
+    const retained = retainedAcceptance(event);
+    const wire = Buffer.from(jobEventsV1.JobEvent.encode(retained).finish()).toString("latin1");
+    for (const secret of ["user-secret-1", "owner-secret-2", "<p>{{name}}</p>", "Ada", "<p>part</p>", '{"part":1}']) {
+      assert.ok(!wire.includes(secret), `${secret} is kept`);
+    }
+    assert.equal(retained.accepted?.htmlSha256, "h");
+    assert.equal(retained.accepted?.documents[0]?.htmlSha256, "p");
+    assert.equal(retained.accepted?.options?.metadata?.title, "Kept");
+    assert.deepEqual(retained.accepted?.options?.encrypt?.permissions, encrypt.permissions);
+    assert.equal(event.accepted?.options?.encrypt?.ownerPassword, "owner-secret-2", "the command's own copy is untouched");
   });
 });

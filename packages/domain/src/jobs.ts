@@ -102,11 +102,28 @@ export function jobEvent(
 /**
  * The acceptance as the JOBS stream keeps it: without the request's html and
  * data (often personal data, and the stream keeps events for 90 days), which
- * only the RENDER command carries; their SHA-256 and size stay. Same event id.
+ * only the RENDER command carries, nor an encryption's passwords; the SHA-256
+ * and size of html and data stay, for every merged part too. Same event id.
  */
 export function retainedAcceptance(event: JobEvent): JobEvent {
   if (!event.accepted) return event;
-  return { ...event, accepted: { ...event.accepted, html: "", dataJson: "" } };
+  const { accepted } = event;
+  return {
+    ...event,
+    accepted: {
+      ...accepted,
+      html: "",
+      dataJson: "",
+      documents: accepted.documents.map((part) => ({ ...part, html: "", dataJson: "", options: withoutPasswords(part.options) })),
+      options: withoutPasswords(accepted.options),
+    },
+  };
+}
+
+/** The options as the JOBS stream keeps them: an encryption's passwords are only in the RENDER command. */
+function withoutPasswords(options: jobEventsV1.RenderOptions | undefined): jobEventsV1.RenderOptions | undefined {
+  if (!options?.encrypt) return options;
+  return { ...options, encrypt: { ...options.encrypt, userPassword: undefined, ownerPassword: "" } };
 }
 
 /**

@@ -63,6 +63,10 @@ export async function submitJob(
       htmlBytes: input.request.html === undefined ? 0 : Buffer.byteLength(input.request.html, "utf8"),
       dataSha256: sha256(input.request.dataJson),
       dataBytes: Buffer.byteLength(input.request.dataJson, "utf8"),
+      url: "",
+      documents: [],
+      options: undefined,
+      templateOwner: "",
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };
