@@ -81,10 +81,11 @@ USER 10001:10001
 FROM runtime AS chromium
 USER root
 # The same fonts as scripts/setup.sh: Liberation (metric-compatible with Arial, Times, Courier),
-# Noto CJK and Noto Color Emoji.
+# Noto CJK and Noto Color Emoji; qpdf and Ghostscript (with its sRGB profile) for the worker's PDF
+# post-processing: merge, AES-256 encryption, PDF/A.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      chromium-headless-shell fontconfig fonts-liberation2 fonts-noto-cjk fonts-noto-color-emoji \
+      chromium-headless-shell fontconfig fonts-liberation2 fonts-noto-cjk fonts-noto-color-emoji qpdf ghostscript \
  && apt-get clean && rm -rf /var/lib/apt/lists/*
 USER 10001:10001
 

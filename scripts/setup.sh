@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Pressroom needs on a Debian machine and builds it:
-# Chromium's headless shell and fonts for rendering, poppler-utils for the tests' PDF checks,
+# Chromium's headless shell and fonts for rendering, qpdf and Ghostscript for PDF post-processing
+# (merge, encryption, PDF/A), poppler-utils for the tests' PDF checks,
 # openssl for the local gRPC certificates (up.sh, the tests' stacks),
 # python3 for the Python client's tests, nats-server and PostgreSQL when absent (private
 # instances are started from them when none answers), the npm workspaces, then a turbo build.
@@ -11,6 +12,8 @@ export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 missing=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
 [ -x /usr/lib/chromium/chromium-headless-shell ] || missing+=(chromium-headless-shell)
+have qpdf || missing+=(qpdf)
+have gs || missing+=(ghostscript)
 have pdftotext || missing+=(poppler-utils)
 have openssl || missing+=(openssl)
 have python3 || missing+=(python3)

@@ -28,7 +28,8 @@ import {
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import type { TemplateExpander } from "../catalog/expander";
-import { RenderFailure, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
+import { RenderFailure, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
+import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
 import { renderMetrics } from "./metrics";
 
 export interface WorkerDeps {
@@ -185,11 +186,31 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     }
   }
 
+  /**
+   * Renders the job's source (or each of its documents, merged in order), then applies the
+   * post-processing its options ask for; the whole job, post-processing included, within one
+   * render deadline.
+   */
   private async render(jobId: string, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
-    const renderJob = await this.buildRenderJob(accepted);
     const started = performance.now();
-    const output = await withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
-      this.deps.engine.render(renderJob, { holdPageUntil }),
+    const deadlineAt = started + this.deps.deadlineMs;
+    const printed =
+      accepted.documents.length > 0
+        ? await this.renderDocuments(jobId, accepted.documents, deadlineAt)
+        : await this.renderOne(jobId, accepted, { holdPageUntil });
+    const steps = postProcessingOf(accepted.options);
+    const output =
+      printed.contentType === "application/pdf" && wantsPostProcessing(steps)
+        ? { ...printed, data: await postProcess(printed.data, steps, deadlineAt) }
+        : printed;
+    return { output, renderMs: Math.round(performance.now() - started) };
+  }
+
+  private async renderOne(jobId: string, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
+    const renderJob = withinDeadline(await this.buildRenderJob(accepted), deadlineAt);
+    const started = performance.now();
+    return withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
+      this.deps.engine.render(renderJob, call),
     ).then(
       (rendered) => {
         renderMetrics.rendered(renderJob.kind, started, { bytes: rendered.data.byteLength, pages: rendered.pages });
@@ -200,7 +221,29 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         throw err;
       },
     );
-    return { output, renderMs: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * A merged PDF: each part rendered in its own page, one after the other, within what is left
+   * of the job's deadline, then their pages joined in order. A part that fails fails the job,
+   * its error naming the part's index.
+   */
+  private async renderDocuments(jobId: string, parts: jobEventsV1.DocumentPart[], deadlineAt: number): Promise<RenderOutput> {
+    const printed: RenderOutput[] = [];
+    for (const [index, part] of parts.entries()) {
+      const accepted = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
+      printed.push(await this.renderOne(jobId, accepted, {}, deadlineAt).catch((err: unknown) => Promise.reject(namingPart(err, index))));
+    }
+    const data = await merge(
+      printed.map((p) => p.data),
+      Math.max(1, Math.floor(deadlineAt - performance.now())),
+    );
+    return {
+      data,
+      contentType: "application/pdf",
+      pages: printed.reduce((sum, p) => sum + p.pages, 0),
+      renderMs: printed.reduce((sum, p) => sum + p.renderMs, 0),
+    };
   }
 
   /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`. */
@@ -299,6 +342,22 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }
   }
+}
+
+/** A part's job within what is left of the whole job's deadline (`deadlineAt`, performance.now() time); none left fails it `deadline`. */
+function withinDeadline(job: RenderJob, deadlineAt: number | undefined): RenderJob {
+  if (deadlineAt === undefined) return job;
+  const left = Math.floor(deadlineAt - performance.now());
+  if (left <= 0) throw new RenderFailure("deadline", `the documents did not render within the render deadline (${job.jobDeadlineMs ?? 0} ms)`);
+  return { ...job, deadlineMs: Math.min(job.deadlineMs ?? left, left) };
+}
+
+/** The error of the part at `index`, saying so (documents[0] is the first part). */
+function namingPart(err: unknown, index: number): unknown {
+  const prefix = `documents[${index}]: `;
+  if (err instanceof RenderFailure) return new RenderFailure(err.reason, prefix + err.message);
+  if (err instanceof AppError) return new AppError(err.code, prefix + err.message, err.hint, err.details);
+  return err;
 }
 
 /**

@@ -1,0 +1,85 @@
+import type { jobEventsV1 } from "@pressroom/contracts";
+
+export type PdfMetadata = jobEventsV1.PdfMetadata;
+
+export interface PdfaLevel {
+  /** "PDF/A-1b", "PDF/A-2b" or "PDF/A-3b" as asked. */
+  name: string;
+  part: 1 | 2 | 3;
+}
+
+export interface Watermark {
+  text: string;
+  /** 0–1. */
+  opacity: number;
+  /** Degrees, counter-clockwise. */
+  angle: number;
+  /** Points; absent: sized to the page. */
+  fontSize?: number;
+}
+
+export interface Encryption {
+  userPassword: string;
+  ownerPassword: string;
+  permissions: jobEventsV1.EncryptPermissions;
+}
+
+/** The post-processing a job asked for; every field absent when not asked. */
+export interface PostProcessing {
+  metadata?: PdfMetadata;
+  watermark?: Watermark;
+  pdfa?: PdfaLevel;
+  pdfua: boolean;
+  encrypt?: Encryption;
+}
+
+const PDFA_LEVELS: Record<string, PdfaLevel> = {
+  "PDF/A-1b": { name: "PDF/A-1b", part: 1 },
+  "PDF/A-2b": { name: "PDF/A-2b", part: 2 },
+  "PDF/A-3b": { name: "PDF/A-3b", part: 3 },
+};
+
+/** The defaults of a watermark's optional fields (the OpenAPI document states the same). */
+export const WATERMARK_DEFAULTS = { opacity: 0.15, angle: 45 } as const;
+
+/** What of a job's options is post-processing (the gateway validated their ranges), with defaults filled in. */
+export function postProcessingOf(options: jobEventsV1.RenderOptions | undefined): PostProcessing {
+  if (!options) return { pdfua: false };
+  const pdfa = options.pdfa ? PDFA_LEVELS[options.pdfa] : undefined;
+  if (options.pdfa && !pdfa) throw new Error(`unknown PDF/A level ${JSON.stringify(options.pdfa)}`);
+  const { watermark, encrypt, metadata } = options;
+  return {
+    ...(metadata ? { metadata } : {}),
+    ...(watermark
+      ? {
+          watermark: {
+            text: watermark.text,
+            opacity: watermark.opacity ?? WATERMARK_DEFAULTS.opacity,
+            angle: watermark.angle ?? WATERMARK_DEFAULTS.angle,
+            ...(watermark.fontSize !== undefined ? { fontSize: watermark.fontSize } : {}),
+          },
+        }
+      : {}),
+    ...(pdfa ? { pdfa } : {}),
+    pdfua: options.pdfua === true,
+    ...(encrypt
+      ? {
+          encrypt: {
+            userPassword: encrypt.userPassword ?? "",
+            ownerPassword: encrypt.ownerPassword,
+            permissions: encrypt.permissions ?? { print: false, copy: false, modify: false, annotate: false },
+          },
+        }
+      : {}),
+  };
+}
+
+export function wantsPostProcessing(p: PostProcessing): boolean {
+  return Boolean(p.metadata || p.watermark || p.pdfa || p.pdfua || p.encrypt);
+}
+
+/** `over`'s fields where it has them, `base`'s elsewhere. */
+export function metadataOver(base: PdfMetadata, over: PdfMetadata | undefined): PdfMetadata {
+  const given = Object.entries(over ?? {}).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0));
+  return { ...base, ...Object.fromEntries(given) };
+}

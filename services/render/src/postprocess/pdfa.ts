@@ -1,0 +1,54 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { RenderFailure } from "../engine";
+import { runTool, ToolFailed, withWorkDir } from "./tools";
+import type { PdfaLevel } from "./options";
+
+/**
+ * Rewrites the document as PDF/A with Ghostscript's pdfwrite: every font embedded (standard
+ * fonts too), colour in RGB, no encryption, PDF 1.4 for PDF/A-1 (no object streams or
+ * transparency) and 1.7 otherwise. PDF/A-1 forbids transparency, so Ghostscript flattens a page
+ * that uses it (CSS opacity, colour emoji, a watermark's opacity) into one image: its text is
+ * then no longer text. PDF/A-2b and 3b keep it. `PDFACompatibilityPolicy=2` makes Ghostscript stop rather
+ * than write a file that claims PDF/A while breaking it (e.g. transparency in PDF/A-1b): the
+ * job then fails, the document's doing. The output intent and the XMP identification are added
+ * afterwards (`describe`), with the rest of the metadata, so both say the same. Ghostscript
+ * does not carry a document's tag structure over, so PDF/A is not combined with PDF/UA.
+ */
+export async function convertToPdfa(pdf: Uint8Array, level: PdfaLevel, timeoutMs: number): Promise<Uint8Array> {
+  return withWorkDir(async (dir) => {
+    const input = join(dir, "in.pdf");
+    const output = join(dir, "out.pdf");
+    await writeFile(input, pdf, { mode: 0o600 });
+    const args = [
+      "-q",
+      "-dBATCH",
+      "-dNOPAUSE",
+      "-dSAFER",
+      "-sDEVICE=pdfwrite",
+      `-dPDFA=${level.part}`,
+      "-dPDFACompatibilityPolicy=2",
+      `-dCompatibilityLevel=${level.part === 1 ? "1.4" : "1.7"}`,
+      "-sColorConversionStrategy=RGB",
+      "-dEmbedAllFonts=true",
+      `-sOutputFile=${output}`,
+      input,
+    ];
+    // Ghostscript 10.0 exits 0 from some refusals ("… aborting conversion"), leaving no usable file.
+    const refused = (stderr: string) =>
+      new RenderFailure("invalid_document", `the document cannot be made ${level.name}: Ghostscript refused it (${firstLine(stderr)})`);
+    try {
+      const stderr = await runTool("gs", args, timeoutMs);
+      if (/abort/i.test(stderr)) throw refused(stderr);
+    } catch (err) {
+      if (err instanceof ToolFailed) throw refused(err.stderr);
+      throw err;
+    }
+    return readFile(output);
+  });
+}
+
+function firstLine(stderr: string): string {
+  const line = stderr.split("\n").find((l) => l.trim() && !l.includes("/")) ?? "no reason given";
+  return line.trim().slice(0, 200);
+}

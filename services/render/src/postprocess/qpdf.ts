@@ -1,0 +1,57 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { runTool, withWorkDir } from "./tools";
+import type { Encryption } from "./options";
+
+/** qpdf exits 3 when it wrote its output with warnings (e.g. a damaged input it repaired). */
+const QPDF_OK = [0, 3];
+
+const yn = (allowed: boolean) => (allowed ? "y" : "n");
+
+/**
+ * Encrypts with AES-256 (qpdf, PDF 2.0's revision 6 security handler). The passwords reach qpdf
+ * through an argument file (`@file`, one argument a line) in the job's private directory, never
+ * its command line (which any process may read in /proc), and are gone with the directory.
+ * Permissions: print (full quality or none), copy (text and graphics extraction; extraction
+ * for accessibility stays allowed, as AES-256 requires), modify (the document and page
+ * assembly), annotate (comments and form filling).
+ */
+export async function encrypt(pdf: Uint8Array, encryption: Encryption, timeoutMs: number): Promise<Uint8Array> {
+  if (/[\r\n]/.test(encryption.userPassword + encryption.ownerPassword)) throw new Error("a password holds a line break; the gateway refuses those");
+  return withWorkDir(async (dir) => {
+    const input = join(dir, "in.pdf");
+    const output = join(dir, "out.pdf");
+    const argfile = join(dir, "args");
+    const { print, copy, modify, annotate } = encryption.permissions;
+    await writeFile(input, pdf, { mode: 0o600 });
+    const args = [
+      input,
+      "--encrypt",
+      encryption.userPassword,
+      encryption.ownerPassword,
+      "256",
+      `--print=${print ? "full" : "none"}`,
+      `--extract=${yn(copy)}`,
+      `--modify-other=${yn(modify)}`,
+      `--assemble=${yn(modify)}`,
+      `--annotate=${yn(annotate)}`,
+      `--form=${yn(annotate)}`,
+      "--",
+      output,
+    ];
+    await writeFile(argfile, args.join("\n") + "\n", { mode: 0o600 });
+    await runTool("qpdf", [`@${argfile}`], timeoutMs, QPDF_OK);
+    return readFile(output);
+  });
+}
+
+/** The pages of `parts`, in order, as one PDF (qpdf --empty --pages): each part's pages, fonts and images, none of its document-level structure. */
+export async function merge(parts: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+  return withWorkDir(async (dir) => {
+    const inputs = parts.map((_, i) => join(dir, `part-${i}.pdf`));
+    await Promise.all(parts.map((part, i) => writeFile(inputs[i]!, part, { mode: 0o600 })));
+    const output = join(dir, "merged.pdf");
+    await runTool("qpdf", ["--empty", "--pages", ...inputs, "--", output], timeoutMs, QPDF_OK);
+    return readFile(output);
+  });
+}
