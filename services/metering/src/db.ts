@@ -18,6 +18,7 @@ export interface MeteringDb {
     period_start: ColumnType<Date, string, never>;
     charged_at: ColumnType<Date, Date, never>;
     refunded_at: Date | null;
+    units: ColumnType<number, number | undefined, never>;
   };
   processed_events: { event_id: string; processed_at: ColumnType<Date, Date | undefined, never> };
   checkout_sessions: {

@@ -26,6 +26,8 @@ export interface AdmitInput {
   renderJobId: string;
   leaseSeconds: number;
   counted?: boolean;
+  /** The quota units a render job takes, all or none (a merged document: one per part); default 1. */
+  units?: number;
 }
 
 export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResult> {
@@ -33,7 +35,7 @@ export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResu
   const { rows } = await sql<{ decision: Decision; rate_remaining: number; rate_reset: number; retry_after: number }>`
     select decision, rate_remaining, rate_reset, retry_after
     from admit(${input.keyId}, ${plan.requestsPerMinute}, ${plan.rendersPerMonth}, ${plan.concurrentRenders},
-               ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false})`.execute(db);
+               ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false}, ${input.units ?? 1})`.execute(db);
   const row = rows[0]!;
   return {
     decision: row.decision,
@@ -47,7 +49,7 @@ export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResu
 export type ReleaseOutcome = { released: boolean; refunded: boolean };
 
 /**
- * Frees a job's slot and, when asked, refunds its quota unit to the period
+ * Frees a job's slot and, when asked, refunds its quota units to the period
  * it was charged in. Refunds are once per job (the charge row remembers),
  * whatever the number of events or calls; the slot may already be gone
  * (reclaimed by its lease) and the refund still applies.
@@ -60,12 +62,12 @@ async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<Rele
     .set({ refunded_at: sql<Date>`clock_timestamp()` })
     .where("job_id", "=", jobId)
     .where("refunded_at", "is", null)
-    .returning(["key_id", sql<string>`period_start::text`.as("period")])
+    .returning(["key_id", "units", sql<string>`period_start::text`.as("period")])
     .executeTakeFirst();
   if (charge) {
     await trx
       .updateTable("usage_periods")
-      .set({ renders_used: sql`greatest(renders_used - 1, 0)` })
+      .set({ renders_used: sql`greatest(renders_used - ${charge.units}, 0)` })
       .where("key_id", "=", charge.key_id)
       .where("period_start", "=", sql<Date>`${charge.period}::date`)
       .execute();

@@ -158,6 +158,29 @@ describe("admission in PostgreSQL", () => {
       assert.equal((await readUsage(db, k, "business")).rendersUsed, PLANS.business.rendersPerMonth);
     });
 
+    it("a merged document takes all its units or none, exactly under parallel calls", async () => {
+      const k = key();
+      await setRendersUsed(db, k, PLANS.business.rendersPerMonth - 10);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => admitRequest(db, { keyId: k, plan: "business", renderJobId: newId("job"), leaseSeconds: LEASE, units: 3 })),
+      );
+      assert.equal(results.filter((r) => r.decision === "allowed").length, 3, "3 × 3 units fit in 10, a fourth does not");
+      assert.equal(results.filter((r) => r.decision === "quota_exceeded").length, 5);
+      assert.equal((await readUsage(db, k, "business")).rendersUsed, PLANS.business.rendersPerMonth - 1, "no partial charge");
+      assert.equal((await admit(k, "business", newId("job"))).decision, "allowed", "the one unit left serves a single render");
+    });
+
+    it("refunds every unit of a merged document failed on our side, once", async () => {
+      const k = key();
+      const job = newId("job");
+      assert.equal((await admitRequest(db, { keyId: k, plan: "starter", renderJobId: job, leaseSeconds: LEASE, units: 5 })).decision, "allowed");
+      assert.equal((await admitRequest(db, { keyId: k, plan: "starter", renderJobId: job, leaseSeconds: LEASE, units: 5 })).decision, "allowed");
+      assert.equal((await readUsage(db, k, "starter")).rendersUsed, 5, "a retried call charges nothing more");
+      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: job, refund: true }), { released: true, refunded: true });
+      assert.deepEqual(await releaseForEvent(db, { eventId: newId("evt"), jobId: job, refund: true }), { released: false, refunded: false });
+      assert.equal((await readUsage(db, k, "starter")).rendersUsed, 0);
+    });
+
     it("a job admitted twice (a retried call) is charged once", async () => {
       const k = key();
       const job = newId("job");
