@@ -34,14 +34,32 @@ export function bodyProblem(schema: z.ZodObject, body: Record<string, unknown>, 
   const fields = Object.keys(schema.shape);
   const rank = (issue: z.core.$ZodIssue) => (issue.code === "unrecognized_keys" ? 0 : issue.path.length === 0 ? 1 : 2 + fields.indexOf(String(issue.path[0])));
   const issue = error.issues.reduce((first, next) => (rank(next) < rank(first) ? next : first));
+  const where = issue.path.join(".");
   if (issue.code === "unrecognized_keys") {
-    return errors.payload(`unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`, `Send only ${fields.join(", ")}.`);
+    const unknown = `unknown ${where ? "option" : "field"}${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`;
+    return errors.payload(where ? `${where}: ${unknown}` : unknown, `Send only ${Object.keys(shapeAt(schema, issue.path)).join(", ")}.`);
   }
   const field = issue.path.length ? String(issue.path[0]) : undefined;
   const own = issue.code === "custom" ? (issue.params as { hint?: string } | undefined)?.hint : undefined;
   const fieldHints = field === undefined ? undefined : hints[field];
   const hint = own ?? (body[field!] === undefined ? fieldHints?.required : fieldHints?.invalid);
-  return errors.payload(field === undefined ? issue.message : `${field}: ${issue.message}`, hint);
+  return errors.payload(field === undefined ? issue.message : `${where}: ${issue.message}`, hint);
+}
+
+/** The fields of the strict object at `path` inside `schema` (through optional wrappers and arrays). */
+function shapeAt(schema: z.ZodObject, path: readonly PropertyKey[]): z.ZodRawShape {
+  let at: z.ZodType = schema;
+  for (const key of path) {
+    while (!("shape" in at)) {
+      if ("unwrap" in at && typeof at.unwrap === "function") at = at.unwrap() as z.ZodType;
+      else if ("element" in at) at = at.element as z.ZodType;
+      else return {};
+    }
+    if (typeof key === "number") continue;
+    at = (at as z.ZodObject).shape[String(key)] as z.ZodType;
+  }
+  while ("unwrap" in at && typeof at.unwrap === "function") at = at.unwrap() as z.ZodType;
+  return "shape" in at ? (at as z.ZodObject).shape : {};
 }
 
 /**

@@ -3,6 +3,7 @@ import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-open
 import { ErrorBody, TemplateId, errorResponse, headers } from "./api-shared";
 import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
 import { Job, JobAccepted, JobId, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
+import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, WaitFor, Watermark } from "./jobs/options";
 import { ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
 import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
@@ -75,6 +76,15 @@ const SCHEMAS = {
   SignupResponse,
   WebhookEvent,
   Health,
+  PageUrl,
+  RenderOptions,
+  PartOptions,
+  ImageOptions,
+  WaitFor,
+  Margin,
+  PdfMetadata,
+  Watermark,
+  Encryption,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

@@ -21,8 +21,8 @@ describe("validateJobRequest", () => {
     assert.match(problem(validateJobRequest("image", { template_id: "og-image", html: "x", data: {} })), /unknown field: html/);
   });
 
-  it("requires exactly one of template_id and html", () => {
-    assert.match(problem(validateJobRequest("render", { data: {} })), /exactly one of template_id or html/);
+  it("requires exactly one of template_id, html and url", () => {
+    assert.match(problem(validateJobRequest("render", { data: {} })), /exactly one of template_id, html, url/);
     assert.match(problem(validateJobRequest("render", { template_id: "a", html: "x", data: {} })), /exactly one/);
   });
 
@@ -41,5 +41,131 @@ describe("validateJobRequest", () => {
 
   it("requires data to be an object", () => {
     for (const data of [undefined, null, [], "x", 3]) assert.match(problem(validateJobRequest("render", { html: "x", data })), /^data/);
+  });
+});
+
+describe("validateJobRequest: url and options", () => {
+  const ok = (kind: "render" | "image", body: Record<string, unknown>) => {
+    const result = validateJobRequest(kind, body);
+    assert.ok(!(result instanceof AppError), result instanceof AppError ? result.message : "");
+    return result;
+  };
+
+  it("takes exactly one source of template_id, html and url", () => {
+    assert.equal(ok("render", { url: "https://example.com/a?b=c", data: {} }).url, "https://example.com/a?b=c");
+    assert.match(problem(validateJobRequest("render", { url: "https://example.com/", html: "x", data: {} })), /exactly one of template_id, html, url/);
+    assert.match(problem(validateJobRequest("image", { data: {} })), /exactly one of template_id, url/);
+    assert.equal(ok("image", { url: "http://example.com/", data: {} }).url, "http://example.com/");
+  });
+
+  it("refuses a url that is not http(s), too long, or carries credentials", () => {
+    assert.match(problem(validateJobRequest("render", { url: "file:///etc/passwd", data: {} })), /^url: scheme file is not allowed/);
+    assert.match(problem(validateJobRequest("render", { url: "https://u:p@example.com/", data: {} })), /^url: must not carry user info/);
+    assert.match(problem(validateJobRequest("render", { url: "not a url", data: {} })), /^url: must be an absolute/);
+    const long = `https://example.com/${"a".repeat(2048 - 20)}`;
+    assert.equal(long.length, 2048);
+    ok("render", { url: long, data: {} });
+    assert.match(problem(validateJobRequest("render", { url: `${long}a`, data: {} })), /^url: must be at most 2048 characters/);
+  });
+
+  it("maps every render option onto the job contract", () => {
+    const request = ok("render", {
+      html: "<p>x</p>",
+      data: {},
+      options: {
+        width: "8.5in",
+        height: "11in",
+        landscape: true,
+        margin: { top: "1cm", left: "0" },
+        scale: 0.5,
+        print_background: false,
+        page_ranges: "1-3, 5",
+        prefer_css_page_size: false,
+        media: "screen",
+        header_html: "<span class=pageNumber></span>",
+        footer_html: "{{name}}",
+        wait_for: { selector: "#ready" },
+        metadata: { title: "T", keywords: ["a", "b"] },
+        filename: 'a/b:"c".pdf',
+        pdfua: true,
+        watermark: { text: "DRAFT", opacity: 0.3 },
+        encrypt: { owner_password: "secret", permissions: { print: true, copy: false, modify: false, annotate: false } },
+      },
+    });
+    const options = request.options!;
+    assert.equal(options.width, "8.5in");
+    assert.equal(options.landscape, true);
+    assert.deepEqual([options.margin?.top, options.margin?.right, options.margin?.left], ["1cm", undefined, "0"]);
+    assert.equal(options.scale, 0.5);
+    assert.equal(options.printBackground, false);
+    assert.equal(options.pageRanges, "1-3,5");
+    assert.equal(options.media, "screen");
+    assert.equal(options.waitFor?.selector, "#ready");
+    assert.deepEqual(options.metadata?.keywords, ["a", "b"]);
+    assert.equal(options.filename, "a_b__c_.pdf");
+    assert.equal(options.watermark?.opacity, 0.3);
+    assert.equal(options.encrypt?.ownerPassword, "secret");
+    assert.equal(options.encrypt?.permissions?.print, true);
+    assert.equal(ok("render", { html: "x", data: {} }).options, undefined);
+  });
+
+  it("names unknown options, at any depth", () => {
+    const message = (options: unknown) => problem(validateJobRequest("render", { html: "x", data: {}, options }));
+    assert.match(message({ colour: "red", format: "A4" }), /^options: unknown option: colour$/);
+    assert.match(message({ margin: { middle: "1mm" } }), /^options\.margin: unknown option: middle$/);
+    assert.match(message({ wait_for: { selector: "a", forever: true } }), /^options\.wait_for: unknown option: forever$/);
+    const image = validateJobRequest("image", { template_id: "og-image", data: {}, options: { scale: 2 } });
+    assert.ok(image instanceof AppError);
+    assert.match(image.message, /^options: unknown option: scale$/);
+    assert.match(image.hint, /format, quality, omit_background/);
+  });
+
+  it("checks each option's range", () => {
+    const message = (options: unknown) => problem(validateJobRequest("render", { html: "x", data: {}, options }));
+    assert.match(message({ format: "B5" }), /^options\.format: must be one of A3, A4, A5, Letter, Legal, Tabloid/);
+    assert.match(message({ width: "10em", height: "1in" }), /^options\.width: must be a CSS length/);
+    assert.match(message({ width: "10in" }), /^options\.height: width and height go together/);
+    assert.match(message({ format: "A4", width: "1in", height: "1in" }), /^options\.format: give format or width and height/);
+    assert.match(message({ scale: 2.5 }), /^options\.scale: must be from 0.1 to 2/);
+    assert.match(message({ scale: 0.05 }), /^options\.scale/);
+    assert.match(message({ page_ranges: "3-1" }), /^options\.page_ranges/);
+    assert.match(message({ page_ranges: "0" }), /^options\.page_ranges/);
+    assert.match(message({ media: "tv" }), /^options\.media/);
+    assert.match(message({ wait_for: {} }), /^options\.wait_for: must name exactly one condition/);
+    assert.match(message({ wait_for: { selector: "a", delay_ms: 1 } }), /^options\.wait_for: must name exactly one condition/);
+    assert.match(message({ wait_for: { delay_ms: 10_001 } }), /^options\.wait_for\.delay_ms: must be from 0 to 10000/);
+    assert.match(message({ wait_for: { network_idle: false } }), /^options\.wait_for\.network_idle: must be true/);
+    assert.match(message({ filename: "x".repeat(201) }), /^options\.filename: must be at most 200 characters/);
+    assert.match(message({ filename: " .. " }), /^options\.filename/);
+    assert.match(message({ pdfa: "PDF/A-4" }), /^options\.pdfa/);
+    assert.match(
+      message({ pdfa: "PDF/A-2b", encrypt: { owner_password: "o", permissions: { print: true, copy: true, modify: true, annotate: true } } }),
+      /^options\.encrypt: PDF\/A does not allow/,
+    );
+    assert.match(message({ encrypt: { owner_password: "o" } }), /^options\.encrypt\.permissions/);
+    assert.match(message({ watermark: { text: "x", opacity: 2 } }), /^options\.watermark\.opacity: must be from 0 to 1/);
+    assert.match(message({ metadata: { keywords: "a,b" } }), /^options\.metadata\.keywords: must be an array of strings/);
+  });
+
+  it("checks the image options and keeps the viewport options for a url", () => {
+    const request = ok("image", {
+      url: "https://example.com/",
+      data: {},
+      options: { format: "webp", quality: 80, omit_background: true, width: 800, height: 600, device_scale_factor: 2 },
+    });
+    assert.equal(request.options?.imageFormat, "webp");
+    assert.equal(request.options?.quality, 80);
+    assert.equal(request.options?.omitBackground, true);
+    assert.equal(request.options?.imageWidth, 800);
+    assert.equal(request.options?.deviceScaleFactor, 2);
+    const message = (body: Record<string, unknown>) => problem(validateJobRequest("image", { data: {}, ...body }));
+    assert.match(message({ template_id: "og-image", options: { width: 100 } }), /^options\.width: applies to a url only/);
+    assert.match(message({ template_id: "og-image", options: { quality: 50 } }), /^options\.quality: quality applies to jpeg and webp only/);
+    assert.match(
+      message({ template_id: "og-image", options: { format: "jpeg", omit_background: true } }),
+      /^options\.omit_background: a jpeg has no transparency/,
+    );
+    assert.match(message({ template_id: "og-image", options: { format: "gif" } }), /^options\.format: must be one of png, jpeg, webp/);
+    assert.match(message({ url: "https://example.com/", options: { device_scale_factor: 4 } }), /^options\.device_scale_factor: must be 1, 2 or 3/);
   });
 });

@@ -1,8 +1,10 @@
+import type { jobEventsV1 } from "@pressroom/contracts";
 import { AppError, z } from "@pressroom/platform";
 import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
+import { ImageOptions, PageUrl, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
 
 /**
  * The bodies of POST /v1/render and /v1/image, one zod schema each: the
@@ -17,9 +19,13 @@ export interface JobRequest {
   kind: JobKind;
   templateId?: string;
   html?: string;
+  /** The page to render, when the source is a URL. */
+  url?: string;
   data: Record<string, unknown>;
   dataJson: string;
   webhookUrl?: string;
+  /** The request's options as the job contract carries them; absent when it sent none. */
+  options?: jobEventsV1.RenderOptions;
 }
 
 const Html = z
@@ -60,41 +66,75 @@ export const WebhookUrl = z
     description: `An absolute https URL on the default port (absent or 443), without user info, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters. Makes the request asynchronous.`,
   });
 
+/** The sources of a render: exactly one is given. */
+const RENDER_SOURCES = ["template_id", "html", "url"] as const;
+
+/** The OpenAPI form of "exactly one of `sources`". */
+const exactlyOne = (sources: readonly string[]) =>
+  sources.map((source) => ({
+    type: "object",
+    required: [source],
+    not: { anyOf: sources.filter((other) => other !== source).map((other) => ({ required: [other] })) },
+  }));
+
+const oneSource = (sources: readonly string[]) => ({
+  message: `exactly one of ${sources.join(", ")} is required`,
+  params: { hint: `Send one source: ${sources.join(", ")}.` },
+  // Checked even when a field is invalid: this failure is answered first.
+  when: () => true,
+});
+const sourcesIn = (body: Record<string, unknown>, sources: readonly string[]) => sources.filter((source) => body[source] !== undefined).length;
+
 export const RenderRequest = z
   .strictObject({
     template_id: TemplateId.optional(),
     html: Html.optional(),
+    url: PageUrl.optional(),
     data: Data.meta({
-      description: `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON.`,
+      description: `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON; {} for a url.`,
     }),
+    options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
-  .refine((body) => (body.template_id === undefined) !== (body.html === undefined), {
-    message: "exactly one of template_id or html is required",
-    params: { hint: "Send either template_id or html, not both." },
-    // Checked even when a field is invalid: this failure is answered first.
-    when: () => true,
-  })
+  .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .meta({
     id: "RenderRequest",
-    description: "Exactly one of template_id (a pdf template) or html. Unknown fields are rejected, naming them.",
-    oneOf: [
-      { type: "object", required: ["template_id"], not: { required: ["html"] } },
-      { type: "object", required: ["html"], not: { required: ["template_id"] } },
-    ],
+    description:
+      "Exactly one source: template_id (a pdf template), html or url; options override the template's page settings. Unknown fields are rejected, naming them.",
+    oneOf: exactlyOne(RENDER_SOURCES),
   });
+
+const IMAGE_SOURCES = ["template_id", "url"] as const;
+const URL_ONLY_OPTIONS = ["width", "height", "device_scale_factor"] as const;
 
 export const ImageRequest = z
   .strictObject({
-    template_id: TemplateId.meta({ description: "A png template; its width and height set the image size." }),
-    data: Data.meta({ description: "Values for the template; must satisfy its data_schema." }),
+    template_id: TemplateId.optional().meta({ description: "A png template; its width and height set the image size." }),
+    url: PageUrl.optional(),
+    data: Data.meta({ description: "Values for the template; must satisfy its data_schema. {} for a url." }),
+    options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
-  .meta({ id: "ImageRequest" });
+  .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
+  .check((ctx) => {
+    if (ctx.value.url !== undefined) return;
+    for (const option of URL_ONLY_OPTIONS) {
+      if (ctx.value.options?.[option] !== undefined) {
+        ctx.issues.push({ code: "custom", message: "applies to a url only: a template sets its own size", input: ctx.value, path: ["options", option] });
+      }
+    }
+  })
+  .meta({
+    id: "ImageRequest",
+    description: "Exactly one source: template_id (a png template) or url. Unknown fields are rejected, naming them.",
+    oneOf: exactlyOne(IMAGE_SOURCES),
+  });
 
 /** The hints of a field's failures, where the message alone does not say what to do. */
 const HINTS: FieldHints = {
-  template_id: { required: "Image requests name a png template; see GET /v1/templates.", invalid: "Use an id from GET /v1/templates." },
+  template_id: { invalid: "Use an id from GET /v1/templates." },
+  url: { invalid: `Use an absolute http:// or https:// URL, at most 2,048 characters.` },
+  options: { invalid: "See the options of this operation in GET /v1/openapi.json." },
   data: { required: 'Send a data object, e.g. "data": {} when the template needs none.' },
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
 };
@@ -105,9 +145,20 @@ const HINTS: FieldHints = {
  * applied (the spec's check order puts the rate limit before the body).
  */
 export function validateJobRequest(kind: JobKind, body: Record<string, unknown>): JobRequest | AppError {
-  const schema = kind === "image" ? ImageRequest : RenderRequest;
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) return bodyProblem(schema, body, parsed.error, HINTS);
-  const { template_id: templateId, html, data, webhook_url: webhookUrl } = parsed.data as z.infer<typeof RenderRequest>;
-  return { kind, templateId, html, data, dataJson: JSON.stringify(data), webhookUrl: webhookUrl as string | undefined };
+  const common = (parsed: z.infer<typeof ImageRequest>) => ({
+    kind,
+    templateId: parsed.template_id,
+    url: parsed.url,
+    data: parsed.data,
+    dataJson: JSON.stringify(parsed.data),
+    webhookUrl: parsed.webhook_url as string | undefined,
+  });
+  if (kind === "image") {
+    const parsed = ImageRequest.safeParse(body);
+    if (!parsed.success) return bodyProblem(ImageRequest, body, parsed.error, HINTS);
+    return { ...common(parsed.data), options: parsed.data.options && imageOptionsOf(parsed.data.options) };
+  }
+  const parsed = RenderRequest.safeParse(body);
+  if (!parsed.success) return bodyProblem(RenderRequest, body, parsed.error, HINTS);
+  return { ...common({ ...parsed.data, options: undefined }), html: parsed.data.html, options: parsed.data.options && renderOptionsOf(parsed.data.options) };
 }

@@ -63,9 +63,9 @@ export async function submitJob(
       htmlBytes: input.request.html === undefined ? 0 : Buffer.byteLength(input.request.html, "utf8"),
       dataSha256: sha256(input.request.dataJson),
       dataBytes: Buffer.byteLength(input.request.dataJson, "utf8"),
-      url: "",
+      url: input.request.url ?? "",
       documents: [],
-      options: undefined,
+      options: input.request.options,
       templateOwner: "",
     },
   });

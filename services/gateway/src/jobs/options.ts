@@ -1,0 +1,359 @@
+import { jobEventsV1 } from "@pressroom/contracts";
+import { z } from "@pressroom/platform";
+
+/**
+ * The `options` object of POST /v1/render and /v1/image and the `url`
+ * source, one zod schema each (shown in the OpenAPI document, checked by
+ * validateJobRequest), and their mapping onto the job contract's
+ * RenderOptions. Every object is strict: an unknown option is refused,
+ * naming it. A merged document's part takes PartOptions (its page, header,
+ * footer and readiness); the whole request takes RenderOptions (those and
+ * what the PDF says about itself, its protection and its download name).
+ */
+
+export const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
+export const IMAGE_FORMATS = ["png", "jpeg", "webp"] as const;
+export const PDFA_LEVELS = ["PDF/A-1b", "PDF/A-2b", "PDF/A-3b"] as const;
+export const MAX_URL_LENGTH = 2_048;
+export const MAX_DELAY_MS = 10_000;
+export const MAX_FILENAME_LENGTH = 200;
+export const MAX_IMAGE_SIDE = 10_000;
+/** header_html and footer_html, each, in UTF-8 bytes. */
+export const MAX_HEADER_FOOTER_BYTES = 65_536;
+
+const CSS_LENGTH = /^(\d+(\.\d+)?|\.\d+)(mm|cm|in|px)$/;
+const cssLength = (what: string) =>
+  z
+    .string({ error: `must be a CSS length such as "20mm"` })
+    .max(32, "must be at most 32 characters")
+    .refine((value) => value === "0" || CSS_LENGTH.test(value), `must be a CSS length in mm, cm, in or px (e.g. "20mm"), or "0"`)
+    .meta({ description: `${what}: a CSS length in mm, cm, in or px, e.g. "20mm" or "8.5in".`, examples: ["20mm"] });
+
+const text = (max: number, description: string) =>
+  z.string({ error: "must be a string" }).min(1, "must not be empty").max(max, `must be at most ${max} characters`).meta({ description });
+
+const flag = (description: string) => z.boolean({ error: "must be true or false" }).meta({ description });
+
+export const Margin = z
+  .strictObject({
+    top: cssLength("Top margin").optional(),
+    right: cssLength("Right margin").optional(),
+    bottom: cssLength("Bottom margin").optional(),
+    left: cssLength("Left margin").optional(),
+  })
+  .meta({ id: "Margin", description: "Page margins; a side left out keeps the template's margin (0 for raw HTML and URLs)." });
+
+const PAGE_RANGES = /^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$/;
+
+const Handlebars = (where: string) =>
+  z
+    .string({ error: "must be a string" })
+    .max(MAX_HEADER_FOOTER_BYTES, `must be at most ${MAX_HEADER_FOOTER_BYTES} characters`)
+    .refine((html) => Buffer.byteLength(html, "utf8") <= MAX_HEADER_FOOTER_BYTES, `must be at most ${MAX_HEADER_FOOTER_BYTES} bytes as UTF-8`)
+    .meta({
+      description:
+        `The running ${where} of every page: HTML, a Handlebars template filled with the request's data. ` +
+        'Elements with the classes pageNumber, totalPages, title and date are filled in per page (e.g. <span class="pageNumber"></span>). ' +
+        "It is drawn in the page's margin, with no styles from the document: give it a font-size and keep the margin tall enough.",
+    });
+
+export const WaitFor = z
+  .strictObject({
+    selector: text(1_000, "Wait until an element matches this CSS selector.").optional(),
+    expression: text(10_000, "Wait until this JavaScript expression is truthy (evaluated in the page, polled).").optional(),
+    network_idle: z.literal(true, { error: "must be true" }).optional().meta({ description: "Wait until no sub-request has been in flight for 500 ms." }),
+    delay_ms: z
+      .int({ error: `must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}` })
+      .min(0, `must be from 0 to ${MAX_DELAY_MS}`)
+      .max(MAX_DELAY_MS, `must be from 0 to ${MAX_DELAY_MS}`)
+      .optional()
+      .meta({ description: `Wait this many milliseconds after the page loaded (at most ${MAX_DELAY_MS}).` }),
+  })
+  .refine((wait) => Object.keys(wait).length === 1, "must name exactly one condition: selector, expression, network_idle or delay_ms")
+  .meta({
+    id: "WaitFor",
+    description:
+      "When the page is ready to print, after it loaded: exactly one condition. Bounded by the render deadline; " +
+      "a condition that is not met in time fails the job with 422 RENDER_FAILED naming it.",
+  });
+
+/** A merged part's options and the page half of a render's: size, margins, header and footer, readiness. */
+const PAGE_SHAPE = {
+  format: z
+    .enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` })
+    .optional()
+    .meta({ description: "Paper size; or give width and height instead." }),
+  width: cssLength("Paper width (with height, instead of format)").optional(),
+  height: cssLength("Paper height (with width, instead of format)").optional(),
+  landscape: flag("Turn the paper sideways.").optional(),
+  margin: Margin.optional(),
+  scale: z
+    .number({ error: "must be a number from 0.1 to 2" })
+    .min(0.1, "must be from 0.1 to 2")
+    .max(2, "must be from 0.1 to 2")
+    .optional()
+    .meta({ description: "Zoom of the page's content, 0.1 to 2 (default 1)." }),
+  print_background: flag("Print background colours and images (default true).").optional(),
+  page_ranges: z
+    .string({ error: 'must be a string such as "1-3,5"' })
+    .max(256, "must be at most 256 characters")
+    .refine((ranges) => PAGE_RANGES.test(ranges) && validRanges(ranges), 'must list pages from 1, such as "1-3,5" (a range from its lower page)')
+    .optional()
+    .meta({ description: 'The pages to keep, e.g. "1-3,5" (from 1). Pages past the document\'s last are left out.' }),
+  prefer_css_page_size: flag("Let the document's CSS @page size win over format, width and height.").optional(),
+  media: z
+    .enum(["print", "screen"], { error: "must be print or screen" })
+    .optional()
+    .meta({ description: "The CSS media type the document is laid out for (default print)." }),
+  header_html: Handlebars("header").optional(),
+  footer_html: Handlebars("footer").optional(),
+  wait_for: WaitFor.optional(),
+};
+
+export const PdfMetadata = z
+  .strictObject({
+    title: text(1_000, "Title.").optional(),
+    author: text(1_000, "Author.").optional(),
+    subject: text(1_000, "Subject.").optional(),
+    keywords: z
+      .array(text(200, "A keyword."), { error: "must be an array of strings" })
+      .max(50, "must have at most 50 keywords")
+      .optional()
+      .meta({ description: "Keywords, at most 50." }),
+    creator: text(1_000, "The application that made the document's content.").optional(),
+  })
+  .meta({ id: "PdfMetadata", description: "What the PDF says about itself, in its document information and its XMP metadata." });
+
+export const Watermark = z
+  .strictObject({
+    text: text(200, "The stamp, drawn as selectable text on every page."),
+    opacity: z.number({ error: "must be a number from 0 to 1" }).min(0, "must be from 0 to 1").max(1, "must be from 0 to 1").optional().meta({
+      description: "0 (invisible) to 1; default 0.15.",
+    }),
+    angle: z.number({ error: "must be a number of degrees" }).min(-360, "must be from -360 to 360").max(360, "must be from -360 to 360").optional().meta({
+      description: "Degrees counter-clockwise; default 45.",
+    }),
+    font_size: z.number({ error: "must be a number" }).min(1, "must be from 1 to 500").max(500, "must be from 1 to 500").optional().meta({
+      description: "Points; default: as large as fits the page.",
+    }),
+  })
+  .meta({ id: "Watermark" });
+
+const password = (description: string) =>
+  z.string({ error: "must be a string" }).min(1, "must not be empty").max(127, "must be at most 127 characters").meta({ description });
+
+export const Encryption = z
+  .strictObject({
+    user_password: password("Needed to open the document; without it the document opens freely and the permissions still apply.").optional(),
+    owner_password: password("Needed to change the permissions."),
+    permissions: z
+      .strictObject({
+        print: flag("Allow printing."),
+        copy: flag("Allow copying text and images."),
+        modify: flag("Allow changing the document."),
+        annotate: flag("Allow adding annotations and filling forms."),
+      })
+      .meta({ description: "What a reader who opened the document with the user password (or none) may do." }),
+  })
+  .meta({
+    id: "Encryption",
+    description: "AES-256 encryption. The passwords are never logged, traced, kept in the job's events or shown in its status.",
+  });
+
+/** A download name: at most 200 characters once made safe (see safeFilename). */
+const Filename = z
+  .string({ error: "must be a string" })
+  .max(MAX_FILENAME_LENGTH, `must be at most ${MAX_FILENAME_LENGTH} characters`)
+  .refine((name) => safeFilename(name) !== "", 'must have at least one character other than / \\ : * ? " < > |, dots and spaces')
+  .meta({
+    description:
+      `The download's file name, at most ${MAX_FILENAME_LENGTH} characters. Made safe: control characters and / \\ : * ? " < > | become _, ` +
+      "leading and trailing dots and spaces go, and the output's extension is added when missing. Downloads answer " +
+      'Content-Disposition: attachment; filename="…" (with filename*= for non-ASCII names).',
+  });
+
+const DOCUMENT_SHAPE = {
+  metadata: PdfMetadata.optional(),
+  filename: Filename.optional(),
+  pdfa: z
+    .enum(PDFA_LEVELS, { error: `must be one of ${PDFA_LEVELS.join(", ")}` })
+    .optional()
+    .meta({ description: "Make an archival PDF/A document of this level (every font embedded, an sRGB OutputIntent); not with encrypt." }),
+  pdfua: flag("Make an accessible PDF/UA document (tagged, its language and title set).").optional(),
+  watermark: Watermark.optional(),
+  encrypt: Encryption.optional(),
+};
+
+type PageFields = { format?: string; width?: string; height?: string };
+
+/** The checks across the page fields: a paper size is format, or width and height together. */
+function checkPage(options: PageFields, ctx: z.core.ParsePayload<PageFields>): void {
+  if ((options.width === undefined) !== (options.height === undefined)) {
+    ctx.issues.push({ code: "custom", message: "width and height go together", input: options, path: [options.height === undefined ? "height" : "width"] });
+  }
+  if (options.format !== undefined && options.width !== undefined) {
+    ctx.issues.push({ code: "custom", message: "give format or width and height, not both", input: options, path: ["format"] });
+  }
+}
+
+/** The options of one part of a merged document. */
+export const PartOptions = z
+  .strictObject(PAGE_SHAPE)
+  .check((ctx) => checkPage(ctx.value, ctx))
+  .meta({ id: "PartOptions", description: "A part's page, header, footer and readiness. Unknown options are refused, naming them." });
+
+export const RenderOptions = z
+  .strictObject({ ...PAGE_SHAPE, ...DOCUMENT_SHAPE })
+  .check((ctx) => {
+    checkPage(ctx.value, ctx);
+    if (ctx.value.pdfa !== undefined && ctx.value.encrypt !== undefined) {
+      ctx.issues.push({ code: "custom", message: "PDF/A does not allow encryption: give pdfa or encrypt, not both", input: ctx.value, path: ["encrypt"] });
+    }
+  })
+  .meta({
+    id: "RenderOptions",
+    description:
+      "How the PDF is made; every option is optional and overrides the template's setting. Unknown options are refused, naming them. " +
+      "Without format or width and height: the template's paper, or A4 (the document's CSS @page size wins for raw HTML and URLs).",
+  });
+
+export const ImageOptions = z
+  .strictObject({
+    format: z
+      .enum(IMAGE_FORMATS, { error: `must be one of ${IMAGE_FORMATS.join(", ")}` })
+      .optional()
+      .meta({ description: "The image format (default png)." }),
+    quality: z
+      .int({ error: "must be a whole number from 1 to 100" })
+      .min(1, "must be from 1 to 100")
+      .max(100, "must be from 1 to 100")
+      .optional()
+      .meta({ description: "jpeg and webp only: 1 to 100 (default 90)." }),
+    omit_background: flag("png and webp only: a transparent background where the page paints none.").optional(),
+    width: z
+      .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
+      .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+      .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+      .optional()
+      .meta({ description: "url only: the viewport's width in CSS pixels (default 1280)." }),
+    height: z
+      .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
+      .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+      .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+      .optional()
+      .meta({ description: "url only: the viewport's height in CSS pixels (default 800)." }),
+    device_scale_factor: z
+      .int({ error: "must be 1, 2 or 3" })
+      .min(1, "must be 1, 2 or 3")
+      .max(3, "must be 1, 2 or 3")
+      .optional()
+      .meta({ description: "url only: device pixels per CSS pixel (default 1)." }),
+    wait_for: WaitFor.optional(),
+    filename: Filename.optional(),
+  })
+  .check((ctx) => {
+    const { format = "png", quality, omit_background: omit } = ctx.value;
+    if (quality !== undefined && format === "png") {
+      ctx.issues.push({ code: "custom", message: "quality applies to jpeg and webp only", input: ctx.value, path: ["quality"] });
+    }
+    if (omit && format === "jpeg") {
+      ctx.issues.push({ code: "custom", message: "a jpeg has no transparency: use png or webp", input: ctx.value, path: ["omit_background"] });
+    }
+  })
+  .meta({ id: "ImageOptions", description: "How the image is made; every option is optional. Unknown options are refused, naming them." });
+
+/** The url source: an absolute http(s) URL, rendered through the same network guard as a document's sub-resources. */
+export const PageUrl = z
+  .string({ error: "must be an absolute http or https URL" })
+  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+  .refine((value) => urlProblem(value) === undefined, { error: (issue) => urlProblem(String(issue.input)) ?? "must be an absolute http or https URL" })
+  .meta({
+    id: "PageUrl",
+    format: "uri",
+    description:
+      `A public page to render: an absolute http or https URL without user info, at most ${MAX_URL_LENGTH} characters. ` +
+      "It is fetched through the same guard as a document's sub-resources (every address resolved and checked, every redirect checked, byte and time budgets).",
+  });
+
+function urlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute http or https URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `scheme ${url.protocol.slice(0, -1)} is not allowed: use http or https`;
+  if (url.username || url.password) return "must not carry user info (user:password@)";
+  return undefined;
+}
+
+function validRanges(ranges: string): boolean {
+  return ranges.split(",").every((range) => {
+    const [from, to = from] = range.split("-").map((page) => Number(page.trim()));
+    return from! >= 1 && to! >= from!;
+  });
+}
+
+/** A file name made safe for a Content-Disposition header and any file system ("" when nothing is left). */
+export function safeFilename(name: string): string {
+  return name
+    .normalize("NFC")
+    .replace(/[\p{Cc}/\\:*?"<>|]/gu, "_")
+    .replace(/^[\s.]+|[\s.]+$/g, "")
+    .slice(0, MAX_FILENAME_LENGTH);
+}
+
+export type RenderOptionsInput = z.infer<typeof RenderOptions>;
+export type ImageOptionsInput = z.infer<typeof ImageOptions>;
+
+function waitForOf(wait: z.infer<typeof WaitFor> | undefined): jobEventsV1.WaitFor | undefined {
+  return wait && { selector: wait.selector, expression: wait.expression, networkIdle: wait.network_idle, delayMs: wait.delay_ms };
+}
+
+/** A part's or a render's options as the job contract carries them. */
+export function renderOptionsOf(options: Partial<RenderOptionsInput>): jobEventsV1.RenderOptions {
+  return jobEventsV1.RenderOptions.fromPartial({
+    format: options.format,
+    width: options.width,
+    height: options.height,
+    landscape: options.landscape,
+    margin: options.margin && { ...options.margin },
+    scale: options.scale,
+    printBackground: options.print_background,
+    pageRanges: options.page_ranges?.replace(/\s+/g, ""),
+    preferCssPageSize: options.prefer_css_page_size,
+    media: options.media,
+    headerHtml: options.header_html,
+    footerHtml: options.footer_html,
+    waitFor: waitForOf(options.wait_for),
+    metadata: options.metadata && { ...options.metadata, keywords: options.metadata.keywords ?? [] },
+    filename: options.filename === undefined ? undefined : safeFilename(options.filename),
+    pdfa: options.pdfa,
+    pdfua: options.pdfua,
+    watermark: options.watermark && {
+      text: options.watermark.text,
+      opacity: options.watermark.opacity,
+      angle: options.watermark.angle,
+      fontSize: options.watermark.font_size,
+    },
+    encrypt: options.encrypt && {
+      userPassword: options.encrypt.user_password,
+      ownerPassword: options.encrypt.owner_password,
+      permissions: { ...options.encrypt.permissions },
+    },
+  });
+}
+
+/** An image's options as the job contract carries them. */
+export function imageOptionsOf(options: ImageOptionsInput): jobEventsV1.RenderOptions {
+  return jobEventsV1.RenderOptions.fromPartial({
+    imageFormat: options.format,
+    quality: options.quality,
+    omitBackground: options.omit_background,
+    imageWidth: options.width,
+    imageHeight: options.height,
+    deviceScaleFactor: options.device_scale_factor,
+    waitFor: waitForOf(options.wait_for),
+    filename: options.filename === undefined ? undefined : safeFilename(options.filename),
+  });
+}
