@@ -29,7 +29,7 @@ const NULLABLE: Record<string, Record<string, string[]>> = {
   WebhookEvent: { url: ["type", "format", "anyOf"], expires_at: ["type", "format", "anyOf"], error: ["oneOf", "anyOf"] },
 };
 /** The schemas added since, after the ones served before. */
-const NEW_SCHEMAS = ["PageUrl", "RenderOptions", "PartOptions", "ImageOptions", "WaitFor", "Margin", "PdfMetadata", "Watermark", "Encryption"];
+const NEW_SCHEMAS = ["PageUrl", "RenderOptions", "PartOptions", "ImageOptions", "WaitFor", "Margin", "PdfMetadata", "Watermark", "Encryption", "DocumentPart"];
 const INTENDED_DIFFERENCES: Record<string, string[]> = {
   "An error response's part that narrows code is a zod object: it also says code is a string, that it is required, and that other fields are allowed (the Error schema beside it still allows none).":
     ERROR_CODE_PART.flatMap((part) => [`${part}/properties/code/type`, `${part}/required`, `${part}/additionalProperties`]),
@@ -113,6 +113,9 @@ const INTENDED_DIFFERENCES: Record<string, string[]> = {
     "/components/schemas/ImageRequest/properties/options",
     "/components/schemas/ImageRequest/oneOf",
     ...NEW_SCHEMAS.map((schema) => `/components/schemas/${schema}`),
+  ],
+  "Issue 33: a render's source may be documents, the parts of a merged PDF (DocumentPart, among the new schemas).": [
+    "/components/schemas/RenderRequest/properties/documents",
   ],
   "device_scale_factor is anyOf two constants, 1 and 2, rather than an enum of them.": [
     "/components/schemas/Template/properties/device_scale_factor/enum",

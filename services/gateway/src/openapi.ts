@@ -4,7 +4,7 @@ import { ErrorBody, TemplateId, errorResponse, headers } from "./api-shared";
 import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
 import { Job, JobAccepted, JobId, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
 import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, WaitFor, Watermark } from "./jobs/options";
-import { ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
+import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
 import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
@@ -85,6 +85,7 @@ const SCHEMAS = {
   PdfMetadata,
   Watermark,
   Encryption,
+  DocumentPart,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

@@ -16,8 +16,9 @@ export async function admit(
   principal: Principal,
   renderJobId = "",
   idempotency?: meteringV1.Idempotency,
+  units = 1,
 ): Promise<meteringV1.AdmitResponse> {
-  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId, idempotency });
+  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId, idempotency, units });
   if (response.rate) {
     ctx.set("RateLimit-Limit", String(response.rate.limit));
     ctx.set("RateLimit-Remaining", String(response.rate.remaining));

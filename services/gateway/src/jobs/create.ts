@@ -12,7 +12,7 @@ import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "..
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
-import { validateJobRequest, type JobKind, type JobRequest } from "./request";
+import { validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { RenderSucceeded, type JobAccepted } from "./api";
 
 /** What POST /v1/render and /v1/image use. */
@@ -66,22 +66,49 @@ async function checkRequest(
   if (idempotency instanceof AppError) return { problem: idempotency };
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
+  if (request.documents) {
+    const problem = await checkParts(deps, request.documents);
+    return problem ? { problem } : { request, idempotency };
+  }
   if (!request.templateId) return { request, idempotency };
+  const checked = await checkTemplate(deps, kind, request.templateId, request.data, "template_id");
+  return checked.problem !== undefined ? { problem: checked.problem } : { request, template: checked.template, idempotency };
+}
+
+/** A request's template: it exists, makes what the route makes, and the data matches its schema. */
+async function checkTemplate(
+  deps: JobDeps,
+  kind: JobKind,
+  templateId: string,
+  data: Record<string, unknown>,
+  field: string,
+): Promise<{ template?: TemplateInfo; problem?: unknown }> {
   let template: TemplateInfo;
   try {
-    template = await deps.templates.get(request.templateId);
+    template = await deps.templates.get(templateId);
   } catch (err) {
     return { problem: err };
   }
   const output = template.template.image ? "png" : "pdf";
   if (kind === "render" && output === "png") {
-    return { problem: errors.payload(`template_id: "${request.templateId}" makes a PNG image`, "Use POST /v1/image for image templates.") };
+    return { problem: errors.payload(`${field}: "${templateId}" makes a PNG image`, "Use POST /v1/image for image templates.") };
   }
   if (kind === "image" && output === "pdf") {
-    return { problem: errors.payload(`template_id: "${request.templateId}" makes a PDF document`, "Use POST /v1/render for document templates.") };
+    return { problem: errors.payload(`${field}: "${templateId}" makes a PDF document`, "Use POST /v1/render for document templates.") };
   }
-  const dataProblem = checkTemplateData(template, request.data);
-  return dataProblem ? { problem: dataProblem } : { request, template, idempotency };
+  const dataProblem = checkTemplateData(template, data);
+  return dataProblem ? { problem: dataProblem } : { template };
+}
+
+/** Every template part of a merged document, checked as a template_id is, its failure naming the part. */
+async function checkParts(deps: JobDeps, parts: JobPart[]): Promise<unknown> {
+  for (const [index, part] of parts.entries()) {
+    if (!part.templateId) continue;
+    const { problem } = await checkTemplate(deps, "render", part.templateId, part.data, `documents[${index}].template_id`);
+    if (problem instanceof AppError) return new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }
 
 /** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
@@ -193,7 +220,8 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx);
     const jobId = newId("job");
     const valid = problem === undefined && request !== undefined;
-    const decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined);
+    const units = request?.documents?.length ?? 1;
+    const decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
     throwIfRateLimited(decision);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();

@@ -77,6 +77,23 @@ export const WaitFor = z
       "a condition that is not met in time fails the job with 422 RENDER_FAILED naming it.",
   });
 
+/** The options of PAGE_SHAPE: a merged document takes them per part only. */
+export const PAGE_OPTIONS = [
+  "format",
+  "width",
+  "height",
+  "landscape",
+  "margin",
+  "scale",
+  "print_background",
+  "page_ranges",
+  "prefer_css_page_size",
+  "media",
+  "header_html",
+  "footer_html",
+  "wait_for",
+] as const;
+
 /** A merged part's options and the page half of a render's: size, margins, header and footer, readiness. */
 const PAGE_SHAPE = {
   format: z
@@ -178,8 +195,15 @@ const DOCUMENT_SHAPE = {
   pdfa: z
     .enum(PDFA_LEVELS, { error: `must be one of ${PDFA_LEVELS.join(", ")}` })
     .optional()
-    .meta({ description: "Make an archival PDF/A document of this level (every font embedded, an sRGB OutputIntent); not with encrypt." }),
-  pdfua: flag("Make an accessible PDF/UA document (tagged, its language and title set).").optional(),
+    .meta({
+      description:
+        "Make an archival PDF/A document of this level (every font embedded, an sRGB OutputIntent); not with encrypt or pdfua. " +
+        "PDF/A-1 forbids transparency: a page that uses it (CSS opacity, colour emoji, a watermark's opacity) becomes one image.",
+    }),
+  pdfua: flag(
+    "Make an accessible PDF/UA document (tagged, /MarkInfo, its language and title set, DisplayDocTitle, XMP pdfuaid); needs a title: " +
+      "the document's <title> or metadata.title. Not with pdfa, nor for documents.",
+  ).optional(),
   watermark: Watermark.optional(),
   encrypt: Encryption.optional(),
 };
@@ -208,6 +232,10 @@ export const RenderOptions = z
     checkPage(ctx.value, ctx);
     if (ctx.value.pdfa !== undefined && ctx.value.encrypt !== undefined) {
       ctx.issues.push({ code: "custom", message: "PDF/A does not allow encryption: give pdfa or encrypt, not both", input: ctx.value, path: ["encrypt"] });
+    }
+    if (ctx.value.pdfa !== undefined && ctx.value.pdfua === true) {
+      // Ghostscript's PDF/A conversion does not carry the tag structure PDF/UA needs over.
+      ctx.issues.push({ code: "custom", message: "PDF/A and PDF/UA cannot be combined yet: give pdfa or pdfua, not both", input: ctx.value, path: ["pdfua"] });
     }
   })
   .meta({

@@ -169,3 +169,53 @@ describe("validateJobRequest: url and options", () => {
     assert.match(message({ url: "https://example.com/", options: { device_scale_factor: 4 } }), /^options\.device_scale_factor: must be 1, 2 or 3/);
   });
 });
+
+describe("validateJobRequest: documents (a merged PDF)", () => {
+  const parts = (n: number) => Array.from({ length: n }, (_, i) => ({ html: `<p>{{n}} ${i}</p>`, data: { n: i } }));
+  const message = (body: Record<string, unknown>) => problem(validateJobRequest("render", { data: {}, ...body }));
+
+  it("maps 1 to 20 parts, in order, each with its source, data and page options", () => {
+    const request = validateJobRequest("render", {
+      data: {},
+      documents: [
+        { template_id: "invoice", template_version: 2, data: { total: 1 }, options: { format: "A5", landscape: true } },
+        { html: "<p>x</p>" },
+        { url: "https://example.com/terms" },
+      ],
+      options: { metadata: { title: "Bundle" }, watermark: { text: "COPY" }, pdfa: "PDF/A-2b", filename: "bundle.pdf" },
+    });
+    assert.ok(!(request instanceof AppError));
+    assert.equal(request.documents?.length, 3);
+    assert.deepEqual(
+      request.documents?.map((p) => [p.templateId, p.templateVersion, p.html, p.url, p.dataJson]),
+      [
+        ["invoice", 2, undefined, undefined, '{"total":1}'],
+        [undefined, undefined, "<p>x</p>", undefined, "{}"],
+        [undefined, undefined, undefined, "https://example.com/terms", "{}"],
+      ],
+    );
+    assert.equal(request.documents?.[0]?.options?.format, "A5");
+    assert.equal(request.options?.pdfa, "PDF/A-2b");
+    assert.ok(!(validateJobRequest("render", { data: {}, documents: parts(20) }) instanceof AppError));
+  });
+
+  it("refuses no part, more than 20, a part without exactly one source, and unknown part fields", () => {
+    assert.match(message({ documents: [] }), /^documents: must have at least one part/);
+    assert.match(message({ documents: parts(21) }), /^documents: must have at most 20 parts/);
+    assert.match(message({ documents: [{ html: "x", url: "https://example.com/" }] }), /^documents\.0: exactly one of template_id, html, url/);
+    assert.match(message({ documents: [{ data: {} }] }), /exactly one of template_id, html, url/);
+    assert.match(message({ documents: [{ html: "x", webhook_url: "https://example.com/" }] }), /^documents\.0: unknown option: webhook_url/);
+    assert.match(message({ documents: [{ html: "x", options: { pdfa: "PDF/A-2b" } }] }), /^documents\.0\.options: unknown option: pdfa/);
+    assert.match(message({ html: "x", documents: parts(1) }), /exactly one of template_id, html, url, documents/);
+  });
+
+  it("takes only document-level options beside documents: page options go in a part, and no pdfua", () => {
+    assert.match(message({ documents: parts(2), options: { format: "A4" } }), /^options\.format: applies to one part: give it in the part's options/);
+    assert.match(message({ documents: parts(2), options: { wait_for: { delay_ms: 10 } } }), /^options\.wait_for: applies to one part/);
+    assert.match(message({ documents: parts(2), options: { pdfua: true } }), /^options\.pdfua: a merged document keeps no tag structure/);
+  });
+
+  it("refuses pdfa with pdfua", () => {
+    assert.match(message({ html: "x", options: { pdfa: "PDF/A-1b", pdfua: true } }), /^options\.pdfua: PDF\/A and PDF\/UA cannot be combined/);
+  });
+});

@@ -4,7 +4,7 @@ import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
-import { ImageOptions, PageUrl, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
+import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
 
 /**
  * The bodies of POST /v1/render and /v1/image, one zod schema each: the
@@ -25,6 +25,19 @@ export interface JobRequest {
   dataJson: string;
   webhookUrl?: string;
   /** The request's options as the job contract carries them; absent when it sent none. */
+  options?: jobEventsV1.RenderOptions;
+  /** The parts of a merged PDF, in order, when the source is `documents`. */
+  documents?: JobPart[];
+}
+
+/** One part of a merged PDF, validated. */
+export interface JobPart {
+  templateId?: string;
+  templateVersion?: number;
+  html?: string;
+  url?: string;
+  data: Record<string, unknown>;
+  dataJson: string;
   options?: jobEventsV1.RenderOptions;
 }
 
@@ -67,7 +80,10 @@ export const WebhookUrl = z
   });
 
 /** The sources of a render: exactly one is given. */
-const RENDER_SOURCES = ["template_id", "html", "url"] as const;
+const RENDER_SOURCES = ["template_id", "html", "url", "documents"] as const;
+/** The sources of a merged document's part: exactly one is given. */
+const PART_SOURCES = ["template_id", "html", "url"] as const;
+export const MAX_DOCUMENTS = 20;
 
 /** The OpenAPI form of "exactly one of `sources`". */
 const exactlyOne = (sources: readonly string[]) =>
@@ -85,22 +101,67 @@ const oneSource = (sources: readonly string[]) => ({
 });
 const sourcesIn = (body: Record<string, unknown>, sources: readonly string[]) => sources.filter((source) => body[source] !== undefined).length;
 
+export const DocumentPart = z
+  .strictObject({
+    template_id: TemplateId.optional().meta({ description: "A pdf template." }),
+    template_version: z
+      .int({ error: "must be a whole number from 1" })
+      .min(1, "must be a whole number from 1")
+      .optional()
+      .meta({ description: "The template's version (default: its current one)." }),
+    html: Html.optional(),
+    url: PageUrl.optional(),
+    data: Data.optional().meta({ description: "Values for this part's template or HTML (default {})." }),
+    options: PartOptions.optional(),
+  })
+  .refine((part) => sourcesIn(part, PART_SOURCES) === 1, oneSource(PART_SOURCES))
+  .meta({
+    id: "DocumentPart",
+    description: "One part of a merged PDF: exactly one source (template_id, html or url), its data and its own page options.",
+    oneOf: exactlyOne(PART_SOURCES),
+  });
+
+const Documents = z
+  .array(DocumentPart, { error: "must be an array of parts" })
+  .min(1, "must have at least one part")
+  .max(MAX_DOCUMENTS, `must have at most ${MAX_DOCUMENTS} parts`)
+  .meta({
+    description:
+      `1 to ${MAX_DOCUMENTS} parts, each rendered in its own page and merged in order into one PDF. Each part takes one quota unit, ` +
+      "admitted all or none; a failing part fails the job, its error naming the part's index (documents[0] is the first).",
+  });
+
 export const RenderRequest = z
   .strictObject({
     template_id: TemplateId.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
+    documents: Documents.optional(),
     data: Data.meta({
-      description: `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON; {} for a url.`,
+      description:
+        `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON; ` +
+        "{} for a url, and for documents, whose parts carry their own.",
     }),
     options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
+  .check((ctx) => {
+    if (ctx.value.documents === undefined || !ctx.value.options) return;
+    for (const option of [...PAGE_OPTIONS, "pdfua"] as const) {
+      if (ctx.value.options[option] === undefined) continue;
+      const message =
+        option === "pdfua"
+          ? "a merged document keeps no tag structure, so it cannot be PDF/UA"
+          : "applies to one part: give it in the part's options (documents[i].options)";
+      ctx.issues.push({ code: "custom", message, input: ctx.value, path: ["options", option] });
+    }
+  })
   .meta({
     id: "RenderRequest",
     description:
-      "Exactly one source: template_id (a pdf template), html or url; options override the template's page settings. Unknown fields are rejected, naming them.",
+      "Exactly one source: template_id (a pdf template), html, url or documents (a merged PDF); options override the template's page settings " +
+      "(with documents, only metadata, watermark, pdfa, encrypt and filename, which apply to the merged result). Unknown fields are rejected, naming them.",
     oneOf: exactlyOne(RENDER_SOURCES),
   });
 
@@ -160,5 +221,18 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   }
   const parsed = RenderRequest.safeParse(body);
   if (!parsed.success) return bodyProblem(RenderRequest, body, parsed.error, HINTS);
-  return { ...common({ ...parsed.data, options: undefined }), html: parsed.data.html, options: parsed.data.options && renderOptionsOf(parsed.data.options) };
+  return {
+    ...common({ ...parsed.data, options: undefined }),
+    html: parsed.data.html,
+    options: parsed.data.options && renderOptionsOf(parsed.data.options),
+    documents: parsed.data.documents?.map((part) => ({
+      templateId: part.template_id,
+      templateVersion: part.template_version,
+      html: part.html,
+      url: part.url,
+      data: part.data ?? {},
+      dataJson: JSON.stringify(part.data ?? {}),
+      options: part.options && renderOptionsOf(part.options),
+    })),
+  };
 }

@@ -4,7 +4,7 @@ import { jobEventsV1 } from "@pressroom/contracts";
 import { isWrongLastSequence, publishEvent, subjects } from "@pressroom/platform";
 import { appendJobEvent, jobEvent, retainedAcceptance, type JobEvent } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
-import type { JobRequest } from "./request";
+import type { JobPart, JobRequest } from "./request";
 
 export interface JobBus {
   nc: NatsConnection;
@@ -64,7 +64,7 @@ export async function submitJob(
       dataSha256: sha256(input.request.dataJson),
       dataBytes: Buffer.byteLength(input.request.dataJson, "utf8"),
       url: input.request.url ?? "",
-      documents: [],
+      documents: (input.request.documents ?? []).map(documentPart),
       options: input.request.options,
       templateOwner: "",
     },
@@ -86,4 +86,21 @@ export async function submitJob(
 
 function sha256(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** A merged document's part as the job contract carries it (its html and data only in the RENDER command, like a request's). */
+function documentPart(part: JobPart): jobEventsV1.DocumentPart {
+  return {
+    templateId: part.templateId ?? "",
+    templateVersion: part.templateVersion ?? 0,
+    html: part.html ?? "",
+    url: part.url ?? "",
+    dataJson: part.dataJson,
+    options: part.options,
+    templateOwner: "",
+    htmlSha256: part.html === undefined ? "" : sha256(part.html),
+    htmlBytes: part.html === undefined ? 0 : Buffer.byteLength(part.html, "utf8"),
+    dataSha256: sha256(part.dataJson),
+    dataBytes: Buffer.byteLength(part.dataJson, "utf8"),
+  };
 }
