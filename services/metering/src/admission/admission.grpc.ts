@@ -61,7 +61,7 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
   return {
     admit: unary(async (req: meteringV1.AdmitRequest) => {
       checkPlan(req.plan);
-      const input = { keyId: req.keyId, plan: req.plan, renderJobId: req.renderJobId, leaseSeconds: deps.leaseSeconds, units: Math.max(1, req.units) };
+      const input = { keyId: req.keyId, plan: req.plan, renderJobId: req.renderJobId, leaseSeconds: deps.leaseSeconds, units: Math.max(1, req.units ?? 1) };
       const idempotency = req.idempotency;
       if (idempotency) checkIdempotencyKey(idempotency.key);
       const decide = (counted: boolean): Promise<IdempotentAdmitResult> =>

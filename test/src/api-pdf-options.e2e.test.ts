@@ -1,0 +1,259 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { waitFor } from "@pressroom/stack";
+import { connect, type NatsConnection } from "nats";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { OtlpReceiver } from "./test-support/otlp-receiver";
+import { pdfInfo } from "./test-support/pdf";
+
+/** A Debian tool's stdout and stderr on the PDF in a temporary file. */
+function tool(cmd: string, args: (file: string) => string[], pdf: Uint8Array): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "pdf-options-"));
+  try {
+    const file = path.join(dir, "doc.pdf");
+    writeFileSync(file, pdf);
+    const run = spawnSync(cmd, args(file), { encoding: "utf8" });
+    return run.stdout + run.stderr;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const USER_PASSWORD = "e2e-user-pw-7c1f";
+const OWNER_PASSWORD = "e2e-owner-pw-93ab";
+const HTML = '<html lang="en"><head><title>Statement {{n}}</title></head><body><h1>Statement {{n}}</h1><p>Balance: 12.00</p></body></html>';
+
+/**
+ * The PDF options of POST /v1/render through the whole product (gateway → render → storage):
+ * each one looked for in the downloaded output itself, each refusal in its three-field error,
+ * merged documents with their quota units, and the encryption passwords in no log line, span,
+ * JOBS event or job status.
+ */
+describe("PDF post-processing and merged documents, end to end", () => {
+  const receiver = new OtlpReceiver();
+  let h: Harness;
+  let nc: NatsConnection;
+  let apiKey: string;
+  let keyId: string;
+
+  before(async () => {
+    const endpoint = await receiver.start();
+    h = await startHarness({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    nc = await connect({ servers: h.stack.natsUrl });
+    ({ apiKey, keyId } = await h.admin.createKey("pro"));
+  });
+
+  after(async () => {
+    await nc?.close();
+    await h?.stop();
+    await receiver.stop();
+  });
+
+  const render = (body: Record<string, unknown>): Promise<ApiResponse> => h.api.post("/v1/render", body, { key: apiKey });
+  const download = async (response: ApiResponse): Promise<Buffer> => {
+    assert.equal(response.status, 200, response.text);
+    const url = new URL(response.json.url as string);
+    const got = await h.api.get(`${url.pathname}${url.search}`);
+    assert.equal(got.status, 200);
+    return got.body;
+  };
+  const refused = (response: ApiResponse, status: number, code: string, message: RegExp) => {
+    assert.equal(response.status, status, response.text);
+    const error = errorShape(response);
+    assert.deepEqual(Object.keys(response.json).sort(), ["code", "error", "hint"]);
+    assert.equal(error.code, code);
+    assert.match(error.error, message);
+  };
+
+  it("metadata: in the information dictionary and the XMP", async () => {
+    const pdf = await download(
+      await render({
+        html: HTML,
+        data: { n: 1 },
+        options: { metadata: { title: "Statement one", author: "Pressroom", keywords: ["bank", "2026"], creator: "e2e" } },
+      }),
+    );
+    const info = pdfInfo(pdf);
+    assert.equal(info.Title, "Statement one");
+    assert.equal(info.Author, "Pressroom");
+    assert.equal(info.Keywords, "bank, 2026");
+    assert.equal(info.Creator, "e2e");
+    const xmp = tool("pdfinfo", (f) => ["-meta", f], pdf);
+    assert.match(xmp, /<rdf:li xml:lang="x-default">Statement one<\/rdf:li>/);
+    assert.match(xmp, /<pdf:Keywords>bank, 2026<\/pdf:Keywords>/);
+  });
+
+  it("watermark: selectable text on every page", async () => {
+    const pdf = await download(
+      await render({ html: `${HTML}<p style="break-before: page">Page two</p>`, data: { n: 2 }, options: { watermark: { text: "DRAFT COPY", angle: 30 } } }),
+    );
+    const pages = tool("pdftotext", (f) => ["-raw", f, "-"], pdf)
+      .split("\f")
+      .filter((page) => page.trim());
+    assert.equal(pages.length, 2);
+    for (const page of pages) assert.match(page, /DRAFT COPY/);
+  });
+
+  it("pdfa: PDF/A-2b identification, an sRGB output intent, every font embedded", async () => {
+    const pdf = await download(await render({ html: HTML, data: { n: 3 }, options: { pdfa: "PDF/A-2b" } }));
+    assert.match(
+      tool("pdfinfo", (f) => ["-meta", f], pdf),
+      /<pdfaid:part>2<\/pdfaid:part><pdfaid:conformance>B<\/pdfaid:conformance>/,
+    );
+    assert.match(
+      tool("qpdf", (f) => ["--qdf", "--object-streams=disable", f, "-"], pdf),
+      /\/S \/GTS_PDFA1/,
+    );
+    const fonts = tool("pdffonts", (f) => [f], pdf)
+      .split("\n")
+      .slice(2)
+      .filter(Boolean);
+    assert.ok(fonts.length > 0);
+    for (const font of fonts) assert.match(font, /\syes\s+yes\s+yes\s/, font);
+    assert.equal(pdfInfo(pdf).Encrypted, "no");
+    assert.equal(pdfInfo(pdf).Title, "Statement 3", "the document's <title> is kept");
+  });
+
+  it("pdfua: tagged, marked, its language and title shown, XMP pdfuaid", async () => {
+    const pdf = await download(await render({ html: HTML, data: { n: 4 }, options: { pdfua: true } }));
+    assert.equal(pdfInfo(pdf).Tagged, "yes");
+    assert.match(
+      tool("pdfinfo", (f) => ["-meta", f], pdf),
+      /<pdfuaid:part>1<\/pdfuaid:part>/,
+    );
+    const qdf = tool("qpdf", (f) => ["--qdf", "--object-streams=disable", f, "-"], pdf);
+    assert.match(qdf, /\/DisplayDocTitle true/);
+    assert.match(qdf, /\/Lang \(en\)/);
+    assert.match(qdf, /\/Marked true/);
+  });
+
+  it("pdfua without a title fails the job 422 RENDER_FAILED, saying so", async () => {
+    refused(await render({ html: "<p>untitled</p>", data: {}, options: { pdfua: true } }), 422, "RENDER_FAILED", /needs a title/);
+  });
+
+  let encryptedJob = "";
+  it("encrypt: AES-256 with the permissions asked, opened by the user password", async () => {
+    const response = await render({
+      html: HTML,
+      data: { n: 5 },
+      options: {
+        encrypt: { user_password: USER_PASSWORD, owner_password: OWNER_PASSWORD, permissions: { print: true, copy: false, modify: false, annotate: false } },
+      },
+    });
+    encryptedJob = response.json.id as string;
+    const pdf = await download(response);
+    const shown = tool("qpdf", (f) => [`--password=${USER_PASSWORD}`, "--show-encryption", f], pdf);
+    assert.match(shown, /R = 6/);
+    assert.match(shown, /stream encryption method: AESv3/);
+    assert.match(shown, /print high resolution: allowed/);
+    assert.match(shown, /extract for any purpose: not allowed/);
+    assert.match(
+      tool("qpdf", (f) => ["--check", f], pdf),
+      /invalid password/,
+    );
+  });
+
+  it("the passwords never reach a log line, a span, a JOBS event or the job's status", async () => {
+    assert.ok(encryptedJob);
+    const status = await h.api.get(`/v1/jobs/${encryptedJob}`, { key: apiKey });
+    assert.equal(status.json.status, "succeeded");
+    await new Promise((r) => setTimeout(r, 1_000));
+    const jsm = await nc.jetstreamManager();
+    const events: string[] = [];
+    for (let seq = 1; ; seq++) {
+      const message = await jsm.streams.getMessage("JOBS", { seq }).catch(() => undefined);
+      if (!message) break;
+      events.push(Buffer.from(message.data).toString("latin1"));
+    }
+    assert.ok(
+      events.some((e) => e.includes(encryptedJob)),
+      "the job's events were read",
+    );
+    const places = { "job status": status.text, "JOBS events": events.join("\n"), spans: receiver.raw.join("\n"), logs: h.stack.output() };
+    assert.ok(receiver.raw.length > 0 && places.logs.length > 0);
+    for (const [where, text] of Object.entries(places)) {
+      for (const password of [USER_PASSWORD, OWNER_PASSWORD]) assert.ok(!text.includes(password), `a password reached the ${where}`);
+    }
+  });
+
+  it("documents: parts rendered with their own page options and merged in order, one quota unit each", async () => {
+    const before = (await h.api.get("/v1/keys/usage", { key: apiKey })).json.renders.used as number;
+    const response = await render({
+      data: {},
+      documents: [
+        { html: "<h1>Cover {{who}}</h1>", data: { who: "Ada" }, options: { format: "A5" } },
+        { template_id: "invoice", data: (await h.api.get("/v1/templates")).json.templates.find((t: { id: string }) => t.id === "invoice").sample_data },
+        { html: "<p>Appendix</p><p style='break-before: page'>Appendix two</p>", options: { format: "Letter", landscape: true } },
+      ],
+      options: { metadata: { title: "Bundle" }, watermark: { text: "BUNDLE" } },
+    });
+    const pdf = await download(response);
+    const pages = tool("pdftotext", (f) => ["-raw", f, "-"], pdf).split("\f");
+    assert.ok(pages.length >= 4);
+    assert.match(pages[0]!, /Cover Ada/);
+    assert.match(pages.at(-3)!, /Appendix/);
+    for (const page of pages.filter((p) => p.trim())) assert.match(page, /BUNDLE/);
+    const sizes = tool("pdfinfo", (f) => ["-f", "1", "-l", "99", f], pdf);
+    assert.match(sizes, /Page\s+1 size:\s+419\.\d+ x 595\.\d+ pts/, "A5 first");
+    assert.match(sizes, /size:\s+792 x 612 pts/, "Letter landscape last");
+    assert.equal(pdfInfo(pdf).Title, "Bundle");
+    const job = (await h.api.get(`/v1/jobs/${response.json.id}`, { key: apiKey })).json;
+    assert.equal(job.status, "succeeded");
+    await waitFor("the slot freed", async () => (await h.api.get("/v1/keys/usage", { key: apiKey })).json.concurrency.in_flight === 0, 10_000);
+    assert.equal((await h.api.get("/v1/keys/usage", { key: apiKey })).json.renders.used, before + 3, "three parts, three units");
+  });
+
+  it("documents: a failing part fails the job naming its index; the document's fault is charged", async () => {
+    const before = (await h.api.get("/v1/keys/usage", { key: apiKey })).json.renders.used as number;
+    const response = await render({
+      data: {},
+      documents: [{ html: "<p>fine</p>" }, { html: "<script>throw new Error('broken part')</script>" }],
+    });
+    refused(response, 422, "RENDER_FAILED", /^documents\[1\]: .*broken part/);
+    await waitFor("the slot freed", async () => (await h.api.get("/v1/keys/usage", { key: apiKey })).json.concurrency.in_flight === 0, 10_000);
+    assert.equal((await h.api.get("/v1/keys/usage", { key: apiKey })).json.renders.used, before + 2);
+  });
+
+  it("documents: the units are admitted all or none", async () => {
+    const small = await h.admin.createKey("free");
+    await h.admin.setUsed(small.keyId, "free", 98);
+    const three = await h.api.post("/v1/render", { data: {}, documents: [{ html: "a" }, { html: "b" }, { html: "c" }] }, { key: small.apiKey });
+    refused(three, 429, "QUOTA_EXCEEDED", /quota/i);
+    const usage = (await h.api.get("/v1/keys/usage", { key: small.apiKey })).json;
+    assert.equal(usage.renders.used, 98, "nothing taken by the refusal");
+    const two = await h.api.post("/v1/render", { data: {}, documents: [{ html: "a" }, { html: "b" }] }, { key: small.apiKey });
+    assert.equal(pdfInfo(await download(two)).Pages, "2");
+    assert.equal((await h.api.get("/v1/keys/usage", { key: small.apiKey })).json.renders.used, 100);
+  });
+
+  it("refusals answer their three-field error", async () => {
+    const encrypt = { owner_password: OWNER_PASSWORD, permissions: { print: true, copy: true, modify: true, annotate: true } };
+    refused(
+      await render({ html: "x", data: {}, options: { pdfa: "PDF/A-2b", encrypt } }),
+      422,
+      "PAYLOAD_INVALID",
+      /^options\.encrypt: PDF\/A does not allow encryption/,
+    );
+    refused(await render({ html: "x", data: {}, options: { pdfa: "PDF/A-1b", pdfua: true } }), 422, "PAYLOAD_INVALID", /^options\.pdfua: PDF\/A and PDF\/UA/);
+    refused(await render({ html: "x", data: {}, options: { pdfa: "PDF/A-4" } }), 422, "PAYLOAD_INVALID", /^options\.pdfa: must be one of/);
+    refused(await render({ html: "x", data: {}, options: { watermark: { text: "x", opacity: 3 } } }), 422, "PAYLOAD_INVALID", /^options\.watermark\.opacity/);
+    refused(await render({ data: {}, documents: [] }), 422, "PAYLOAD_INVALID", /^documents: must have at least one part/);
+    const parts = Array.from({ length: 21 }, () => ({ html: "x" }));
+    refused(await render({ data: {}, documents: parts }), 422, "PAYLOAD_INVALID", /^documents: must have at most 20 parts/);
+    refused(await render({ data: {}, documents: [{ html: "x" }], options: { format: "A4" } }), 422, "PAYLOAD_INVALID", /^options\.format: applies to one part/);
+    refused(await render({ data: {}, documents: [{ html: "x" }], options: { pdfua: true } }), 422, "PAYLOAD_INVALID", /^options\.pdfua: a merged document/);
+    refused(
+      await render({ data: {}, documents: [{ html: "x" }, { template_id: "no-such-template", data: {} }] }),
+      404,
+      "TEMPLATE_NOT_FOUND",
+      /^documents\[1\]: /,
+    );
+  });
+
+  endOfSuiteChecks(() => h);
+});
