@@ -10,6 +10,7 @@ import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { chromiumBench } from "./chromium";
 import { engineBench } from "./engine";
+import { postprocessBench } from "./postprocess";
 import { profile } from "./profile";
 import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
@@ -252,6 +253,7 @@ async function main(): Promise<void> {
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
     profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
+    postprocess: () => postprocessBench(CHROMIUM, benchDocuments()[0]!, Math.max(5, Math.round(30 * SCALE))),
     chromium: () => chromiumBench(CHROMIUM, benchDocuments()[0]!, Math.max(6, Math.round(20 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];
