@@ -11,7 +11,7 @@ export type PaidPlan = "starter" | "pro" | "business";
 
 export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 
-/** Body of POST /v1/render: exactly one of template_id or html. */
+/** Body of POST /v1/render: exactly one source (template_id, html, or documents). */
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
   template_id?: string;
@@ -21,6 +21,24 @@ export interface RenderRequest {
   data: object;
   /** HTTPS callback address (default port, ≤ 2,048 chars); makes the request asynchronous. */
   webhook_url?: string;
+  /**
+   * A merged PDF: 1 to 20 parts rendered in order into one document (`data` is then `{}`), one
+   * quota unit each, admitted all or none; a failing part fails the job, its error naming
+   * `documents[i]`.
+   */
+  documents?: DocumentPart[];
+}
+
+/** One part of a merged PDF: exactly one of template_id, html or url. */
+export interface DocumentPart {
+  template_id?: string;
+  template_version?: number;
+  html?: string;
+  url?: string;
+  /** The part's values (default {}). */
+  data?: object;
+  /** The part's page, header, footer and readiness options (see the OpenAPI document's PartOptions). */
+  options?: Record<string, unknown>;
 }
 
 /** Body of POST /v1/image. */

@@ -4,7 +4,7 @@ import os
 import re
 import urllib.parse
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
@@ -82,11 +82,16 @@ class Pressroom:
         data: Mapping[str, Any],
         template_id: Optional[str] = None,
         html: Optional[str] = None,
+        documents: Optional[Sequence[Mapping[str, Any]]] = None,
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id`` or raw ``html`` filled with ``data``.
+
+        Or a merged PDF from ``documents`` (with ``data={}``): 1 to 20 parts, each a dict with
+        one of ``template_id``, ``html`` or ``url`` and its own ``data`` and ``options``,
+        rendered in order into one PDF, one quota unit each.
 
         Without ``webhook_url`` the answer is the finished output (or ``queued``
         when the service's wait ran out: poll ``job(id)``); with it, always
@@ -94,7 +99,9 @@ class Pressroom:
         ``as_bytes=True`` (no ``webhook_url``) the PDF itself comes back in the
         same request, as ``result.content``.
         """
-        body = _fields(template_id=template_id, html=html, data=data, webhook_url=webhook_url)
+        body = _fields(
+            template_id=template_id, html=html, documents=None if documents is None else [dict(part) for part in documents], data=data, webhook_url=webhook_url
+        )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes)
 
     def image(

@@ -102,6 +102,12 @@ class Endpoints(ServerTest):
             self.server.last.json(), {"html": "<h1>{{title}}</h1>", "data": {"title": "Hi"}, "webhook_url": "https://example.com/hook"}
         )
 
+    def test_render_documents_sends_the_parts_in_order(self) -> None:
+        self.server.handler = lambda request: json_reply(200, SUCCEEDED)
+        parts = [{"template_id": "invoice", "data": {"number": "1"}}, {"html": "<p>Terms</p>", "options": {"format": "A5"}}]
+        self.client.render(documents=parts, data={})
+        self.assertEqual(self.server.last.json(), {"documents": parts, "data": {}})
+
     def test_render_as_bytes_asks_for_the_pdf_and_returns_it_with_the_job(self) -> None:
         pdf = b"%PDF-1.7\n...%%EOF\n"
         headers = {
