@@ -222,6 +222,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         filename,
         jobId: job.id,
         keyId: job.keyId,
+        attachment: Boolean(accepted.options?.filename),
       },
       output.data,
     );
@@ -259,7 +260,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   private announcedOutput(accepted: jobEventsV1.JobAccepted, filename: string, data: Uint8Array): AnnouncedOutput | undefined {
     if (accepted.webhookUrl || this.deps.announcedOutputMaxBytes === 0) return undefined;
     const serverMax = (this.deps.nc.info?.max_payload ?? 0) - ANNOUNCEMENT_OVERHEAD_BYTES;
-    return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data } : undefined;
+    const attachment = Boolean(accepted.options?.filename);
+    return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data, attachment } : undefined;
   }
 
   /**
