@@ -54,10 +54,10 @@ describe("outputs: signed download URLs", () => {
     await h?.stop();
   });
 
-  const store$ = (bytes: Buffer, contentType: string, filename: string) =>
+  const store$ = (bytes: Buffer, contentType: string, filename: string, attachment = false) =>
     storeOutput(
       { storage: render.storage, js: nc.jetstream(), bucket: "outputs" },
-      { outputId: "", contentType, filename, jobId: "job_test", keyId: "key_test" },
+      { outputId: "", contentType, filename, jobId: "job_test", keyId: "key_test", attachment },
       bytes,
     );
 
@@ -107,6 +107,10 @@ describe("outputs: signed download URLs", () => {
       const named = await store$(fakePdf("été"), "application/pdf", 'rapport "été"\\-job_2.pdf');
       const disposition = (await h.api.download(named.url)).headers["content-disposition"];
       assert.equal(disposition, `inline; filename="rapport __t___-job_2.pdf"; filename*=UTF-8''${encodeURIComponent('rapport "été"\\-job_2.pdf')}`);
+
+      const attached = await store$(fakePdf("a"), "application/pdf", "Rechnung März.pdf", true);
+      const attachment = (await h.api.download(attached.url)).headers["content-disposition"];
+      assert.equal(attachment, `attachment; filename="Rechnung M_rz.pdf"; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf`);
     });
   });
 

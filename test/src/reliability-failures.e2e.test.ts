@@ -137,6 +137,10 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
         htmlBytes: 0,
         dataSha256: "",
         dataBytes: 0,
+        url: "",
+        documents: [],
+        options: undefined,
+        templateOwner: "",
       },
     });
     // Accepted two minutes ago, stored only now: the gateway answered 500 and refunded it long since.

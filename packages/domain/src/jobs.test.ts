@@ -131,8 +131,11 @@ describe("announcements", () => {
       succeeded: { outputId: "out_1", url: "https://x.test/o", expiresAt: "", contentType: "application/pdf", sizeBytes: "3", pages: 1, renderMs: 1 },
     });
     const data = Buffer.from([1, 2, 3]);
-    const outcome = announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded, output: { filename: "a.pdf", data } }).finish());
+    const outcome = announcedOutcome(
+      jobEventsV1.JobOutcomeAnnouncement.encode({ event: succeeded, output: { filename: "a.pdf", data, attachment: true } }).finish(),
+    );
     assert.equal(outcome?.id, ids.jobId);
+    assert.equal(outcome?.output?.attachment, true);
     assert.equal(outcome?.status, "succeeded");
     assert.deepEqual(Buffer.from(outcome!.output!.data), data);
     assert.equal(announcedOutcome(jobEventsV1.JobOutcomeAnnouncement.encode({ event: accepted(), output: undefined }).finish()), undefined);

@@ -81,6 +81,8 @@ export interface JobState {
 export interface AnnouncedOutput {
   filename: string;
   data: Uint8Array;
+  /** Downloads answer Content-Disposition: attachment (the request named the file). */
+  attachment: boolean;
 }
 
 /** What a caller waiting for a job needs of its end; `output` only when the announcement carried it. */
@@ -289,7 +291,11 @@ export function outcomeInboxOf(command: Pick<jobEventsV1.RenderCommand, "jobId" 
  * Core NATS, at most once: a waiter that misses it falls back to the history.
  */
 export function announceOutcome(nc: NatsConnection, inbox: string, event: JobEvent, output?: AnnouncedOutput): void {
-  const announced = output && { filename: output.filename, data: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength) };
+  const announced = output && {
+    filename: output.filename,
+    data: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength),
+    attachment: output.attachment,
+  };
   nc.publish(subjects.outcomes(inbox), jobEventsV1.JobOutcomeAnnouncement.encode({ event, output: announced }).finish());
 }
 
@@ -303,7 +309,7 @@ export function announcedOutcome(data: Uint8Array): JobOutcome | undefined {
       id: event.jobId,
       status: "succeeded",
       result: event.succeeded,
-      ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data) } } : {}),
+      ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data), attachment: output.attachment } } : {}),
     };
   }
   if (event.type === "job.failed" && event.failed) return { id: event.jobId, status: "failed", error: event.failed };

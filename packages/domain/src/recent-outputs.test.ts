@@ -5,7 +5,7 @@ import { RecentOutputs, type RecentOutput } from "./recent-outputs";
 const T0 = Date.UTC(2026, 0, 1);
 
 function output(size: number, expiresAt = new Date(T0 + 60_000)): RecentOutput {
-  return { info: { contentType: "application/pdf", filename: "a.pdf", expiresAt }, bytes: Buffer.alloc(size, size % 256) };
+  return { info: { contentType: "application/pdf", filename: "a.pdf", attachment: false, expiresAt }, bytes: Buffer.alloc(size, size % 256) };
 }
 
 /** A cache on a clock the test moves. */

@@ -2,6 +2,8 @@
 export interface RecentOutputInfo {
   contentType: string;
   filename: string;
+  /** Content-Disposition: attachment rather than inline. */
+  attachment: boolean;
   expiresAt: Date;
 }
 

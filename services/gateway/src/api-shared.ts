@@ -45,7 +45,11 @@ export const headers = {
   etag: header("ETag", "Changes when the template changes.", z.string()),
   cacheControl: header("Cache-Control", "Caching policy.", z.string()),
   contentLength: header("Content-Length", "Size of the file in bytes.", nonNegative),
-  contentDisposition: header("Content-Disposition", "inline, with a file name such as invoice-job_….pdf.", z.string().regex(/^inline; filename="[^"]+"/)),
+  contentDisposition: header(
+    "Content-Disposition",
+    "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8).",
+    z.string().regex(/^(inline|attachment); filename="[^"]+"/),
+  ),
   referrerPolicy: header("Referrer-Policy", "no-referrer: the signed URL never leaks through a Referer header.", z.literal("no-referrer")),
   allow: header("Allow", "The methods the path supports.", z.string()),
   idempotentReplayed: header(

@@ -117,6 +117,21 @@ const INTENDED_DIFFERENCES: Record<string, string[]> = {
   "Issue 33: a render's source may be documents, the parts of a merged PDF (DocumentPart, among the new schemas).": [
     "/components/schemas/RenderRequest/properties/documents",
   ],
+  "Issue 33: the operations describe the url source and the options; an image may be jpeg or webp; a download named by options.filename is an attachment.": [
+    "/paths/~1v1~1render/post/description",
+    "/paths/~1v1~1render/post/responses/200/headers/Content-Disposition/description",
+    "/paths/~1v1~1render/post/responses/422/description",
+    "/paths/~1v1~1image/post/description",
+    "/paths/~1v1~1image/post/responses/200/description",
+    "/paths/~1v1~1image/post/responses/200/headers/Content-Disposition/description",
+    "/paths/~1v1~1image/post/responses/200/content/image~1jpeg",
+    "/paths/~1v1~1image/post/responses/200/content/image~1webp",
+    "/paths/~1v1~1image/post/responses/422/description",
+    "/components/headers/Content-Disposition/description",
+    "/components/headers/Content-Disposition/schema/pattern",
+    "/components/schemas/RenderSucceeded/properties/content_type/enum",
+    "/components/schemas/RenderSucceeded/properties/content_type/description",
+  ],
   "device_scale_factor is anyOf two constants, 1 and 2, rather than an enum of them.": [
     "/components/schemas/Template/properties/device_scale_factor/enum",
     "/components/schemas/Template/properties/device_scale_factor/anyOf",

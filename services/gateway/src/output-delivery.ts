@@ -27,9 +27,9 @@ export const invalid = () => new AppError("URL_INVALID", "this download link is 
 const OUTPUT_ID = /^[a-z]{2,8}_[0-9a-z]{8,64}$/;
 const FIRST_MESSAGE_MS = 15_000;
 
-function contentDisposition(filename: string): string {
+export function contentDisposition(filename: string, attachment: boolean): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+  return `${attachment ? "attachment" : "inline"}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 /** An announced output the gateway keeps: what a download answers, and the signature storage gave its URL. */
@@ -79,7 +79,14 @@ export function keepAnnouncedOutput(deps: Pick<OutputSource, "recentOutputs">, j
   const { result, output } = job;
   const signed = result && output ? signedOutputOf(result.url) : undefined;
   if (!result || !output || !signed || output.data.byteLength !== Number(result.sizeBytes)) return;
-  const info = { contentType: result.contentType, filename: output.filename, expiresAt: new Date(result.expiresAt), exp: signed.exp, sig: signed.sig };
+  const info = {
+    contentType: result.contentType,
+    filename: output.filename,
+    attachment: output.attachment,
+    expiresAt: new Date(result.expiresAt),
+    exp: signed.exp,
+    sig: signed.sig,
+  };
   deps.recentOutputs.add(signed.outputId, { info, bytes: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength) });
 }
 
@@ -91,12 +98,12 @@ function sameSignature(info: KeptOutputInfo, exp: string, sig: string): boolean 
 }
 
 /** The headers of an output's answer: status 200, its type, length, file name, and caching until it expires. */
-function answerOutput(ctx: Context, info: { contentType: string; filename: string; expiresAt: Date }, size: number): void {
+function answerOutput(ctx: Context, info: { contentType: string; filename: string; attachment: boolean; expiresAt: Date }, size: number): void {
   const remaining = Math.max(0, Math.floor((info.expiresAt.getTime() - Date.now()) / 1000));
   ctx.status = 200;
   ctx.type = info.contentType;
   ctx.length = size;
-  ctx.set("Content-Disposition", contentDisposition(info.filename));
+  ctx.set("Content-Disposition", contentDisposition(info.filename, info.attachment));
   ctx.set("Referrer-Policy", "no-referrer");
   ctx.set("Cache-Control", `private, max-age=${remaining}`);
   ctx.set("X-Content-Type-Options", "nosniff");
@@ -135,7 +142,11 @@ export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, e
     throw new AppError("INTERNAL_ERROR", "output stream without metadata", "Retry with exponential backoff.");
   }
   outputMetrics.served("storage");
-  answerOutput(ctx, { contentType: info.contentType, filename: info.filename, expiresAt: new Date(info.expiresAt) }, Number(info.sizeBytes));
+  answerOutput(
+    ctx,
+    { contentType: info.contentType, filename: info.filename, attachment: info.attachment, expiresAt: new Date(info.expiresAt) },
+    Number(info.sizeBytes),
+  );
   if (ctx.method === "HEAD") {
     stream.cancel();
     return;

@@ -6,6 +6,7 @@ export interface OutputsTable {
   key_id: string;
   content_type: string;
   filename: string;
+  attachment: ColumnType<boolean, boolean | undefined, never>;
   size_bytes: ColumnType<string, number, number>;
   created_at: ColumnType<Date, Date | undefined, never>;
   expires_at: Date;

@@ -30,7 +30,9 @@ export const RenderSucceeded = z
     status: z.literal("succeeded"),
     url: z.url().meta({ description: "Signed download URL: <base>/v1/outputs/<id>?exp=<unix seconds>&sig=<hex>." }),
     expires_at: dateTime(),
-    content_type: z.enum(["application/pdf", "image/png"]),
+    content_type: z
+      .enum(["application/pdf", "image/png", "image/jpeg", "image/webp"])
+      .meta({ description: "What was made: a PDF, or an image in options.format." }),
     size_bytes: z.int().min(1),
   })
   .meta({ id: "RenderSucceeded" });
@@ -85,7 +87,8 @@ const JOB_REQUEST_ERRORS = {
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
       "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
-      "whose first line the message gives, render timeout, output too large), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
+      "whose first line the message gives, render timeout, output too large, a wait_for condition not met in time, which it names, " +
+      "a url that could not be fetched or is not an HTML page), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
     ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
     REPLAYABLE_HEADERS,
   ),
@@ -99,7 +102,8 @@ const JOB_REQUEST_ERRORS = {
 };
 
 /** The sync 200: the JSON by default, or the document when Accept asks for it. */
-function documentOrJson(documentType: string) {
+function documentOrJson(documentTypes: string[]) {
+  const documentType = documentTypes.join(" or ");
   const withDocument = (description: string, schema: z.ZodType) => schema.optional().meta({ description: `With the document: ${description}` });
   return jsonResponse(
     "Rendered (sync). The url is a signed, expiring download link: treat it like the document itself. " +
@@ -110,9 +114,9 @@ function documentOrJson(documentType: string) {
       "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
       "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
       "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
-      "Content-Disposition": withDocument("inline, with the document's file name.", z.string()),
+      "Content-Disposition": withDocument("inline with the document's file name, or attachment with options.filename.", z.string()),
     },
-    { [documentType]: { schema: z.string().meta({ format: "binary" }) } },
+    Object.fromEntries(documentTypes.map((type) => [type, { schema: z.string().meta({ format: "binary" }) }])),
   );
 }
 
@@ -121,8 +125,10 @@ const SIGNATURE = "^t=\\d+,v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$";
 function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
   const isImage = kind === "image";
   const what = isImage
-    ? "Renders a png template (its width and height) filled with data."
-    : "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data.";
+    ? "Renders a png template (its width and height) filled with data, or a public page (url, in options.width × options.height), " +
+      "as png (the default), jpeg or webp (options.format)."
+    : "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data, or a public page (url); " +
+      "options set the paper, margins, running header and footer, when the page is ready (wait_for), and what the PDF says about itself.";
   return {
     operationId: isImage ? "createImage" : "createRender",
     summary: isImage ? "Render a PNG image from a png template" : "Render a PDF from a template or raw HTML",
@@ -130,7 +136,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       `${what} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
       "a job still running then is answered 202 like an async one. " +
-      `A sync request whose Accept header asks for ${isImage ? "image/png" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
+      `A sync request whose Accept header asks for ${isImage ? "the image's type" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
       "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
       "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
@@ -142,7 +148,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
     parameters: [IdempotencyKey],
     requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
     responses: {
-      "200": documentOrJson(isImage ? "image/png" : "application/pdf"),
+      "200": documentOrJson(isImage ? ["image/png", "image/jpeg", "image/webp"] : ["application/pdf"]),
       "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", JobAccepted, {
         ...REPLAYABLE_HEADERS,
         Location: headers.location,

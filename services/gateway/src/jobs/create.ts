@@ -128,10 +128,13 @@ function answerQueued(ctx: Context, jobId: string): void {
   ctx.body = { id: jobId, status: "queued" } satisfies z.input<typeof JobAccepted>;
 }
 
+/** What a job of each kind may make (an image's format is its options.format). */
+const DOCUMENT_TYPES: Record<JobKind, string[]> = { render: ["application/pdf"], image: ["image/png", "image/jpeg", "image/webp"] };
+
 /** Whether a sync request's Accept header prefers the job's document to JSON (JSON stays the default, for a wildcard too). */
 function documentWanted(ctx: Context, kind: JobKind): boolean {
-  const type = kind === "image" ? "image/png" : "application/pdf";
-  return ctx.accepts("application/json", type) === type;
+  const chosen = ctx.accepts("application/json", ...DOCUMENT_TYPES[kind]);
+  return chosen !== false && chosen !== "application/json";
 }
 
 /**

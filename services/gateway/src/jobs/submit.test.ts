@@ -109,7 +109,7 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     const jobId = newId("job");
     const waiting = inbox.watch(jobId).wait(10_000);
     const data = Buffer.from("%PDF-1.7 forty-two bytes of a document....");
-    announceOutcome(nc, inbox.id, succeeded(jobId), { filename: "invoice-1.pdf", data });
+    announceOutcome(nc, inbox.id, succeeded(jobId), { filename: "invoice-1.pdf", data, attachment: false });
     const outcome = await waiting;
     assert.equal(outcome?.output?.filename, "invoice-1.pdf");
     assert.deepEqual(Buffer.from(outcome!.output!.data), data);

@@ -4,6 +4,7 @@ import { layoutOf } from "./paper";
 import { deadlineOf, NotStarted } from "./job";
 import { engineSettings } from "./options";
 import type { Slot } from "./slot";
+import { fetchPage } from "./url-source";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
 /** The longest a job waits for a browser to come back before failing as `crashed`. */
@@ -103,6 +104,15 @@ export class RenderEngine {
     } finally {
       release();
     }
+  }
+
+  /**
+   * The HTML of a url source's page, fetched through the engine's fetcher (the
+   * guard every sub-resource goes through) within `timeoutMs`, with a <base>
+   * naming the page's final URL. Rejects with RenderFailure `source_unavailable`.
+   */
+  fetchPage(url: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<string> {
+    return fetchPage(this.opts.fetchSubresource, url, options);
   }
 
   /** Kills the browser(s); renders in flight or queued fail with `crashed`. Idempotent. */

@@ -4,12 +4,15 @@ export {
   type EngineLogger,
   type EngineOptions,
   type FailureReason,
+  type ImageFormat,
   type PageSettings,
+  type PrintSettings,
   type RenderCallOptions,
   type RenderJob,
   type RenderOutput,
   type SubresourceBudget,
   type SubresourceFetcher,
+  type WaitCondition,
 } from "./types";
 export { countPdfPages } from "./pdf";
 export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";

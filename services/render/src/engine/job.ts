@@ -38,6 +38,11 @@ export class ActiveJob {
   verdict: Promise<RenderFailure> | undefined;
   /** The first line of the document's first uncaught exception, if it had one. */
   scriptError: string | undefined;
+  /** Sub-requests paused and not yet answered, and when the last one came or ended (network_idle). */
+  subrequestsInFlight = 0;
+  lastSubrequestAt = performance.now();
+  /** When waiting for the page to be ready must end (performance.now() time), leaving room to print before the deadline. */
+  readyBy = Infinity;
   readonly interrupted: Promise<never>;
   private rejectInterrupted!: (failure: RenderFailure) => void;
 

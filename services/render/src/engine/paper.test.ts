@@ -49,7 +49,10 @@ describe("paper", () => {
     const invalid = (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && !err.retryable;
     assert.throws(() => layoutOf({ html: "", kind: "png" }), invalid);
     assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 0, height: 10 } }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, deviceScaleFactor: 3 as 2 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, deviceScaleFactor: 4 as 2 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, format: "jpeg", omitBackground: true } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "pdf", print: { scale: 3 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "pdf", print: { pageRanges: "1-a" } }), invalid);
     assert.throws(
       () =>
         layoutOf({
@@ -77,5 +80,51 @@ describe("paper", () => {
         }),
       invalid,
     );
+  });
+
+  const page = { landscape: false, marginTop: "0", marginRight: "0", marginBottom: "0", marginLeft: "0", headerTemplate: "", footerTemplate: "" };
+
+  it("takes a paper of width and height in CSS lengths, and refuses one out of range", () => {
+    const layout = layoutOf({ html: "", kind: "pdf", page: { ...page, format: "", width: "100mm", height: "4in" } });
+    assert.ok(Math.abs(layout.print!.paperWidth - 100 / 25.4) < 1e-9);
+    assert.equal(layout.print!.paperHeight, 4);
+    assert.equal(layout.viewport.width, Math.round((100 / 25.4) * 96));
+    assert.throws(
+      () => layoutOf({ html: "", kind: "pdf", page: { ...page, format: "", width: "1mm", height: "4in" } }),
+      /paper width must be from 1 to 200 inches/,
+    );
+  });
+
+  it("adds the print settings, the media and the readiness condition", () => {
+    const layout = layoutOf({
+      html: "",
+      kind: "pdf",
+      page: { ...page, format: "A4" },
+      print: { scale: 0.5, printBackground: false, pageRanges: "1-2,4", preferCssPageSize: true, media: "screen" },
+      waitFor: { selector: "#ready" },
+    });
+    assert.equal(layout.print?.scale, 0.5);
+    assert.equal(layout.print?.printBackground, false);
+    assert.equal(layout.print?.pageRanges, "1-2,4");
+    assert.equal(layout.print?.preferCSSPageSize, true);
+    assert.equal(layout.media, "screen");
+    assert.deepEqual(layout.waitFor, { selector: "#ready" });
+    const raw = layoutOf({ html: "", kind: "pdf", print: { printBackground: false } });
+    assert.equal(raw.print?.preferCSSPageSize, true);
+    assert.equal(raw.print?.printBackground, false);
+  });
+
+  it("captures an image in its format, with quality where it has one", () => {
+    assert.equal(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10 } }).capture, undefined);
+    assert.deepEqual(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, format: "jpeg" } }).capture, {
+      format: "jpeg",
+      quality: 90,
+      omitBackground: false,
+    });
+    assert.deepEqual(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, omitBackground: true } }).capture, {
+      format: "png",
+      quality: undefined,
+      omitBackground: true,
+    });
   });
 });

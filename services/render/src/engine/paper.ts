@@ -1,4 +1,4 @@
-import { RenderFailure, type RenderJob } from "./types";
+import { RenderFailure, type ImageFormat, type PrintSettings, type RenderJob, type RenderOutput, type WaitCondition } from "./types";
 
 /** Paper sizes in inches (portrait), as puppeteer and Chromium's print dialog know them. */
 const PAPER: Record<string, { width: number; height: number }> = {
@@ -21,6 +21,8 @@ const CSS_PX_PER_IN = 96;
 /** Units per inch. */
 const PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4, pt: 72, pc: 6 };
 export const MAX_IMAGE_SIDE = 10_000;
+/** The largest paper side a job may ask for, in inches (A0's long side is 46.8). */
+const MAX_PAPER_IN = 200;
 
 /** "12mm" → inches; "" and "0" → 0. Throws invalid_document on anything else. */
 export function cssLengthToInches(value: string, field: string): number {
@@ -47,6 +49,9 @@ export interface PrintParams {
   headerTemplate?: string;
   footerTemplate?: string;
   preferCSSPageSize: boolean;
+  scale?: number;
+  printBackground?: boolean;
+  pageRanges?: string;
 }
 
 /** What a job needs from a page before and after it loads. */
@@ -56,6 +61,17 @@ export interface JobLayout {
   print?: PrintParams;
   /** Printable height in CSS px, for the page-count estimate. */
   pageHeightPx: number;
+  /** The CSS media type to emulate; absent: none (print when printing, screen when capturing). */
+  media?: "print" | "screen";
+  /** Images: the format and background of the capture (absent: an opaque png). */
+  capture?: { format: ImageFormat; quality?: number; omitBackground: boolean };
+  /** Waited for once the document loaded. */
+  waitFor?: WaitCondition;
+}
+
+/** What a job with this layout makes. */
+export function contentTypeOf(kind: "pdf" | "png", layout: JobLayout): RenderOutput["contentType"] {
+  return kind === "pdf" ? "application/pdf" : `image/${layout.capture?.format ?? "png"}`;
 }
 
 const BLANK_TEMPLATE = "<span></span>";
@@ -63,22 +79,54 @@ const BLANK_TEMPLATE = "<span></span>";
 /** Checks a job and derives its layout. Throws RenderFailure("invalid_document"). */
 export function layoutOf(job: RenderJob): JobLayout {
   if (typeof job.html !== "string") throw new RenderFailure("invalid_document", "html must be a string");
-  if (job.kind === "png") {
-    const image = job.image;
-    if (!image) throw new RenderFailure("invalid_document", "an image render needs a width and a height");
-    for (const side of ["width", "height"] as const) {
-      const v = image[side];
-      if (!Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) {
-        throw new RenderFailure("invalid_document", `image ${side} must be a whole number from 1 to ${MAX_IMAGE_SIDE}`);
-      }
-    }
-    const dsf = image.deviceScaleFactor ?? 1;
-    if (dsf !== 1 && dsf !== 2) throw new RenderFailure("invalid_document", "deviceScaleFactor must be 1 or 2");
-    return { viewport: { width: image.width, height: image.height, deviceScaleFactor: dsf }, pageHeightPx: image.height };
-  }
+  const ready = job.waitFor ? { waitFor: job.waitFor } : {};
+  if (job.kind === "png") return { ...imageLayout(job), ...ready };
   if (job.kind !== "pdf") throw new RenderFailure("invalid_document", `unknown output kind "${String(job.kind)}"`);
+  return { ...pdfLayout(job), ...(job.print?.media ? { media: job.print.media } : {}), ...ready };
+}
 
+function imageLayout(job: RenderJob): JobLayout {
+  const image = job.image;
+  if (!image) throw new RenderFailure("invalid_document", "an image render needs a width and a height");
+  for (const side of ["width", "height"] as const) {
+    const v = image[side];
+    if (!Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) {
+      throw new RenderFailure("invalid_document", `image ${side} must be a whole number from 1 to ${MAX_IMAGE_SIDE}`);
+    }
+  }
+  const dsf = image.deviceScaleFactor ?? 1;
+  if (dsf !== 1 && dsf !== 2 && dsf !== 3) throw new RenderFailure("invalid_document", "deviceScaleFactor must be 1, 2 or 3");
+  const format = image.format ?? "png";
+  if (image.omitBackground && format === "jpeg") throw new RenderFailure("invalid_document", "a jpeg has no transparency: use png or webp");
+  const quality = format === "png" ? undefined : (image.quality ?? 90);
+  if (quality !== undefined && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
+    throw new RenderFailure("invalid_document", "image quality must be a whole number from 1 to 100");
+  }
+  return {
+    viewport: { width: image.width, height: image.height, deviceScaleFactor: dsf },
+    pageHeightPx: image.height,
+    ...(format === "png" && !image.omitBackground ? {} : { capture: { format, quality, omitBackground: Boolean(image.omitBackground) } }),
+  };
+}
+
+/** The print settings beyond the paper, checked. */
+function printExtras(print: PrintSettings | undefined): Partial<PrintParams> {
+  if (!print) return {};
+  if (print.scale !== undefined && !(print.scale >= 0.1 && print.scale <= 2)) throw new RenderFailure("invalid_document", "scale must be from 0.1 to 2");
+  if (print.pageRanges !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(print.pageRanges)) {
+    throw new RenderFailure("invalid_document", `page_ranges "${print.pageRanges}" is not a list of pages such as "1-3,5"`);
+  }
+  return {
+    ...(print.scale === undefined ? {} : { scale: print.scale }),
+    ...(print.printBackground === undefined ? {} : { printBackground: print.printBackground }),
+    ...(print.pageRanges === undefined ? {} : { pageRanges: print.pageRanges }),
+    ...(print.preferCssPageSize === undefined ? {} : { preferCSSPageSize: print.preferCssPageSize }),
+  };
+}
+
+function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
   const page = job.page;
+  const extras = printExtras(job.print);
   if (!page) {
     // Raw HTML: the document's own @page size wins; A4 with Chromium's default margins otherwise.
     const a4 = PAPER.a4!;
@@ -86,12 +134,11 @@ export function layoutOf(job: RenderJob): JobLayout {
     const heightPx = (a4.height - 2 * DEFAULT_MARGIN_IN) * CSS_PX_PER_IN;
     return {
       viewport: { width: Math.round(widthPx), height: Math.round(heightPx), deviceScaleFactor: 1 },
-      print: { paperWidth: a4.width, paperHeight: a4.height, landscape: false, displayHeaderFooter: false, preferCSSPageSize: true },
+      print: { paperWidth: a4.width, paperHeight: a4.height, landscape: false, displayHeaderFooter: false, preferCSSPageSize: true, ...extras },
       pageHeightPx: heightPx,
     };
   }
-  const paper = PAPER[String(page.format).toLowerCase()];
-  if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${page.format}" (use ${Object.keys(PAPER).join(", ")})`);
+  const paper = paperOf(page);
   const margin = {
     top: cssLengthToInches(page.marginTop ?? "", "marginTop"),
     right: cssLengthToInches(page.marginRight ?? "", "marginRight"),
@@ -121,7 +168,26 @@ export function layoutOf(job: RenderJob): JobLayout {
       // An empty template would make Chromium print its default date/title/url header.
       ...(displayHeaderFooter ? { headerTemplate: header.trim() ? header : BLANK_TEMPLATE, footerTemplate: footer.trim() ? footer : BLANK_TEMPLATE } : {}),
       preferCSSPageSize: false,
+      ...extras,
     },
     pageHeightPx: contentH * CSS_PX_PER_IN,
   };
+}
+
+/** The paper of a page, portrait, in inches: a named format, or width and height. */
+function paperOf(page: NonNullable<RenderJob["page"]>): { width: number; height: number } {
+  if (page.format) {
+    const paper = PAPER[String(page.format).toLowerCase()];
+    if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${page.format}" (use ${Object.keys(PAPER).join(", ")})`);
+    return paper;
+  }
+  const width = cssLengthToInches(page.width ?? "", "width");
+  const height = cssLengthToInches(page.height ?? "", "height");
+  for (const [side, value] of [
+    ["width", width],
+    ["height", height],
+  ] as const) {
+    if (!(value >= 1 && value <= MAX_PAPER_IN)) throw new RenderFailure("invalid_document", `the paper ${side} must be from 1 to ${MAX_PAPER_IN} inches`);
+  }
+  return { width, height };
 }

@@ -8,18 +8,35 @@ import { RenderFailure } from "./types";
 /** What Chromium hands over of a printed PDF per read. */
 const IO_CHUNK = 4 * 1024 * 1024;
 
-/** The page's viewport as a PNG, refused past the output cap. */
-export async function capturePng(session: CDPSession, width: number, height: number, maxOutputBytes: number): Promise<{ data: Uint8Array; pages: number }> {
-  const shot = await session.send("Page.captureScreenshot", {
-    format: "png",
-    clip: { x: 0, y: 0, width, height, scale: 1 },
-    captureBeyondViewport: false,
-    optimizeForSpeed: true,
-    fromSurface: true,
-  });
-  const data = Buffer.from(shot.data, "base64");
-  if (data.byteLength > maxOutputBytes) throw outputCap(maxOutputBytes);
-  return { data, pages: 1 };
+/**
+ * The page's viewport as an image (an opaque png unless `capture` says
+ * otherwise), refused past the output cap. A transparent background is asked
+ * of the page only for this capture.
+ */
+export async function captureImage(
+  session: CDPSession,
+  width: number,
+  height: number,
+  capture: JobLayout["capture"],
+  maxOutputBytes: number,
+): Promise<{ data: Uint8Array; pages: number }> {
+  const transparent = capture?.omitBackground ?? false;
+  if (transparent) await session.send("Emulation.setDefaultBackgroundColorOverride", { color: { r: 0, g: 0, b: 0, a: 0 } });
+  try {
+    const shot = await session.send("Page.captureScreenshot", {
+      format: capture?.format ?? "png",
+      ...(capture?.quality === undefined ? {} : { quality: capture.quality }),
+      clip: { x: 0, y: 0, width, height, scale: 1 },
+      captureBeyondViewport: false,
+      optimizeForSpeed: true,
+      fromSurface: true,
+    });
+    const data = Buffer.from(shot.data, "base64");
+    if (data.byteLength > maxOutputBytes) throw outputCap(maxOutputBytes);
+    return { data, pages: 1 };
+  } finally {
+    if (transparent) await session.send("Emulation.setDefaultBackgroundColorOverride", {}).catch(noop);
+  }
 }
 
 /**
@@ -31,9 +48,10 @@ export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobL
   let stream: string | undefined;
   try {
     const printed = await session.send("Page.printToPDF", {
-      ...layout.print,
       printBackground: true,
+      // At most one page past the cap is printed; a job's own ranges are counted against it after printing.
       pageRanges: `1-${job.limits.maxPages + 1}`,
+      ...layout.print,
       transferMode: "ReturnAsStream",
       generateTaggedPDF: true,
       generateDocumentOutline: false,

@@ -17,8 +17,9 @@ import {
 import { newDocumentOrigin } from "./network";
 import type { SlotSettings } from "./options";
 import { SHELL_HTML, WARM_UP, clearJobState, enableDomains, openPage, serveHtml } from "./page";
-import type { JobLayout } from "./paper";
-import { capturePng, printPdf } from "./print";
+import { contentTypeOf, type JobLayout } from "./paper";
+import { captureImage, printPdf } from "./print";
+import { readinessBudgetMs, waitUntilReady } from "./readiness";
 import { RenderFailure, type RenderOutput } from "./types";
 
 /** How Chromium reported a page gone: its renderer crashed, or its target closed. */
@@ -57,6 +58,7 @@ export class Slot {
   disposing = false;
   private job: ActiveJob | undefined;
   private lastViewport = "";
+  private lastMedia = "";
   /** Every origin the last job's documents and sub-requests had: what the wipe clears. */
   private lastOrigins: string[] = [];
   private loadWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
@@ -158,6 +160,7 @@ export class Slot {
     this.shell = undefined;
     const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes);
     this.job = job;
+    job.readyBy = started + readinessBudgetMs(deadline.ms);
     const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadline.namedMs)} deadline`)), deadline.ms);
     const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -169,7 +172,7 @@ export class Slot {
       return {
         data,
         pages,
-        contentType: kind === "pdf" ? "application/pdf" : "image/png",
+        contentType: contentTypeOf(kind, layout),
         renderMs: Math.round(performance.now() - started),
       };
     } catch (err) {
@@ -230,6 +233,12 @@ export class Slot {
       await s.send("Runtime.evaluate", { expression: "0" });
     }
 
+    const media = layout.media ?? "";
+    if (media !== this.lastMedia) {
+      await s.send("Emulation.setEmulatedMedia", { media });
+      this.lastMedia = media;
+    }
+
     const loaded = this.nextLoad();
     if (inShell) {
       // document.open/write/close into the shell's untouched window, at the job's origin.
@@ -242,6 +251,7 @@ export class Slot {
       if (nav.errorText) throw new Error(`navigation failed: ${nav.errorText}`);
     }
     await loaded;
+    if (layout.waitFor) await waitUntilReady(s, job, layout.waitFor, job.readyBy - performance.now());
 
     // Fonts, and a cheap estimate so that a 10 000-page document fails before it is printed.
     const probe = await s.send("Runtime.evaluate", {
@@ -255,7 +265,7 @@ export class Slot {
       throw pageCap(job.limits.maxPages);
     }
 
-    return kind === "png" ? capturePng(s, width, height, job.limits.maxOutputBytes) : printPdf(s, job, layout);
+    return kind === "png" ? captureImage(s, width, height, layout.capture, job.limits.maxOutputBytes) : printPdf(s, job, layout);
   }
 
   private nextLoad(): Promise<void> {

@@ -27,6 +27,8 @@ export async function answerSubrequest(params: {
     return;
   }
   job.origins.add(url.origin);
+  job.subrequestsInFlight++;
+  job.lastSubrequestAt = performance.now();
   let release: (() => void) | undefined;
   let errorReason: Protocol.Network.ErrorReason = "Failed";
   try {
@@ -71,6 +73,8 @@ export async function answerSubrequest(params: {
     if (current()) await s.send("Fetch.failRequest", { requestId, errorReason }).catch(noop);
   } finally {
     release?.();
+    job.subrequestsInFlight--;
+    job.lastSubrequestAt = performance.now();
   }
 }
 

@@ -1,6 +1,10 @@
 /** Print settings of a PDF template (margins are CSS lengths: px, in, cm, mm, pt, pc). */
 export interface PageSettings {
+  /** A paper name (A4, Letter…), or "" with width and height. */
   format: string;
+  /** The paper's size as CSS lengths, when format is "". */
+  width?: string;
+  height?: string;
   landscape: boolean;
   marginTop: string;
   marginRight: string;
@@ -11,13 +15,36 @@ export interface PageSettings {
   footerTemplate: string;
 }
 
+/** How a PDF is printed beyond its paper (absent: Chromium's defaults, backgrounds printed). */
+export interface PrintSettings {
+  /** 0.1 to 2. */
+  scale?: number;
+  printBackground?: boolean;
+  /** e.g. "1-3,5"; pages past the last are left out. */
+  pageRanges?: string;
+  /** The document's CSS @page size wins over the paper. */
+  preferCssPageSize?: boolean;
+  /** The CSS media type the document is laid out for (default print). */
+  media?: "print" | "screen";
+}
+
+/** When the page is ready to print or capture, after it loaded: exactly one condition. */
+export type WaitCondition = { selector: string } | { expression: string } | { networkIdle: true } | { delayMs: number };
+
+export type ImageFormat = "png" | "jpeg" | "webp";
+
 export interface RenderJob {
   html: string;
+  /** "png" is any image (see image.format). */
   kind: "pdf" | "png";
   /** PDF only. Absent for raw HTML: the document's CSS `@page` rules decide (A4 otherwise). */
   page?: PageSettings;
-  /** PNG only: the exact output size in CSS pixels (times deviceScaleFactor in device pixels). */
-  image?: { width: number; height: number; deviceScaleFactor?: 1 | 2 };
+  /** PDF only. */
+  print?: PrintSettings;
+  /** PNG only: the exact output size in CSS pixels (times deviceScaleFactor in device pixels), its format and background. */
+  image?: { width: number; height: number; deviceScaleFactor?: 1 | 2 | 3; format?: ImageFormat; quality?: number; omitBackground?: boolean };
+  /** Waited for after the document loaded, within the deadline; not met fails the job `not_ready`. */
+  waitFor?: WaitCondition;
   /** Lowers the engine's deadline for this job; never raises it. */
   deadlineMs?: number;
   /**
@@ -50,7 +77,7 @@ export interface RenderCallOptions {
 
 export interface RenderOutput {
   data: Uint8Array;
-  contentType: "application/pdf" | "image/png";
+  contentType: "application/pdf" | "image/png" | "image/jpeg" | "image/webp";
   pages: number;
   /** Time on a slot: navigation, load, fonts and print/screenshot (not time queued). */
   renderMs: number;
@@ -67,7 +94,9 @@ export type FailureReason =
   | "crashed"
   | "blocked_navigation"
   | "invalid_document"
-  | "script_error";
+  | "script_error"
+  | "not_ready"
+  | "source_unavailable";
 
 /**
  * Why a document could not be rendered. The message is safe to show the

@@ -30,6 +30,7 @@ import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalo
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
+import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
 import { renderMetrics } from "./metrics";
 
 export interface WorkerDeps {
@@ -254,8 +255,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     lastSeq: number,
     inbox: string,
   ): Promise<void> {
-    const extension = output.contentType === "application/pdf" ? "pdf" : "png";
-    const filename = `${accepted.templateId || "document"}-${job.id}.${extension}`;
+    const extension = output.contentType === "application/pdf" ? "pdf" : output.contentType.slice("image/".length);
+    const filename = filenameOf(accepted.options, `${accepted.templateId || "document"}-${job.id}`, extension);
     const stored = await storeOutput(
       { storage: this.deps.storage, js: this.deps.js, bucket: this.deps.outputBucket },
       {
@@ -264,6 +265,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         filename,
         jobId: job.id,
         keyId: job.keyId,
+        attachment: Boolean(accepted.options?.filename),
       },
       output.data,
     );
@@ -289,7 +291,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       throw err;
     }
     announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, filename, output.data));
-    renderMetrics.jobSucceeded(extension);
+    renderMetrics.jobSucceeded(extension === "pdf" ? "pdf" : "png");
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
@@ -301,31 +303,54 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   private announcedOutput(accepted: jobEventsV1.JobAccepted, filename: string, data: Uint8Array): AnnouncedOutput | undefined {
     if (accepted.webhookUrl || this.deps.announcedOutputMaxBytes === 0) return undefined;
     const serverMax = (this.deps.nc.info?.max_payload ?? 0) - ANNOUNCEMENT_OVERHEAD_BYTES;
-    return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data } : undefined;
+    const attachment = Boolean(accepted.options?.filename);
+    return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data, attachment } : undefined;
   }
 
-  /** Expands the template off the event loop; the render gets what is left of the deadline. */
+  /**
+   * The job the engine renders: the template or raw HTML expanded off the
+   * event loop (or a url's page fetched through the network guard), the
+   * header and footer filled with the same data, and the request's options
+   * over the template's settings. The render gets what is left of the deadline.
+   */
   private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
     const started = performance.now();
     const { deadlineMs, expander } = this.deps;
     const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
+    const options = accepted.options;
+    const expand = (source: string, cacheKey?: string) => expander.expand({ source, cacheKey, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+    const [header, footer] = await Promise.all([options?.headerHtml, options?.footerHtml].map((source) => (source === undefined ? undefined : expand(source))));
+    const headerFooter = { header, footer };
+    const waitFor = waitConditionOf(options);
+    const readiness = { ...(waitFor ? { waitFor } : {}), jobDeadlineMs: deadlineMs };
     if (accepted.templateId) {
       const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
-      const html = await expander.expand({ source: row.body, cacheKey: `${row.id}@${row.version}`, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+      const html = await expand(row.body, `${row.id}@${row.version}`);
       renderMetrics.templateExpanded(started);
       return {
         html,
         kind: row.output,
-        page: pageSettingsOf(row),
-        image: imageSettingsOf(row),
+        page: row.output === "pdf" ? pageOf(pageSettingsOf(row), options, headerFooter) : undefined,
+        print: row.output === "pdf" ? printOf(options, true) : undefined,
+        image: row.output === "png" ? imageOf(imageSettingsOf(row), options) : undefined,
         scriptErrors: row.settings.script_errors ?? "fail",
+        ...readiness,
         deadlineMs: left(),
-        jobDeadlineMs: deadlineMs,
       };
     }
-    const html = await expander.expand({ source: accepted.html, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
-    renderMetrics.templateExpanded(started);
-    return { html, kind: accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf", deadlineMs: left(), jobDeadlineMs: deadlineMs };
+    const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
+    const html = accepted.url
+      ? await this.deps.engine.fetchPage(accepted.url, { timeoutMs: left() })
+      : await expand(accepted.html).finally(() => renderMetrics.templateExpanded(started));
+    return {
+      html,
+      kind,
+      page: kind === "pdf" ? pageOf(undefined, options, headerFooter) : undefined,
+      print: kind === "pdf" ? printOf(options, false) : undefined,
+      image: kind === "png" ? imageOf(undefined, options) : undefined,
+      ...readiness,
+      deadlineMs: left(),
+    };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {

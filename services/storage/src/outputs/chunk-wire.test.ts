@@ -17,7 +17,9 @@ describe("GetOutput's response serialiser", () => {
   });
 
   it("leaves the output's info to the generated encoder", () => {
-    const value = { info: { contentType: "application/pdf", filename: "report.pdf", sizeBytes: "1048576", expiresAt: "2026-11-26T00:00:00.000Z" } };
+    const value = {
+      info: { contentType: "application/pdf", filename: "report.pdf", attachment: true, sizeBytes: "1048576", expiresAt: "2026-11-26T00:00:00.000Z" },
+    };
     assert.deepEqual(serializeGetOutputResponse(value), generated(value));
     assert.deepEqual(storageV1.GetOutputResponse.decode(serializeGetOutputResponse(value)).info, value.info);
   });

@@ -49,7 +49,14 @@ async function serve(deps: StorageDeps, certificates: GrpcCertificates): Promise
   return { server, render: client("render"), gateway: client("gateway"), deps };
 }
 
-const METADATA: storageV1.OutputMetadata = { outputId: "", contentType: "application/pdf", filename: "doc.pdf", jobId: "job_test", keyId: "key_test" };
+const METADATA: storageV1.OutputMetadata = {
+  outputId: "",
+  contentType: "application/pdf",
+  filename: "doc.pdf",
+  jobId: "job_test",
+  keyId: "key_test",
+  attachment: false,
+};
 
 /** Downloads through a signed URL's parameters, as the gateway does. */
 async function download(client: storageV1.StorageServiceClient, url: string): Promise<{ info: storageV1.OutputInfo; bytes: Buffer; chunks: number }> {
@@ -134,7 +141,7 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
 
   it("registered chunks are an object any object store client reads, with its row's info; the next download comes from memory", async () => {
     const bytes = randomBytes(3 * MiB + 17);
-    const stored = await put(cached, bytes, { contentType: "image/png", filename: "card.png" });
+    const stored = await put(cached, bytes, { contentType: "image/png", filename: "card.png", attachment: true });
     assert.equal(stored.sizeBytes, String(bytes.length));
     const object = await store.get(stored.outputId);
     assert.ok(object, "named in the bucket");
@@ -145,7 +152,13 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
     assert.ok(Buffer.concat(read).equals(bytes), "nats.js reads it, digest checked");
 
     const first = await download(cached.gateway, stored.url);
-    assert.deepEqual(first.info, { contentType: "image/png", filename: "card.png", sizeBytes: String(bytes.length), expiresAt: stored.expiresAt });
+    assert.deepEqual(first.info, {
+      contentType: "image/png",
+      filename: "card.png",
+      attachment: true,
+      sizeBytes: String(bytes.length),
+      expiresAt: stored.expiresAt,
+    });
     assert.ok(first.bytes.equals(bytes), "bytes intact");
     assert.equal(first.chunks, Math.ceil(bytes.length / (128 * 1024)));
 
@@ -159,7 +172,9 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
   it("with the memory off, every download reads the store: the object gone, it is 410", async () => {
     const bytes = randomBytes(200_000);
     const stored = await put(uncached, bytes);
-    assert.ok((await download(uncached.gateway, stored.url)).bytes.equals(bytes));
+    const downloaded = await download(uncached.gateway, stored.url);
+    assert.ok(downloaded.bytes.equals(bytes));
+    assert.equal(downloaded.info.attachment, false, "inline unless the request named the file");
     await store.delete(stored.outputId);
     await expectExpired(download(uncached.gateway, stored.url));
   });

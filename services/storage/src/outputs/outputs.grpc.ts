@@ -43,6 +43,7 @@ async function registerOutput(deps: StorageDeps, { metadata, chunks }: storageV1
         key_id: metadata.keyId,
         content_type: contentType,
         filename: metadata.filename || outputId,
+        attachment: metadata.attachment,
         size_bytes: size,
         expires_at: expiresAt,
         deleted_at: null,
@@ -77,8 +78,8 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   const recent = deps.recentOutputs.get(outputId);
   storageMetrics.lookup(recent !== undefined);
   if (recent) {
-    const { contentType, filename, expiresAt } = recent.info;
-    call.write({ info: { contentType, filename, sizeBytes: String(recent.bytes.length), expiresAt: expiresAt.toISOString() } });
+    const { contentType, filename, attachment, expiresAt } = recent.info;
+    call.write({ info: { contentType, filename, attachment, sizeBytes: String(recent.bytes.length), expiresAt: expiresAt.toISOString() } });
     await writeChunks(call, recent.bytes);
     return;
   }
@@ -86,7 +87,7 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
   const object = await findObject(deps.bucket.jsm, deps.bucket.name, outputId);
   if (!object) throw expired();
-  const info = { contentType: row.content_type, filename: row.filename, expiresAt: row.expires_at };
+  const info = { contentType: row.content_type, filename: row.filename, attachment: row.attachment, expiresAt: row.expires_at };
   call.write({ info: { ...info, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
   // The chunks, kept for the recent outputs when the whole output is small enough.
   const kept: Uint8Array[] | undefined = deps.recentOutputs.accepts(Number(row.size_bytes)) ? [] : undefined;
