@@ -95,7 +95,8 @@ describe("metrics: every documented metric from real traffic, with bounded label
     const free = await key("free");
 
     // A render that succeeds, downloaded (served by the gateway, to which render announced it), and an unknown output (a miss in storage).
-    const hello = await submit("/v1/render", HELLO, business.apiKey);
+    // Its metadata makes the worker post-process it (pressroom_render_postprocess_duration).
+    const hello = await submit("/v1/render", { ...HELLO, options: { metadata: { title: "Hello" } } }, business.apiKey);
     const done = await finished(hello.id, business.apiKey);
     assert.equal(done.status, "succeeded");
     assert.equal((await h.api.download(String(done.url))).status, 200);
