@@ -39,13 +39,12 @@ describe("PDF post-processing and merged documents, end to end", () => {
   let h: Harness;
   let nc: NatsConnection;
   let apiKey: string;
-  let keyId: string;
 
   before(async () => {
     const endpoint = await receiver.start();
     h = await startHarness({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" } });
     nc = await connect({ servers: h.stack.natsUrl });
-    ({ apiKey, keyId } = await h.admin.createKey("pro"));
+    ({ apiKey } = await h.admin.createKey("pro"));
   });
 
   after(async () => {
