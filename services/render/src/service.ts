@@ -25,6 +25,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
     storage: deps.storage,
     outputBucket: config.OUTPUT_BUCKET,
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
+    maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
     workerName: config.WORKER_NAME,
     slots: config.RENDER_SLOTS,
   });

@@ -15,6 +15,7 @@ export {
   type WaitCondition,
 } from "./types";
 export { countPdfPages } from "./pdf";
+export { outputCap } from "./job";
 export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";
 /** The pieces the engine is built from, for a variant of it built elsewhere (the bench's fresh contexts). */
 export { engineSettings } from "./options";

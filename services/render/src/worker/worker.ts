@@ -28,7 +28,7 @@ import {
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
 import type { TemplateExpander } from "../catalog/expander";
-import { RenderFailure, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
+import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
 import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
 import { renderMetrics } from "./metrics";
@@ -47,6 +47,8 @@ export interface WorkerDeps {
   outputBucket: string;
   /** The largest output announced with its bytes (see announcedOutput); 0: none. */
   announcedOutputMaxBytes: number;
+  /** The output size cap, held again after a merge or post-processing (a PDF/A-1 page flattened into an image grows). */
+  maxOutputBytes: number;
   logger: Logger;
   workerName: string;
   slots: number;
@@ -204,6 +206,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       printed.contentType === "application/pdf" && wantsPostProcessing(steps)
         ? { ...printed, data: await postProcess(printed.data, steps, deadlineAt) }
         : printed;
+    if (output.data.byteLength > this.deps.maxOutputBytes) throw outputCap(this.deps.maxOutputBytes);
     return { output, renderMs: Math.round(performance.now() - started) };
   }
 
