@@ -149,16 +149,16 @@ describe("render options and the url source (issue 33, part A)", () => {
 
     it("margins make room for a header and footer filled with the request's data and Chromium's page classes", async () => {
       const out = await pdf({
-        html: pages(3),
+        html: `<title>Quarterly statement</title>${pages(3)}`,
         data: { customer: "Ada Lovelace" },
         options: {
           margin: { top: "25mm", bottom: "25mm" },
-          header_html: `<div style="font-size:10px">Statement for {{customer}}</div>`,
+          header_html: `<div style="font-size:10px">Statement for {{customer}}: <span class="title"></span></div>`,
           footer_html: `<div style="font-size:10px">Sheet <span class="pageNumber"></span> of <span class="totalPages"></span></div>`,
         },
       });
       const text = pdfText(out);
-      assert.equal((text.match(/Statement for Ada Lovelace/g) ?? []).length, 3);
+      assert.equal((text.match(/Statement for Ada Lovelace: Quarterly statement/g) ?? []).length, 3);
       for (const n of [1, 2, 3]) assert.match(text, new RegExp(`Sheet ${n} of 3`));
     });
 
