@@ -296,10 +296,10 @@ describe("errors, check order and validation over HTTP", () => {
       // (64 characters pass validation and then need the catalog: see api-templates, 404 TEMPLATE_NOT_FOUND.)
     });
 
-    it("exactly one of template_id or html; image requires template_id and has no html", async () => {
-      await rejected("/v1/render", { data: {} }, /exactly one of template_id or html/);
-      await rejected("/v1/render", { template_id: "invoice", html: "<p>x</p>", data: {} }, /exactly one of template_id or html/);
-      await rejected("/v1/image", { data: {} }, /^template_id: required/);
+    it("exactly one of template_id, html or url; image takes template_id or url and has no html", async () => {
+      await rejected("/v1/render", { data: {} }, /exactly one of template_id, html, url/);
+      await rejected("/v1/render", { template_id: "invoice", html: "<p>x</p>", data: {} }, /exactly one of template_id, html, url/);
+      await rejected("/v1/image", { data: {} }, /exactly one of template_id, url/);
       await rejected("/v1/image", { template_id: "social-card", html: "<p>x</p>", data: {} }, /^unknown field: html/);
     });
 

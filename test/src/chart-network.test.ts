@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { before, describe, it } from "node:test";
 import { component, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
 import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
@@ -126,6 +129,20 @@ describe("the NetworkPolicies", () => {
     assert.equal(wider.allows(pod("render"), ip(PUBLIC), 25, "TCP"), false, "render → public 25");
     assert.equal(wider.allows(pod("webhook"), ip(PUBLIC), 8443, "TCP"), false, "webhook → public 8443");
     assert.match(renderError({ set: ["billing.local.allowFreeUpgrades=true", "render.env.RENDER_SUBRESOURCE_PORTS=25\\,443"] }), /set render.subresourcePorts/);
+    const dir = mkdtempSync(path.join(tmpdir(), "pressroom-chart-"));
+    try {
+      for (const value of ["true", "false"]) {
+        const file = path.join(dir, `loopback-${value}.yaml`);
+        writeFileSync(file, `render:\n  env:\n    RENDER_ALLOW_LOOPBACK: "${value}"\n`);
+        assert.match(
+          renderError({ valuesFiles: [file], set: ["billing.local.allowFreeUpgrades=true"] }),
+          /RENDER_ALLOW_LOOPBACK is for development and tests only/,
+          "documents and url sources never reach the pod's loopback",
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {

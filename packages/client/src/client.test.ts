@@ -136,6 +136,9 @@ describe("Pressroom over HTTP", () => {
     assert.deepEqual(await client.imageDocument({ template_id: "og-image", data: {} }), { id: "job_04", status: "queued" });
     assert.equal(server.last.headers.accept, "image/png");
     assert.equal(server.last.url, "/v1/image");
+    await client.imageDocument({ url: "https://example.com/", data: {}, options: { format: "webp", width: 800, height: 600 } });
+    assert.equal(server.last.headers.accept, "image/webp", "the type options.format asks for");
+    assert.deepEqual(JSON.parse(server.last.body), { url: "https://example.com/", data: {}, options: { format: "webp", width: 800, height: 600 } });
     server.handler = (_req, res) => json(res, 404, { error: 'template "x" does not exist', code: "TEMPLATE_NOT_FOUND", hint: "List them." });
     await assert.rejects(
       client.imageDocument({ template_id: "x", data: {} }),

@@ -81,7 +81,7 @@ export class Pressroom {
   }
 
   /**
-   * POST /v1/render: a PDF from `template_id` or `html`. Without webhook_url
+   * POST /v1/render: a PDF from `template_id`, `html` or a public page (`url`), shaped by `options`. Without webhook_url
    * the answer is the finished output (or `queued` when the service's wait
    * ran out: poll `job(id)`); with webhook_url it is always `queued` and the
    * result arrives by signed callback. See RequestOptions for idempotencyKey.
@@ -92,7 +92,7 @@ export class Pressroom {
     return this.#call<RenderResponse>("POST", "/v1/render", request, options);
   }
 
-  /** POST /v1/image: a PNG from an image template. Same answers as `render`. */
+  /** POST /v1/image: a PNG (or jpeg, webp: options.format) from an image template or a public page (`url`). Same answers as `render`. */
   image(request: ImageRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
@@ -109,9 +109,9 @@ export class Pressroom {
     return this.#document("/v1/render", "application/pdf", request, options);
   }
 
-  /** POST /v1/image, answered with the PNG itself in one round trip (Accept: image/png). Same answers as `renderDocument`. */
+  /** POST /v1/image, answered with the image itself in one round trip (Accept: image/png, or the type of options.format). Same answers as `renderDocument`. */
   imageDocument(request: Omit<ImageRequest, "webhook_url">, options?: RequestOptions): Promise<RenderedDocument | JobQueued> {
-    return this.#document("/v1/image", "image/png", request, options);
+    return this.#document("/v1/image", `image/${request.options?.format ?? "png"}`, request, options);
   }
 
   async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {

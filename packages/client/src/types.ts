@@ -11,14 +11,55 @@ export type PaidPlan = "starter" | "pro" | "business";
 
 export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 
-/** Body of POST /v1/render: exactly one source (template_id, html, or documents). */
+/** When the page is ready to print: exactly one condition, within the render deadline. */
+export type WaitFor = { selector: string } | { expression: string } | { network_idle: true } | { delay_ms: number };
+
+/** A CSS length in mm, cm, in or px, e.g. "20mm", or "0". */
+export type CssLength = string;
+
+/** A render's `options` (every one optional; they override the template's settings). */
+export interface RenderOptions {
+  format?: "A3" | "A4" | "A5" | "Letter" | "Legal" | "Tabloid";
+  /** With height, instead of format. */
+  width?: CssLength;
+  height?: CssLength;
+  landscape?: boolean;
+  margin?: { top?: CssLength; right?: CssLength; bottom?: CssLength; left?: CssLength };
+  /** 0.1 to 2. */
+  scale?: number;
+  /** Default true. */
+  print_background?: boolean;
+  /** e.g. "1-3,5". */
+  page_ranges?: string;
+  prefer_css_page_size?: boolean;
+  /** Default "print". */
+  media?: "print" | "screen";
+  /** Handlebars with the request's data; elements of class pageNumber, totalPages, title and date are filled in per page. */
+  header_html?: string;
+  footer_html?: string;
+  wait_for?: WaitFor;
+  metadata?: { title?: string; author?: string; subject?: string; keywords?: string[]; creator?: string };
+  /** The download's file name (≤ 200 characters, made safe): downloads answer Content-Disposition: attachment. */
+  filename?: string;
+  pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
+  pdfua?: boolean;
+  /** Drawn as selectable text on every page; opacity 0–1 (default 0.15), angle in degrees (default 45). */
+  watermark?: { text: string; opacity?: number; angle?: number; font_size?: number };
+  /** AES-256; the passwords are never logged or kept in the job's events. */
+  encrypt?: { user_password?: string; owner_password: string; permissions: { print: boolean; copy: boolean; modify: boolean; annotate: boolean } };
+}
+
+/** Body of POST /v1/render: exactly one source (template_id, html, url or documents). */
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
   template_id?: string;
   /** Raw HTML (a Handlebars template), at most 524,288 bytes as UTF-8 (512 KiB; the gateway's limits.ts is the definition). */
   html?: string;
-  /** A JSON object with the values for the template. */
+  /** A public page (http or https, ≤ 2,048 characters), fetched through the service's network guard. */
+  url?: string;
+  /** A JSON object with the values for the template ({} for a url). */
   data: object;
+  options?: RenderOptions;
   /** HTTPS callback address (default port, ≤ 2,048 chars); makes the request asynchronous. */
   webhook_url?: string;
   /**
@@ -38,13 +79,31 @@ export interface DocumentPart {
   /** The part's values (default {}). */
   data?: object;
   /** The part's page, header, footer and readiness options (see the OpenAPI document's PartOptions). */
-  options?: Record<string, unknown>;
+  options?: Pick<RenderOptions, "format" | "width" | "height" | "landscape" | "margin" | "scale" | "print_background" | "page_ranges" | "prefer_css_page_size" | "media" | "header_html" | "footer_html" | "wait_for">;
 }
 
-/** Body of POST /v1/image. */
+/** An image's `options`. */
+export interface ImageOptions {
+  /** Default "png". */
+  format?: "png" | "jpeg" | "webp";
+  /** jpeg and webp: 1 to 100 (default 90). */
+  quality?: number;
+  /** png and webp: a transparent background where the page paints none. */
+  omit_background?: boolean;
+  /** url only: the viewport in CSS pixels (default 1280 × 800) and device pixels per CSS pixel (1 to 3). */
+  width?: number;
+  height?: number;
+  device_scale_factor?: number;
+  wait_for?: WaitFor;
+  filename?: string;
+}
+
+/** Body of POST /v1/image: exactly one of template_id (a png template) or url. */
 export interface ImageRequest {
-  template_id: string;
+  template_id?: string;
+  url?: string;
   data: object;
+  options?: ImageOptions;
   webhook_url?: string;
 }
 

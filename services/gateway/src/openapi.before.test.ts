@@ -127,6 +127,8 @@ const INTENDED_DIFFERENCES: Record<string, string[]> = {
     "/paths/~1v1~1image/post/responses/200/content/image~1jpeg",
     "/paths/~1v1~1image/post/responses/200/content/image~1webp",
     "/paths/~1v1~1image/post/responses/422/description",
+    "/paths/~1v1~1outputs~1{id}/get/responses/200/content/image~1jpeg",
+    "/paths/~1v1~1outputs~1{id}/get/responses/200/content/image~1webp",
     "/components/headers/Content-Disposition/description",
     "/components/headers/Content-Disposition/schema/pattern",
     "/components/schemas/RenderSucceeded/properties/content_type/enum",

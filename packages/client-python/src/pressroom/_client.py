@@ -82,17 +82,23 @@ class Pressroom:
         data: Mapping[str, Any],
         template_id: Optional[str] = None,
         html: Optional[str] = None,
+        url: Optional[str] = None,
         documents: Optional[Sequence[Mapping[str, Any]]] = None,
+        options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
     ) -> RenderResult:
-        """POST /v1/render: a PDF from ``template_id`` or raw ``html`` filled with ``data``.
+        """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
         Or a merged PDF from ``documents`` (with ``data={}``): 1 to 20 parts, each a dict with
         one of ``template_id``, ``html`` or ``url`` and its own ``data`` and ``options``,
         rendered in order into one PDF, one quota unit each.
 
+        ``options`` is the API's options object, e.g. ``{"format": "A5",
+        "margin": {"top": "20mm"}, "footer_html": "<span class='pageNumber'></span>",
+        "wait_for": {"selector": "#ready"}, "filename": "invoice.pdf"}``; it
+        overrides the template's page settings (see the OpenAPI document).
         Without ``webhook_url`` the answer is the finished output (or ``queued``
         when the service's wait ran out: poll ``job(id)``); with it, always
         ``queued``, and the result arrives by signed callback. With
@@ -100,22 +106,36 @@ class Pressroom:
         same request, as ``result.content``.
         """
         body = _fields(
-            template_id=template_id, html=html, documents=None if documents is None else [dict(part) for part in documents], data=data, webhook_url=webhook_url
+            template_id=template_id,
+            html=html,
+            url=url,
+            documents=None if documents is None else [dict(part) for part in documents],
+            data=data,
+            options=options,
+            webhook_url=webhook_url,
         )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes)
 
     def image(
         self,
         *,
-        template_id: str,
         data: Mapping[str, Any],
+        template_id: Optional[str] = None,
+        url: Optional[str] = None,
+        options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
     ) -> RenderResult:
-        """POST /v1/image: a PNG from an image template. Same answers as ``render``, ``as_bytes`` too."""
-        body = _fields(template_id=template_id, data=data, webhook_url=webhook_url)
-        return self._render("/v1/image", "image/png", body, idempotency_key, as_bytes)
+        """POST /v1/image: an image from an image template or a public page (``url``).
+
+        ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
+        and for a url ``width``, ``height`` and ``device_scale_factor``. Same
+        answers as ``render``, ``as_bytes`` too (the bytes of the asked format).
+        """
+        body = _fields(template_id=template_id, url=url, data=data, options=options, webhook_url=webhook_url)
+        image_type = f"image/{(options or {}).get('format', 'png')}"
+        return self._render("/v1/image", image_type, body, idempotency_key, as_bytes)
 
     def _render(self, path: str, document_type: str, body: dict[str, Any], idempotency_key: Optional[str], as_bytes: bool) -> RenderResult:
         key = self._idempotency_key(idempotency_key)

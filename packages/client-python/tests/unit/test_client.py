@@ -150,6 +150,16 @@ class Endpoints(ServerTest):
         self.assertEqual((self.server.last.method, self.server.last.path), ("POST", "/v1/image"))
         self.assertEqual(self.server.last.json(), {"template_id": "social-card", "data": {"title": "Launch"}})
 
+    def test_url_and_options_are_sent_as_given_and_an_image_asks_for_its_format(self) -> None:
+        self.server.handler = lambda request: json_reply(200, SUCCEEDED)
+        options = {"format": "A5", "margin": {"top": "20mm"}, "wait_for": {"selector": "#ready"}, "filename": "report.pdf"}
+        self.client.render(url="https://example.com/report", data={}, options=options)
+        self.assertEqual(self.server.last.json(), {"url": "https://example.com/report", "data": {}, "options": options})
+        self.server.handler = lambda request: json_reply(202, {"id": "job_05", "status": "queued"})
+        self.client.image(url="https://example.com/", data={}, options={"format": "webp", "width": 800}, as_bytes=True)
+        self.assertEqual(self.server.last.headers["accept"], "image/webp")
+        self.assertEqual(self.server.last.json(), {"url": "https://example.com/", "data": {}, "options": {"format": "webp", "width": 800}})
+
     def test_templates_usage_webhook_secret_and_job_are_keyed_gets(self) -> None:
         answers: dict[str, Any] = {
             "/v1/templates": {"templates": [{"id": "invoice", "name": "Invoice", "output": "pdf", "page": {"format": "A4"}}]},

@@ -41,7 +41,7 @@ export const Margin = z
     bottom: cssLength("Bottom margin").optional(),
     left: cssLength("Left margin").optional(),
   })
-  .meta({ id: "Margin", description: "Page margins; a side left out keeps the template's margin (0 for raw HTML and URLs)." });
+  .meta({ id: "Margin", description: "Page margins; a side left out keeps the template's margin (1 cm for raw HTML and URLs)." });
 
 const PAGE_RANGES = /^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$/;
 

@@ -35,6 +35,8 @@ export const downloadOperation: ZodOpenApiOperationObject = {
       content: {
         "application/pdf": { schema: z.string().meta({ contentMediaType: "application/pdf" }) },
         "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) },
+        "image/jpeg": { schema: z.string().meta({ contentMediaType: "image/jpeg" }) },
+        "image/webp": { schema: z.string().meta({ contentMediaType: "image/webp" }) },
       },
     },
     "403": errorResponse("The URL was modified (id, exp or sig) or is malformed.", ["URL_INVALID"]),
