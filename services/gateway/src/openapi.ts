@@ -8,7 +8,8 @@ import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, Webho
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
 import type { ApiRoute } from "./route";
-import { PageSettings, Template, TemplateList } from "./templates/api";
+import { PageSettings, Template, TemplateList, TemplateVersions } from "./templates/api";
+import { PageInput, TemplateInput, TemplateReplacement } from "./templates/request";
 
 /**
  * The OpenAPI 3.1 document of the public API, served at GET /v1/openapi.json:
@@ -64,6 +65,10 @@ const SCHEMAS = {
   PageSettings,
   Template,
   TemplateList,
+  TemplateInput,
+  TemplateReplacement,
+  PageInput,
+  TemplateVersions,
   Plan,
   PaidPlan,
   Usage,
@@ -96,7 +101,7 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
     servers: [{ url: "http://localhost:8080", description: "Local (./scripts/up.sh)" }],
     tags: [
       { name: "Rendering", description: "Documents and images, sync or async." },
-      { name: "Templates", description: "The public template catalog." },
+      { name: "Templates", description: "The public template catalog, and each account's own templates." },
       { name: "Account", description: "Keys, usage, webhook secret, billing." },
       { name: "Outputs", description: "Signed download URLs of rendered outputs." },
       { name: "Meta", description: "This document and the process's health." },

@@ -55,6 +55,7 @@ async function checkRequest(
   deps: JobDeps,
   kind: JobKind,
   ctx: Context,
+  principal: Principal,
 ): Promise<{ request?: JobRequest; template?: TemplateInfo; idempotency?: meteringV1.Idempotency; problem?: unknown }> {
   let body: Record<string, unknown>;
   try {
@@ -69,7 +70,7 @@ async function checkRequest(
   if (!request.templateId) return { request, idempotency };
   let template: TemplateInfo;
   try {
-    template = await deps.templates.get(request.templateId);
+    template = await deps.templates.resolve(request.templateId, principal.keyId, request.templateVersion);
   } catch (err) {
     return { problem: err };
   }
@@ -164,6 +165,7 @@ async function runJob(
       plan: principal.plan,
       request,
       templateVersion: template?.template.version ?? 0,
+      templateOwner: template?.template.owner ?? "",
       outcomeInbox: deps.outcomes.id,
     });
   } catch (err) {
@@ -190,7 +192,7 @@ async function runJob(
 export function jobHandler(deps: JobDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);
-    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx);
+    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx, principal);
     const jobId = newId("job");
     const valid = problem === undefined && request !== undefined;
     const decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined);

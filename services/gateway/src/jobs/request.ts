@@ -16,6 +16,8 @@ export type JobKind = "render" | "image";
 export interface JobRequest {
   kind: JobKind;
   templateId?: string;
+  /** A pinned version of the template; absent: its current version at admission. */
+  templateVersion?: number;
   html?: string;
   data: Record<string, unknown>;
   dataJson: string;
@@ -34,6 +36,12 @@ const Html = z
   })
   .refine((html) => html.trim() !== "", "must not be empty")
   .meta({ description: `Raw HTML, a Handlebars template (HTML-escaped by default); at most ${grouped(MAX_HTML_BYTES)} bytes as UTF-8.` });
+
+const TemplateVersion = z
+  .int({ error: "must be a positive integer" })
+  .min(1, "must be a positive integer")
+  .max(2_147_483_647, "must be a positive integer")
+  .meta({ description: "Pins a version of the template (see GET /v1/templates/{id}/versions); without it, the current version when the request is admitted." });
 
 const Data = z
   .record(z.string(), z.unknown(), {
@@ -63,6 +71,7 @@ export const WebhookUrl = z
 export const RenderRequest = z
   .strictObject({
     template_id: TemplateId.optional(),
+    template_version: TemplateVersion.optional(),
     html: Html.optional(),
     data: Data.meta({
       description: `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON.`,
@@ -75,9 +84,13 @@ export const RenderRequest = z
     // Checked even when a field is invalid: this failure is answered first.
     when: () => true,
   })
+  .refine((body) => body.template_version === undefined || body.template_id !== undefined, {
+    message: "template_version needs template_id",
+    params: { hint: "Pin a version of a stored template: send template_id with it, or drop template_version." },
+  })
   .meta({
     id: "RenderRequest",
-    description: "Exactly one of template_id (a pdf template) or html. Unknown fields are rejected, naming them.",
+    description: "Exactly one of template_id (a pdf template, optionally with template_version) or html. Unknown fields are rejected, naming them.",
     oneOf: [
       { type: "object", required: ["template_id"], not: { required: ["html"] } },
       { type: "object", required: ["html"], not: { required: ["template_id"] } },
@@ -87,6 +100,7 @@ export const RenderRequest = z
 export const ImageRequest = z
   .strictObject({
     template_id: TemplateId.meta({ description: "A png template; its width and height set the image size." }),
+    template_version: TemplateVersion.optional(),
     data: Data.meta({ description: "Values for the template; must satisfy its data_schema." }),
     webhook_url: WebhookUrl.optional(),
   })
@@ -108,6 +122,6 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   const schema = kind === "image" ? ImageRequest : RenderRequest;
   const parsed = schema.safeParse(body);
   if (!parsed.success) return bodyProblem(schema, body, parsed.error, HINTS);
-  const { template_id: templateId, html, data, webhook_url: webhookUrl } = parsed.data as z.infer<typeof RenderRequest>;
-  return { kind, templateId, html, data, dataJson: JSON.stringify(data), webhookUrl: webhookUrl as string | undefined };
+  const { template_id: templateId, template_version: templateVersion, html, data, webhook_url: webhookUrl } = parsed.data as z.infer<typeof RenderRequest>;
+  return { kind, templateId, templateVersion, html, data, dataJson: JSON.stringify(data), webhookUrl: webhookUrl as string | undefined };
 }

@@ -45,7 +45,7 @@ async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
  */
 export async function submitJob(
   bus: JobBus,
-  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; outcomeInbox: string },
+  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; templateOwner: string; outcomeInbox: string },
 ): Promise<JobEvent> {
   const accepted = jobEvent("job.accepted", {
     jobId: input.jobId,
@@ -66,7 +66,7 @@ export async function submitJob(
       url: "",
       documents: [],
       options: undefined,
-      templateOwner: "",
+      templateOwner: input.templateOwner,
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };

@@ -24,6 +24,13 @@ const RETRY_MS = 1_000;
  * The gateway's view of the catalog: each template looked up through the
  * render service, with its data schema compiled once per version.
  *
+ * Only the public catalog is cached by id. An account's own template, and a
+ * pinned version of any template, is looked up at every admission (`resolve`):
+ * a new version is used by the next request on every gateway at once. Ids
+ * are unique across the public catalog and an account's own templates (a
+ * create that names a public id is refused), so a public id found in the
+ * cache is the template the account means.
+ *
  * A known template is served from memory. Once its entry is older than
  * ttlMs, the next request still gets it and starts a refresh in the
  * background: a new version shows up within about ttlMs, and requests for
@@ -43,11 +50,26 @@ export class TemplateDirectory {
     addFormats(this.ajv);
   }
 
+  /** A public template, from the cache (the gallery's pages). */
   get(id: string): Promise<TemplateInfo> {
     const cached = this.byId.get(id);
     if (!cached) return this.lookUp(id);
     if (!cached.refreshing && Date.now() >= cached.refreshAt) this.refresh(id, cached);
     return cached.info;
+  }
+
+  /**
+   * The template a request of `owner` names: the public one from the cache,
+   * otherwise (an own template, or a pinned `version`) asked of the render
+   * service now. Another account's template is not found.
+   */
+  async resolve(id: string, owner: string, version = 0): Promise<TemplateInfo> {
+    const cached = version ? undefined : this.byId.get(id);
+    if (cached) {
+      const info = await cached.info.catch(() => undefined);
+      if (info) return this.get(id);
+    }
+    return this.fetch(id, owner, version);
   }
 
   private lookUp(id: string): Promise<TemplateInfo> {
@@ -78,15 +100,15 @@ export class TemplateDirectory {
     );
   }
 
-  private fetch(id: string): Promise<TemplateInfo> {
-    return call(this.catalog, this.catalog.getTemplate, { id }).then(({ template }) => {
+  private fetch(id: string, owner = "", version = 0): Promise<TemplateInfo> {
+    return call(this.catalog, this.catalog.getTemplate, { id, owner, version }).then(({ template }) => {
       if (!template) throw templateNotFound(id);
       return { template, validate: this.validator(template) };
     });
   }
 
   private validator(template: renderV1.Template): ValidateFunction {
-    const key = `${template.id}@${template.version}`;
+    const key = `${template.owner}/${template.id}@${template.version}`;
     let validate = this.validators.get(key);
     if (!validate) {
       validate = this.ajv.compile(JSON.parse(template.dataSchemaJson) as object);

@@ -267,8 +267,12 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const { deadlineMs, expander } = this.deps;
     const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
     if (accepted.templateId) {
-      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
-      const html = await expander.expand({ source: row.body, cacheKey: `${row.id}@${row.version}`, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
+      // Exactly the version the job was admitted with, of its owner's template ("" the public catalog), even if deleted since.
+      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner);
+      const [html, assets] = await Promise.all([
+        expander.expand({ source: row.body, cacheKey: `${row.owner}/${row.id}@${row.version}`, dataJson: accepted.dataJson, timeoutMs: deadlineMs }),
+        this.deps.catalog.assets(row),
+      ]);
       renderMetrics.templateExpanded(started);
       return {
         html,
@@ -276,6 +280,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         page: pageSettingsOf(row),
         image: imageSettingsOf(row),
         scriptErrors: row.settings.script_errors ?? "fail",
+        assets,
         deadlineMs: left(),
         jobDeadlineMs: deadlineMs,
       };
