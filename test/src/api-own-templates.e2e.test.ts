@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { deflateSync, crc32 } from "node:zlib";
 import { accountEventsV1 } from "@pressroom/contracts";
 import { streams } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
+import { distinctFreePorts, serviceEnv, startService, stopChild, waitReady, type ServiceProcess } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
-import { errorShape, type ApiResponse } from "./test-support/api";
+import { Api, errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { pdfFonts, pdfText, pngSize } from "./test-support/pdf";
 
@@ -65,6 +68,10 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
   let nc: NatsConnection;
   let a: { apiKey: string; keyId: string };
   let b: { apiKey: string; keyId: string };
+  /** A second gateway on the same services: a new version must be used there at once too. */
+  let second: Api;
+  let secondGateway: ServiceProcess | undefined;
+  let workDir: string;
 
   async function accountEvents(keyId: string): Promise<accountEventsV1.AccountEvent[]> {
     const jsm = await nc.jetstreamManager();
@@ -91,9 +98,26 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
     nc = await connect({ servers: h.stack.natsUrl });
     a = await h.admin.createKey("business");
     b = await h.admin.createKey("business");
+    workDir = mkdtempSync(path.join(tmpdir(), "pressroom-own-templates-"));
+    const [http, health] = (await distinctFreePorts(2)) as [number, number];
+    const ports = { http, grpc: h.stack.ports.grpc, health: { ...h.stack.ports.health, gateway: health } };
+    const env = serviceEnv("gateway", {
+      databaseUrls: h.stack.databaseUrls,
+      natsUrl: h.stack.natsUrl,
+      ports,
+      logDir: workDir,
+      certificates: h.stack.certificates,
+      publicBaseUrl: h.stack.baseUrl,
+      env: { LOG_LEVEL: "info" },
+    });
+    secondGateway = startService("gateway", env, path.join(workDir, "gateway-b"));
+    await waitReady("gateway", health, secondGateway.child);
+    second = new Api(`http://127.0.0.1:${http}`);
   });
 
   after(async () => {
+    if (secondGateway) await stopChild(secondGateway.child, "SIGTERM", 10_000);
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
     await nc?.close();
     await h?.stop();
   });
@@ -159,18 +183,30 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(await h.api.post("/v1/render", { template_id: "welcome", data: {} }, { key: a.apiKey }), 422, "PAYLOAD_INVALID");
     });
 
+    it("a new version is used by the next render on every gateway at once", async () => {
+      // Both gateways have rendered version 2; version 3 is made through the first and rendered at once through the second.
+      const before = await second.post("/v1/render", { template_id: "welcome", data: { who: "Ada" } }, { key: a.apiKey });
+      assert.equal(before.status, 200, before.text);
+      const replaced = await h.api.request("PUT", "/v1/templates/welcome", { key: a.apiKey, json: letter("<h1>Hello {{who}}, version three</h1>") });
+      assert.equal(replaced.json.version, 3, replaced.text);
+      const after = await second.post("/v1/render", { template_id: "welcome", data: { who: "Ada" } }, { key: a.apiKey });
+      assert.equal(after.status, 200, after.text);
+      assert.match(pdfText((await h.api.download(after.json.url)).body), /Hello Ada, version three/);
+      assert.equal((await second.get(`/v1/jobs/${after.json.id}`, { key: a.apiKey })).json.template_version, 3);
+    });
+
     it("lists versions newest first and reads each", async () => {
       const versions = await h.api.get("/v1/templates/welcome/versions", { key: a.apiKey });
       assert.equal(versions.status, 200, versions.text);
       assert.deepEqual(
         versions.json.versions.map((v: { version: number }) => v.version),
-        [2, 1],
+        [3, 2, 1],
       );
       for (const v of versions.json.versions) assert.ok(!Number.isNaN(Date.parse(v.created_at)));
       const one = await h.api.get("/v1/templates/welcome/versions/1", { key: a.apiKey });
       assert.equal(one.status, 200, one.text);
       assert.equal(one.json.version, 1);
-      expectError(await h.api.get("/v1/templates/welcome/versions/3", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
     });
 
     it("409 TEMPLATE_EXISTS for a public id and for the account's own id; another account may use the same id", async () => {
@@ -179,7 +215,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       const theirs = await h.api.post("/v1/templates", { id: "welcome", ...letter("<h1>B's own {{who}}</h1>") }, { key: b.apiKey });
       assert.equal(theirs.status, 201, theirs.text);
       assert.match((await renderText(b.apiKey, { template_id: "welcome", data: { who: "Bo" } })).text, /B's own Bo/);
-      assert.match((await renderText(a.apiKey, { template_id: "welcome", data: { who: "Ada" } })).text, /Hello Ada, version two/);
+      assert.match((await renderText(a.apiKey, { template_id: "welcome", data: { who: "Ada" } })).text, /Hello Ada, version three/);
     });
   });
 
@@ -280,6 +316,24 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       });
     }
 
+    it("a data_schema with an $id works for every version and every account that declares it", async () => {
+      const schema = { $id: "https://schemas.example.com/person", type: "object", properties: { who: { type: "string" } }, required: ["who"] };
+      for (const [key, html] of [
+        [a.apiKey, "<p>first {{who}}</p>"],
+        [a.apiKey, "<p>second {{who}}</p>"],
+        [b.apiKey, "<p>other {{who}}</p>"],
+      ] as const) {
+        const exists = (await h.api.get("/v1/templates/person", { key })).status === 200;
+        const saved = await h.api.request(exists ? "PUT" : "POST", exists ? "/v1/templates/person" : "/v1/templates", {
+          key,
+          json: { ...(exists ? {} : { id: "person" }), ...letter(html, { data_schema: schema }) },
+        });
+        assert.equal(saved.status, exists ? 200 : 201, saved.text);
+        assert.match((await renderText(key, { template_id: "person", data: { who: "Ada" } })).text, new RegExp(html.slice(3, -4).replace("{{who}}", "Ada")));
+        expectError(await h.api.post("/v1/render", { template_id: "person", data: {} }, { key }), 422, "PAYLOAD_INVALID");
+      }
+    });
+
     it("a template whose preview fails is refused 422 RENDER_FAILED: no version, no quota unit", async () => {
       const before = (await h.api.get("/v1/keys/usage", { key: a.apiKey })).json.renders.used;
       const failing = await h.api.post(
@@ -292,7 +346,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(await h.api.get("/v1/templates/broken", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
       const replace = await h.api.request("PUT", "/v1/templates/welcome", { key: a.apiKey, json: letter("<script>throw new Error('boom')</script>") });
       expectError(replace, 422, "RENDER_FAILED");
-      assert.equal((await h.api.get("/v1/templates/welcome", { key: a.apiKey })).json.version, 2);
+      assert.equal((await h.api.get("/v1/templates/welcome", { key: a.apiKey })).json.version, 3);
       assert.equal((await h.api.get("/v1/keys/usage", { key: a.apiKey })).json.renders.used, before);
     });
   });
@@ -352,7 +406,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       const welcome = events.filter((e) => (e.templateCreated ?? e.templateVersioned ?? e.templateDeleted)?.templateId === "welcome");
       assert.deepEqual(
         welcome.map((e) => e.type),
-        ["account.template_created", "account.template_versioned"],
+        ["account.template_created", "account.template_versioned", "account.template_versioned"],
       );
       const digest = createHash("sha256").update("<h1>Hello {{who}}, version two</h1>").digest("hex");
       assert.deepEqual(welcome[1]!.templateVersioned, { templateId: "welcome", version: 2, sourceSha256: digest });

@@ -17,6 +17,9 @@ interface CachedTemplate {
   refreshing: boolean;
 }
 
+/** Compiled data schemas kept: every public template's, and the most recent of customers' own. */
+const VALIDATORS_KEPT = 2_000;
+
 /** How soon a refresh that failed (the render service is down) is tried again. */
 const RETRY_MS = 1_000;
 
@@ -111,8 +114,15 @@ export class TemplateDirectory {
     const key = `${template.owner}/${template.id}@${template.version}`;
     let validate = this.validators.get(key);
     if (!validate) {
-      validate = this.ajv.compile(JSON.parse(template.dataSchemaJson) as object);
+      const schema = JSON.parse(template.dataSchemaJson) as object;
+      validate = this.ajv.compile(schema);
+      // Kept here, not in ajv: two versions (or two accounts' templates) may declare the same $id.
+      this.ajv.removeSchema(schema);
       this.validators.set(key, validate);
+      for (const oldest of this.validators.keys()) {
+        if (this.validators.size <= VALIDATORS_KEPT) break;
+        this.validators.delete(oldest);
+      }
     }
     return validate;
   }

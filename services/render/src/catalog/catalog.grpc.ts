@@ -21,6 +21,9 @@ const PAGE_PIXELS: Record<string, { width: number; height: number }> = {
 
 type PreviewSource = Pick<TemplateRow, "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
 
+/** Previews kept in memory: every public template's, and the most recent of customers' own. */
+const PREVIEWS_KEPT = 256;
+
 const PREVIEW_HINT = "Fix the template so that it renders its sample_data (scripts, size, page count), then save it again.";
 
 export function catalogService(deps: {
@@ -33,6 +36,13 @@ export function catalogService(deps: {
   logger: Logger;
 }): renderV1.TemplateCatalogServiceServer {
   const previews = new Map<string, Promise<Buffer>>();
+  const keep = (key: string, preview: Promise<Buffer>) => {
+    previews.set(key, preview);
+    for (const oldest of previews.keys()) {
+      if (previews.size <= PREVIEWS_KEPT) break;
+      previews.delete(oldest);
+    }
+  };
 
   async function renderPng(source: PreviewSource, cacheKey: string | undefined, assets: ReadonlyMap<string, Uint8Array>): Promise<Buffer> {
     const html = await deps.expander.expand({ source: source.body, cacheKey, dataJson: JSON.stringify(source.sample_data), timeoutMs: deps.deadlineMs });
@@ -53,7 +63,7 @@ export function catalogService(deps: {
         return renderPng(row, key, await deps.catalog.assets(row));
       })();
       preview.catch(() => previews.delete(key));
-      previews.set(key, preview);
+      keep(key, preview);
     }
     return { png: await preview, version: latest.version };
   }
@@ -76,7 +86,7 @@ export function catalogService(deps: {
       throw err;
     });
     const row = await saveVersion(deps.db, rules, version);
-    previews.set(`${row.owner}/${row.id}@${row.version}`, Promise.resolve(png));
+    keep(`${row.owner}/${row.id}@${row.version}`, Promise.resolve(png));
     const change = { templateId: row.id, version: row.version, sourceSha256: row.content_hash };
     await publishAccountEvent(deps.js, "render", {
       keyId: row.owner,

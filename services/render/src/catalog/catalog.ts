@@ -7,9 +7,11 @@ import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository
 import { loadAssets } from "./own-templates.repository";
 
 /**
- * The template catalog with its cache of rows by id@version (versions are
- * immutable, so they are cached for good). Templates are compiled and run by
- * the TemplateExpander's threads, never here.
+ * The template catalog with its cache of the public catalog's rows by
+ * id@version (versions are immutable, so they are cached for good; customers'
+ * own templates, without bound in number, are read from the database each
+ * time). Templates are compiled and run by the TemplateExpander's threads,
+ * never here.
  */
 export class TemplateCatalog {
   private readonly versions = new Map<string, Promise<TemplateRow>>();
@@ -46,6 +48,7 @@ export class TemplateCatalog {
         if (!row) throw templateNotFound(id);
         return row;
       });
+      if (owner) return entry;
       entry.catch(() => this.versions.delete(key));
       this.versions.set(key, entry);
     }
