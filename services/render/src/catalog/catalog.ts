@@ -35,10 +35,6 @@ export class TemplateCatalog {
     return row;
   }
 
-  async latest(id: string): Promise<TemplateRow> {
-    return this.find(id);
-  }
-
   /** One exact version of a template, deleted or not (a job renders the version it was admitted with). */
   get(id: string, version: number, owner = ""): Promise<TemplateRow> {
     const key = `${owner}/${id}@${version}`;
