@@ -396,6 +396,10 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       assert.match(over.hint, /\b3\b/);
       assert.equal((await h.api.request("DELETE", "/v1/templates/f1", { key: free.apiKey })).status, 204);
       assert.equal((await h.api.post("/v1/templates", { id: "f4", ...letter("<p>x</p>") }, { key: free.apiKey })).status, 201);
+      // One place left, three creates at once: exactly one is stored.
+      assert.equal((await h.api.request("DELETE", "/v1/templates/f2", { key: free.apiKey })).status, 204);
+      const racing = await Promise.all(["r1", "r2", "r3"].map((id) => h.api.post("/v1/templates", { id, ...letter("<p>x</p>") }, { key: free.apiKey })));
+      assert.deepEqual(racing.map((r) => r.status).sort(), [201, 403, 403], racing.map((r) => r.text).join("\n"));
       const demo = expectError(await h.api.post("/v1/templates", { id: "d1", ...letter("<p>x</p>") }, { key: DEMO_API_KEY }), 403, "TEMPLATE_LIMIT_REACHED");
       assert.match(demo.hint, /demo/i);
       assert.match(demo.hint, /\b0\b/);
