@@ -24,7 +24,7 @@ const demo = PLANS.demo;
 const planRows = PLAN_ORDER.map((id) => {
   const plan = PLANS[id];
   const name = plan.priceUsd > 0 ? `${id} (${plan.priceUsd} USD)` : id;
-  return `| ${name} | ${grouped(plan.rendersPerMonth)} | ${grouped(plan.requestsPerMinute)} | ${plan.concurrentRenders} |`;
+  return `| ${name} | ${grouped(plan.rendersPerMonth)} | ${grouped(plan.requestsPerMinute)} | ${plan.concurrentRenders} | ${grouped(plan.templates)} |`;
 });
 
 const DESCRIPTION = [
@@ -41,7 +41,11 @@ const DESCRIPTION = [
     "An accepted render or image counts toward the monthly quota (UTC calendar month); a render that fails through the service's own fault is refunded. " +
     "Every 429 carries Retry-After (seconds).",
   "",
-  ["| plan | renders / month | requests / minute | concurrent renders |", "|---|---|---|---|", ...planRows].join("\n"),
+  ["| plan | renders / month | requests / minute | concurrent renders | stored templates |", "|---|---|---|---|---|", ...planRows].join("\n"),
+  "",
+  "**Your own templates.** POST /v1/templates stores a template private to your key (another key gets 404 for it, as for an id that does not exist), " +
+    "versioned by PUT, rendered once with its sample_data when saved (not charged), with its own assets (fonts, images, stylesheets) at assets/<name>. " +
+    "Render it by template_id like a catalog template; template_version pins a version.",
   "",
   "**Errors.** Every error response, on every path, is `application/json` with exactly three fields: " +
     "`error` (a message for people), `code` (branch on this) and `hint` (what to do). " +
