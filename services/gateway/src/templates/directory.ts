@@ -62,17 +62,20 @@ export class TemplateDirectory {
   }
 
   /**
-   * The template a request of `owner` names: the public one from the cache,
-   * otherwise (an own template, or a pinned `version`) asked of the render
-   * service now. Another account's template is not found.
+   * The template a request of `owner` names: the public one from the cache
+   * (a public template found here is cached from then on), otherwise (an own
+   * template, or a pinned `version`) asked of the render service now. Another
+   * account's template is not found.
    */
   async resolve(id: string, owner: string, version = 0): Promise<TemplateInfo> {
-    const cached = version ? undefined : this.byId.get(id);
-    if (cached) {
-      const info = await cached.info.catch(() => undefined);
-      if (info) return this.get(id);
+    if (version) return this.fetch(id, owner, version);
+    const cached = this.byId.get(id);
+    if (cached && (await cached.info.catch(() => undefined))) return this.get(id);
+    const info = await this.fetch(id, owner);
+    if (!info.template.owner && !this.byId.has(id)) {
+      this.byId.set(id, { info: Promise.resolve(info), refreshAt: Date.now() + this.ttlMs, refreshing: false });
     }
-    return this.fetch(id, owner, version);
+    return info;
   }
 
   private lookUp(id: string): Promise<TemplateInfo> {
