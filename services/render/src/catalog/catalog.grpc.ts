@@ -70,7 +70,8 @@ export function catalogService(deps: {
 
   /** A new version of an own template, stored only once its preview rendered; the preview is kept for GET preview.png. */
   async function save(req: renderV1.SaveTemplateRequest): Promise<renderV1.SaveTemplateResponse> {
-    if (!req.owner || !req.template) throw new AppError("PAYLOAD_INVALID", "an own template needs its owner and fields", "");
+    if (!req.owner || !req.template)
+      throw new AppError("PAYLOAD_INVALID", "an own template needs its owner and fields", "Send the template with the key id that owns it.");
     const rules: SaveRules = { owner: req.owner, id: req.template.id, replace: req.replace, maxTemplates: req.maxTemplates, plan: req.plan };
     await checkSave(deps.db, rules);
     const problem = compileProblem(req.html);
