@@ -304,6 +304,11 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       ["html that does not compile", { id: "v2", ...letter("<p>\n  {{#if who}} x\n</p>") }, /html: does not compile at line \d+, column \d+/],
       ["a data_schema that is not a JSON Schema", { id: "v3", ...letter("<p>x</p>", { data_schema: { type: "nonsense" } }) }, /data_schema/],
       ["sample_data that fails data_schema", { id: "v4", ...letter("<p>x</p>", { sample_data: { who: 5 } }) }, /sample_data\.who/],
+      [
+        "a data_schema over 64 KB",
+        { id: "v8", ...letter("<p>x</p>", { data_schema: { type: "object", description: "d".repeat(65_536) } }) },
+        /data_schema: \d+ bytes is over the limit of 65,536 bytes/,
+      ],
       ["a png without its size", { id: "v5", name: "x", output: "png", html: "<p>x</p>" }, /width and height are required for png/],
       ["html over 512 KB", { id: "v6", ...letter("x".repeat(524_289)) }, /html: .*over the limit/],
       ["an asset over 1 MiB", { id: "v7", ...letter("<p>x</p>"), assets: { "big.bin": Buffer.alloc(1_048_577).toString("base64") } }, /big\.bin/],
