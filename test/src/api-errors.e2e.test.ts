@@ -58,7 +58,7 @@ describe("errors, check order and validation over HTTP", () => {
       const cases: [string, string, string][] = [
         ["GET", "/v1/render", "POST, OPTIONS"],
         ["PUT", "/v1/image", "POST, OPTIONS"],
-        ["DELETE", "/v1/templates", "HEAD, GET, OPTIONS"],
+        ["DELETE", "/v1/templates", "HEAD, GET, POST, OPTIONS"],
         ["POST", "/v1/keys/usage", "HEAD, GET, OPTIONS"],
         ["PATCH", "/v1/jobs/job_00000000000000000000000000", "HEAD, GET, OPTIONS"],
         ["POST", "/v1/outputs/out_abc", "HEAD, GET, OPTIONS"],

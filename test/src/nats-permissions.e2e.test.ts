@@ -79,10 +79,12 @@ describe("NATS users with per-component permissions", () => {
   });
 
   it("a component cannot append events it does not write", async () => {
-    const render = (await as("render")).jetstream();
-    const forgedAccount = subjects.account("key_forged_by_render");
-    await assert.rejects(render.publish(forgedAccount, new Uint8Array([1]), { timeout: 2_000 }));
-    assert.equal(await stored(streams.ACCOUNTS, forgedAccount), 0, "render appended no account event");
+    // Account events are identity's, metering's and render's (own templates): storage and webhook write none.
+    for (const component of ["storage", "webhook"] as const) {
+      const forgedAccount = subjects.account(`key_forged_by_${component}`);
+      await assert.rejects((await as(component)).jetstream().publish(forgedAccount, new Uint8Array([1]), { timeout: 2_000 }));
+      assert.equal(await stored(streams.ACCOUNTS, forgedAccount), 0, `${component} appended no account event`);
+    }
 
     for (const component of ["identity", "metering", "storage"] as const) {
       const js = (await as(component)).jetstream();

@@ -194,6 +194,58 @@ describe("Pressroom over HTTP", () => {
     );
   });
 
+  it("own templates: create and update send assets as base64; get, versions and delete use the template's paths", async () => {
+    const entry = { id: "letter", version: 1, name: "Letter", description: "", output: "pdf", data_schema: {}, sample_data: {}, visibility: "private" };
+    server.handler = (req, res) => {
+      if (req.method === "DELETE") {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      if (req.url!.endsWith("/versions"))
+        return json(res, 200, {
+          versions: [
+            { version: 2, created_at: "b" },
+            { version: 1, created_at: "a" },
+          ],
+        });
+      json(res, req.method === "POST" ? 201 : 200, entry);
+    };
+    const logo = new Uint8Array([0, 1, 2, 250, 255]);
+    assert.equal(
+      (await client.createTemplate({ id: "letter", name: "Letter", output: "pdf", html: "<p>{{x}}</p>", assets: { "logo.png": logo } })).visibility,
+      "private",
+    );
+    await client.updateTemplate("letter", { name: "Letter", output: "pdf", html: "<p>2</p>" });
+    assert.equal((await client.template("letter")).id, "letter");
+    await client.template("letter", 1);
+    assert.deepEqual(
+      (await client.templateVersions("letter")).versions.map((v) => v.version),
+      [2, 1],
+    );
+    assert.equal(await client.deleteTemplate("letter"), undefined);
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.url]),
+      [
+        ["POST", "/v1/templates"],
+        ["PUT", "/v1/templates/letter"],
+        ["GET", "/v1/templates/letter"],
+        ["GET", "/v1/templates/letter/versions/1"],
+        ["GET", "/v1/templates/letter/versions"],
+        ["DELETE", "/v1/templates/letter"],
+      ],
+    );
+    assert.deepEqual(JSON.parse(server.requests[0]!.body), {
+      id: "letter",
+      name: "Letter",
+      output: "pdf",
+      html: "<p>{{x}}</p>",
+      assets: { "logo.png": Buffer.from(logo).toString("base64") },
+    });
+    assert.deepEqual(JSON.parse(server.requests[1]!.body), { name: "Letter", output: "pdf", html: "<p>2</p>" });
+    assert.ok(server.requests.every((r) => r.headers.authorization === `Bearer ${API_KEY}`));
+  });
+
   it("checkout posts the plan and returns the session", async () => {
     server.handler = (_req, res) => json(res, 201, { checkout_url: "http://x/checkout/cs_1", session_id: "cs_1", plan: "pro" });
     const session = await client.checkout({ plan: "pro" });

@@ -1,4 +1,4 @@
-import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Transport } from "./http";
+import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
 import type {
   CheckoutRequest,
   CheckoutResponse,
@@ -10,7 +10,10 @@ import type {
   RenderRequest,
   RenderResponse,
   SignupResponse,
+  Template,
+  TemplateInput,
   TemplatesResponse,
+  TemplateVersionsResponse,
   UsageResponse,
   WebhookSecretResponse,
 } from "./types";
@@ -72,7 +75,7 @@ export class Pressroom {
     return requestJson<SignupResponse>(makeTransport(transportOptions), "POST", "/v1/signup", { body: { email } });
   }
 
-  #call<T>(method: "GET" | "POST", path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+  #call<T>(method: Method, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     const { idempotencyKey } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       return Promise.reject(new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters"));
@@ -137,9 +140,41 @@ export class Pressroom {
     };
   }
 
-  /** GET /v1/templates: the public catalog. */
+  /** GET /v1/templates: the public catalog and this key's own templates (visibility "private"). */
   templates(): Promise<TemplatesResponse> {
     return this.#call<TemplatesResponse>("GET", "/v1/templates");
+  }
+
+  /**
+   * POST /v1/templates: stores a template of this key's account (version 1),
+   * once it rendered its sample_data. Assets are given as bytes and sent as
+   * base64; the html refers to them as assets/<name>. Rejects with
+   * TEMPLATE_EXISTS (409), TEMPLATE_LIMIT_REACHED (403), PAYLOAD_INVALID or
+   * RENDER_FAILED (422).
+   */
+  createTemplate(template: TemplateInput): Promise<Template> {
+    return this.#call<Template>("POST", "/v1/templates", templateBody(template));
+  }
+
+  /** PUT /v1/templates/<id>: replaces an own template with its next version. */
+  updateTemplate(id: string, template: Omit<TemplateInput, "id">): Promise<Template> {
+    return this.#call<Template>("PUT", `/v1/templates/${encodeURIComponent(id)}`, templateBody(template));
+  }
+
+  /** GET /v1/templates/<id>, or /versions/<version>: a template's current version, or the one given. */
+  template(id: string, version?: number): Promise<Template> {
+    const path = `/v1/templates/${encodeURIComponent(id)}`;
+    return this.#call<Template>("GET", version === undefined ? path : `${path}/versions/${encodeURIComponent(String(version))}`);
+  }
+
+  /** GET /v1/templates/<id>/versions: newest first. */
+  templateVersions(id: string): Promise<TemplateVersionsResponse> {
+    return this.#call<TemplateVersionsResponse>("GET", `/v1/templates/${encodeURIComponent(id)}/versions`);
+  }
+
+  /** DELETE /v1/templates/<id>: renders naming it get TEMPLATE_NOT_FOUND from now on (jobs admitted before finish). */
+  deleteTemplate(id: string): Promise<void> {
+    return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);
   }
 
   /** GET /v1/keys/usage: renders, rate limit and concurrency of this key. */
@@ -179,6 +214,17 @@ export class Pressroom {
     }
     return requestBytes(this.#transport, target.href);
   }
+}
+
+/** A template's body as the API takes it: its assets in base64. */
+function templateBody({ assets, ...fields }: Partial<TemplateInput>): object {
+  return assets === undefined ? fields : { ...fields, assets: Object.fromEntries(Object.entries(assets).map(([name, bytes]) => [name, base64(bytes)])) };
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 /** Alias of `Pressroom`. */

@@ -131,7 +131,10 @@ interface CallOptions {
 }
 
 /** The request of one API call: what it accepts, its key, Idempotency-Key and JSON body. */
-function requestInit(method: "GET" | "POST", accept: string, options: CallOptions): RequestInit {
+/** The methods of the API. */
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+function requestInit(method: Method, accept: string, options: CallOptions): RequestInit {
   const headers: Record<string, string> = { Accept: accept, "User-Agent": USER_AGENT };
   if (options.apiKey !== undefined) headers.Authorization = `Bearer ${options.apiKey}`;
   if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
@@ -156,13 +159,15 @@ function parseAnswer(response: Response, text: string, what: string): unknown {
 }
 
 /** One JSON call of the API. */
-export async function requestJson<T>(transport: Transport, method: "GET" | "POST", path: string, options: CallOptions = {}): Promise<T> {
+export async function requestJson<T>(transport: Transport, method: Method, path: string, options: CallOptions = {}): Promise<T> {
   const url = `${transport.baseUrl}${path}`;
   const init = requestInit(method, "application/json", options);
   return withDeadline(transport, url, async (signal) => {
     const response = await transport.fetch(url, { ...init, signal });
     const text = await response.text();
     if (!response.ok) throw errorFromResponse(response, text);
+    // 204 No Content (a delete) has no body.
+    if (response.status === 204) return undefined as T;
     return parseAnswer(response, text, "JSON") as T;
   });
 }

@@ -53,6 +53,8 @@ export interface RenderOptions {
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
   template_id?: string;
+  /** Pins a version of the template; without it, its current version when the request is admitted. */
+  template_version?: number;
   /** Raw HTML (a Handlebars template), at most 524,288 bytes as UTF-8 (512 KiB; the gateway's limits.ts is the definition). */
   html?: string;
   /** A public page (http or https, ≤ 2,048 characters), fetched through the service's network guard. */
@@ -101,6 +103,7 @@ export interface ImageOptions {
 /** Body of POST /v1/image: exactly one of template_id (a png template) or url. */
 export interface ImageRequest {
   template_id?: string;
+  template_version?: number;
   url?: string;
   data: object;
   options?: ImageOptions;
@@ -137,7 +140,7 @@ export interface RenderedDocument extends RenderSucceeded {
 }
 export type ImageResponse = RenderResponse;
 
-/** An entry of the public template catalog (GET /v1/templates). */
+/** A template (GET /v1/templates): the public catalog's, or this key's own. */
 export interface Template {
   id: string;
   version?: number;
@@ -159,6 +162,37 @@ export interface Template {
   data_schema: unknown;
   sample_data: unknown;
   preview_url?: string;
+  /** "public": the catalog's; "private": this key's own. */
+  visibility?: "public" | "private";
+}
+
+/** Body of POST /v1/templates (PUT /v1/templates/<id> takes the same; its id may be left out). */
+export interface TemplateInput {
+  /** ^[a-z0-9][a-z0-9-]{0,63}$, not an id of the public catalog. */
+  id: string;
+  name: string;
+  description?: string;
+  output: "pdf" | "png";
+  /** The Handlebars source, at most 524,288 bytes as UTF-8. */
+  html: string;
+  /** JSON Schema (draft 2020-12), at most 65,536 bytes; default {"type":"object"}. */
+  data_schema?: object;
+  /** Satisfies data_schema; the preview renders it. Default {}. */
+  sample_data?: object;
+  /** pdf: default A4, portrait, 1 cm margins. */
+  page?: { format?: string; landscape?: boolean; margin?: { top: string; right: string; bottom: string; left: string } };
+  /** png: required, 1–4096 CSS pixels. */
+  width?: number;
+  height?: number;
+  device_scale_factor?: 1 | 2;
+  /** Files the html refers to as assets/<name>: each at most 1 MiB, all at most 5 MiB. */
+  assets?: Record<string, Uint8Array>;
+}
+
+/** GET /v1/templates/<id>/versions. */
+export interface TemplateVersionsResponse {
+  /** Newest first. */
+  versions: { version: number; created_at: string }[];
 }
 
 export interface TemplatesResponse {
@@ -209,6 +243,8 @@ export interface JobView {
   status: JobStatus;
   kind: "render" | "image";
   template_id: string | null;
+  /** The template version the job renders. */
+  template_version: number | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

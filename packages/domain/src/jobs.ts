@@ -59,6 +59,8 @@ export interface JobState {
   status: JobStatus;
   kind: "render" | "image";
   templateId: string;
+  /** The template version the job renders (0: raw html). */
+  templateVersion: number;
   webhookUrl: string;
   createdAt: string;
   startedAt?: string;
@@ -149,6 +151,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         status: "queued",
         kind: event.accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "image" : "render",
         templateId: event.accepted.templateId,
+        templateVersion: event.accepted.templateVersion,
         webhookUrl: event.accepted.webhookUrl,
         createdAt: event.time,
         attempts: 0,

@@ -1,10 +1,10 @@
-/** The plans of the spec's section 8: the one place they are defined. */
+/** The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store. */
 export const PLANS = {
-  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, priceUsd: 0, public: true },
-  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, priceUsd: 0, public: false },
-  starter: { name: "Starter", rendersPerMonth: 1_000, requestsPerMinute: 60, concurrentRenders: 2, priceUsd: 9, public: false },
-  pro: { name: "Pro", rendersPerMonth: 10_000, requestsPerMinute: 300, concurrentRenders: 5, priceUsd: 29, public: false },
-  business: { name: "Business", rendersPerMonth: 100_000, requestsPerMinute: 1_000, concurrentRenders: 10, priceUsd: 99, public: false },
+  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, templates: 0, priceUsd: 0, public: true },
+  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, templates: 3, priceUsd: 0, public: false },
+  starter: { name: "Starter", rendersPerMonth: 1_000, requestsPerMinute: 60, concurrentRenders: 2, templates: 20, priceUsd: 9, public: false },
+  pro: { name: "Pro", rendersPerMonth: 10_000, requestsPerMinute: 300, concurrentRenders: 5, templates: 100, priceUsd: 29, public: false },
+  business: { name: "Business", rendersPerMonth: 100_000, requestsPerMinute: 1_000, concurrentRenders: 10, templates: 1_000, priceUsd: 99, public: false },
 } as const;
 
 export type PlanId = keyof typeof PLANS;

@@ -8,6 +8,8 @@ export const ERROR_CODES = {
   AUTH_INVALID: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED },
   PAYLOAD_INVALID: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
   TEMPLATE_NOT_FOUND: { http: 404, grpc: GrpcStatus.NOT_FOUND },
+  TEMPLATE_EXISTS: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS },
+  TEMPLATE_LIMIT_REACHED: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   RATE_LIMITED: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   QUOTA_EXCEEDED: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   CONCURRENCY_EXCEEDED: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },

@@ -1,6 +1,6 @@
 import { renderV1 } from "@pressroom/contracts";
 
-/** A catalog entry as GET /v1/templates answers it (and the pages show it). */
+/** A catalog entry as GET /v1/templates answers it (and the pages show it): a public template, or the caller's own ("private"). */
 export function templateEntry(t: renderV1.Template) {
   const png = t.output === renderV1.OutputFormat.OUTPUT_FORMAT_PNG;
   return {
@@ -25,6 +25,7 @@ export function templateEntry(t: renderV1.Template) {
     data_schema: JSON.parse(t.dataSchemaJson) as Record<string, unknown>,
     sample_data: JSON.parse(t.sampleDataJson) as Record<string, unknown>,
     preview_url: `/v1/templates/${t.id}/preview.png`,
+    visibility: t.owner ? ("private" as const) : ("public" as const),
   };
 }
 

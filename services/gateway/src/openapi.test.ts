@@ -90,13 +90,21 @@ describe("the OpenAPI document", () => {
   it("documents 401 and 429 with Retry-After and the RateLimit headers on every keyed operation", () => {
     const keyed = operations().filter(({ op }) => (op.security as unknown[]).length > 0);
     assert.deepEqual(keyed.map((k) => `${k.method} ${k.path}`).sort(), [
+      "DELETE /v1/templates/{id}",
       "GET /v1/jobs/{id}",
       "GET /v1/keys/usage",
       "GET /v1/keys/webhook-secret",
+      "GET /v1/templates",
+      "GET /v1/templates/{id}",
+      "GET /v1/templates/{id}/preview.png",
+      "GET /v1/templates/{id}/versions",
+      "GET /v1/templates/{id}/versions/{n}",
       "POST /v1/billing/checkout",
       "POST /v1/image",
       "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
+      "POST /v1/templates",
+      "PUT /v1/templates/{id}",
     ]);
     for (const { method, path, op } of keyed) {
       const responses = op.responses as Record<string, Json>;

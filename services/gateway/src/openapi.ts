@@ -9,7 +9,8 @@ import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, Webho
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
 import type { ApiRoute } from "./route";
-import { PageSettings, Template, TemplateList } from "./templates/api";
+import { PageSettings, Template, TemplateList, TemplateVersions } from "./templates/api";
+import { PageInput, TemplateInput, TemplateReplacement } from "./templates/request";
 
 /**
  * The OpenAPI 3.1 document of the public API, served at GET /v1/openapi.json:
@@ -24,7 +25,7 @@ const demo = PLANS.demo;
 const planRows = PLAN_ORDER.map((id) => {
   const plan = PLANS[id];
   const name = plan.priceUsd > 0 ? `${id} (${plan.priceUsd} USD)` : id;
-  return `| ${name} | ${grouped(plan.rendersPerMonth)} | ${grouped(plan.requestsPerMinute)} | ${plan.concurrentRenders} |`;
+  return `| ${name} | ${grouped(plan.rendersPerMonth)} | ${grouped(plan.requestsPerMinute)} | ${plan.concurrentRenders} | ${grouped(plan.templates)} |`;
 });
 
 const DESCRIPTION = [
@@ -41,7 +42,11 @@ const DESCRIPTION = [
     "An accepted render or image counts toward the monthly quota (UTC calendar month); a render that fails through the service's own fault is refunded. " +
     "Every 429 carries Retry-After (seconds).",
   "",
-  ["| plan | renders / month | requests / minute | concurrent renders |", "|---|---|---|---|", ...planRows].join("\n"),
+  ["| plan | renders / month | requests / minute | concurrent renders | stored templates |", "|---|---|---|---|---|", ...planRows].join("\n"),
+  "",
+  "**Your own templates.** POST /v1/templates stores a template private to your key (another key gets 404 for it, as for an id that does not exist), " +
+    "versioned by PUT, rendered once with its sample_data when saved (not charged), with its own assets (fonts, images, stylesheets) at assets/<name>. " +
+    "Render it by template_id like a catalog template; template_version pins a version.",
   "",
   "**Errors.** Every error response, on every path, is `application/json` with exactly three fields: " +
     "`error` (a message for people), `code` (branch on this) and `hint` (what to do). " +
@@ -65,6 +70,10 @@ const SCHEMAS = {
   PageSettings,
   Template,
   TemplateList,
+  TemplateInput,
+  TemplateReplacement,
+  PageInput,
+  TemplateVersions,
   Plan,
   PaidPlan,
   Usage,
@@ -107,7 +116,7 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
     servers: [{ url: "http://localhost:8080", description: "Local (./scripts/up.sh)" }],
     tags: [
       { name: "Rendering", description: "Documents and images, sync or async." },
-      { name: "Templates", description: "The public template catalog." },
+      { name: "Templates", description: "The public template catalog, and each account's own templates." },
       { name: "Account", description: "Keys, usage, webhook secret, billing." },
       { name: "Outputs", description: "Signed download URLs of rendered outputs." },
       { name: "Meta", description: "This document and the process's health." },

@@ -2,7 +2,7 @@ import type { Middleware } from "koa";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 
 export interface PageRoute {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** koa-router path; `:name` parameters. */
   path: string;
   handler: Middleware;

@@ -12,7 +12,16 @@ import { openApiDocument } from "./openapi";
 import { downloadOperation } from "./outputs/api";
 import { outputHandler } from "./outputs/routes";
 import type { ApiRoute } from "./route";
-import { listTemplatesOperation, templatePreviewOperation } from "./templates/api";
+import {
+  createTemplateOperation,
+  deleteTemplateOperation,
+  getTemplateOperation,
+  listTemplatesOperation,
+  replaceTemplateOperation,
+  templatePreviewOperation,
+  templateVersionOperation,
+  templateVersionsOperation,
+} from "./templates/api";
 import { templateRoutes } from "./templates/routes";
 
 /**
@@ -28,7 +37,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const outputs = { storage, recentOutputs: deps.recentOutputs };
   const { templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
   const job = { ...outputs, auth, metering, logger, templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes };
-  const templates = templateRoutes({ catalog });
+  const templates = templateRoutes({ catalog, auth, metering });
   const keys = keyRoutes({ auth, identity, metering, trustedProxies: deps.trustedProxies });
   const billing = billingRoutes({ auth, metering, logger });
   const meta = metaRoutes({ isReady: deps.isReady, openApiDocument: () => openApiDocument(table) });
@@ -36,6 +45,12 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "POST", path: "/v1/render", operation: renderOperation, handler: jobHandler(job, "render") },
     { method: "POST", path: "/v1/image", operation: imageOperation, handler: jobHandler(job, "image") },
     { method: "GET", path: "/v1/templates", operation: listTemplatesOperation, handler: templates.listTemplates },
+    { method: "POST", path: "/v1/templates", operation: createTemplateOperation, handler: templates.createTemplate },
+    { method: "GET", path: "/v1/templates/:id", operation: getTemplateOperation, handler: templates.getTemplate },
+    { method: "PUT", path: "/v1/templates/:id", operation: replaceTemplateOperation, handler: templates.replaceTemplate },
+    { method: "DELETE", path: "/v1/templates/:id", operation: deleteTemplateOperation, handler: templates.deleteTemplate },
+    { method: "GET", path: "/v1/templates/:id/versions", operation: templateVersionsOperation, handler: templates.listVersions },
+    { method: "GET", path: "/v1/templates/:id/versions/:n", operation: templateVersionOperation, handler: templates.getTemplateVersion },
     { method: "GET", path: "/v1/templates/:id/preview.png", operation: templatePreviewOperation, handler: templates.templatePreview },
     { method: "GET", path: "/v1/keys/usage", operation: usageOperation, handler: keys.usage },
     { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },

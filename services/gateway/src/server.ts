@@ -28,8 +28,7 @@ export function createServer(deps: GatewayDeps): Koa {
 
   const router = new Router();
   for (const route of [...routes(deps), ...pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates })]) {
-    if (route.method === "GET") router.get(route.path, route.handler);
-    else router.post(route.path, route.handler);
+    router.register(route.path, [route.method], route.handler);
   }
   app.use(allowedMethods());
   app.use(router.routes());

@@ -25,6 +25,8 @@ export interface TemplateSettingsJson {
 }
 
 export interface TemplatesTable {
+  /** The key id of the account that owns the template; "" for the built-in catalog. */
+  owner: ColumnType<string, string | undefined, never>;
   id: string;
   version: number;
   name: string;
@@ -38,8 +40,20 @@ export interface TemplatesTable {
   body: string;
   content_hash: string;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** Set on every version of an own template when it is deleted. */
+  deleted_at: ColumnType<Date | null, never, Date>;
+}
+
+/** The files of one version of an own template, served to its document as assets/<name>. */
+export interface TemplateAssetsTable {
+  owner: string;
+  id: string;
+  version: number;
+  name: string;
+  content: Buffer;
 }
 
 export interface RenderDb {
   templates: TemplatesTable;
+  template_assets: TemplateAssetsTable;
 }

@@ -33,7 +33,10 @@ export async function connectRender(context: ServiceContext<Config>, starting: P
   const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
   const storage = context.grpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, "storage");
   const connect = async () => {
-    const bus = await context.nats({ streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] });
+    const bus = await context.nats({
+      streams: [streams.JOBS, streams.RENDER, streams.ACCOUNTS],
+      consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }],
+    });
     const [warmTemplates] = await Promise.all([catalog.warm(), connectEarly(storage, 1_000)]);
     logger.info({ warmTemplates }, "templates compiled");
     return bus;

@@ -8,15 +8,18 @@ export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServi
   listTemplates: ["gateway"],
   getTemplate: ["gateway"],
   getPreview: ["gateway"],
+  saveTemplate: ["gateway"],
+  listTemplateVersions: ["gateway"],
+  deleteTemplate: ["gateway"],
 };
 
-/** The template catalog's gRPC service (list, get, previews), not yet bound to a port. */
+/** The template catalog's gRPC service (list, get, previews; customers' own templates), not yet bound to a port. */
 export function createServer(deps: RenderDeps): GrpcService[] {
-  const { catalog, expander, engine, logger, config } = deps;
+  const { catalog, expander, engine, logger, config, db } = deps;
   return [
     {
       definition: renderV1.TemplateCatalogServiceService,
-      implementation: catalogService({ catalog, expander, engine, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
+      implementation: catalogService({ catalog, expander, engine, db, js: deps.bus.js, deadlineMs: config.RENDER_DEADLINE_MS, logger }),
       callers: CATALOG_CALLERS,
     },
   ];

@@ -36,3 +36,17 @@ export function pngSize(bytes: Uint8Array): { width: number; height: number } {
   if (buffer.subarray(1, 4).toString("latin1") !== "PNG") throw new Error("not a PNG");
   return { width: buffer.readUInt32BE(16), height: buffer.readUInt32BE(20) };
 }
+
+/** The fonts of a PDF as poppler's pdffonts lists them: name and whether each is embedded. */
+export function pdfFonts(bytes: Uint8Array): { name: string; embedded: boolean }[] {
+  const text = withTempFile(bytes, (file) => execFileSync("pdffonts", [file], { encoding: "utf8" }));
+  return text
+    .split("\n")
+    .slice(2)
+    .filter((line) => line.trim())
+    .map((line) => {
+      const columns = line.trim().split(/\s+/);
+      // name type(s) encoding emb sub uni object ID: "emb" is the fifth column from the end.
+      return { name: columns[0]!, embedded: columns[columns.length - 5] === "yes" };
+    });
+}

@@ -6,7 +6,7 @@ Standard library only; Python 3.9 or later.
 from ._client import Pressroom
 from ._errors import PressroomError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
-from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, Usage
+from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
 from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "RenderResult",
     "SignupResult",
     "Template",
+    "TemplateVersion",
     "Usage",
     "__version__",
     "verify_signature",

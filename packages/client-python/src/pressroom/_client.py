@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import os
 import re
 import urllib.parse
@@ -8,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
-from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, Usage
+from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
 
 BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -21,6 +22,20 @@ def _base_url(base_url: Optional[str]) -> Optional[str]:
 def _fields(**fields: Any) -> dict[str, Any]:
     """The request body: the fields that were given."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def _quote(segment: str) -> str:
+    return urllib.parse.quote(segment, safe="")
+
+
+def _template_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A template's body from a method's arguments: the fields given, its assets in base64."""
+    arguments.pop("self", None)
+    assets = arguments.pop("assets", None)
+    body = _fields(**arguments)
+    if assets is not None:
+        body["assets"] = {name: base64.b64encode(content).decode("ascii") for name, content in assets.items()}
+    return body
 
 
 class Pressroom:
@@ -81,6 +96,7 @@ class Pressroom:
         *,
         data: Mapping[str, Any],
         template_id: Optional[str] = None,
+        template_version: Optional[int] = None,
         html: Optional[str] = None,
         url: Optional[str] = None,
         documents: Optional[Sequence[Mapping[str, Any]]] = None,
@@ -99,6 +115,10 @@ class Pressroom:
         "margin": {"top": "20mm"}, "footer_html": "<span class='pageNumber'></span>",
         "wait_for": {"selector": "#ready"}, "filename": "invoice.pdf"}``; it
         overrides the template's page settings (see the OpenAPI document).
+
+        ``template_version`` pins a version of the template; without it, its
+        current version when the request is admitted.
+
         Without ``webhook_url`` the answer is the finished output (or ``queued``
         when the service's wait ran out: poll ``job(id)``); with it, always
         ``queued``, and the result arrives by signed callback. With
@@ -107,6 +127,7 @@ class Pressroom:
         """
         body = _fields(
             template_id=template_id,
+            template_version=template_version,
             html=html,
             url=url,
             documents=None if documents is None else [dict(part) for part in documents],
@@ -121,6 +142,7 @@ class Pressroom:
         *,
         data: Mapping[str, Any],
         template_id: Optional[str] = None,
+        template_version: Optional[int] = None,
         url: Optional[str] = None,
         options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
@@ -131,9 +153,9 @@ class Pressroom:
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
-        answers as ``render``, ``as_bytes`` too (the bytes of the asked format).
+        answers as ``render``, ``as_bytes`` and ``template_version`` too (the bytes of the asked format).
         """
-        body = _fields(template_id=template_id, url=url, data=data, options=options, webhook_url=webhook_url)
+        body = _fields(template_id=template_id, template_version=template_version, url=url, data=data, options=options, webhook_url=webhook_url)
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/image", image_type, body, idempotency_key, as_bytes)
 
@@ -153,8 +175,67 @@ class Pressroom:
         return result
 
     def templates(self) -> list[Template]:
-        """GET /v1/templates: the public catalog."""
+        """GET /v1/templates: the public catalog and this key's own templates (visibility ``private``)."""
         return [Template(entry) for entry in self._call("GET", "/v1/templates")["templates"]]
+
+    def create_template(
+        self,
+        *,
+        id: str,
+        name: str,
+        output: str,
+        html: str,
+        description: Optional[str] = None,
+        data_schema: Optional[Mapping[str, Any]] = None,
+        sample_data: Optional[Mapping[str, Any]] = None,
+        page: Optional[Mapping[str, Any]] = None,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+        device_scale_factor: Optional[int] = None,
+        assets: Optional[Mapping[str, bytes]] = None,
+    ) -> Template:
+        """POST /v1/templates: stores a template of this key's account (version 1), once it rendered its sample data.
+
+        ``assets`` are files the html refers to as ``assets/<name>`` (bytes; sent
+        as base64). Raises PressroomError TEMPLATE_EXISTS (409),
+        TEMPLATE_LIMIT_REACHED (403), PAYLOAD_INVALID or RENDER_FAILED (422).
+        """
+        body = _template_body(locals())
+        return Template(self._call("POST", "/v1/templates", body))
+
+    def update_template(
+        self,
+        id: str,
+        *,
+        name: str,
+        output: str,
+        html: str,
+        description: Optional[str] = None,
+        data_schema: Optional[Mapping[str, Any]] = None,
+        sample_data: Optional[Mapping[str, Any]] = None,
+        page: Optional[Mapping[str, Any]] = None,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+        device_scale_factor: Optional[int] = None,
+        assets: Optional[Mapping[str, bytes]] = None,
+    ) -> Template:
+        """PUT /v1/templates/<id>: replaces an own template with its next version (same fields as ``create_template``)."""
+        fields = locals()
+        fields.pop("id")
+        return Template(self._call("PUT", f"/v1/templates/{_quote(id)}", _template_body(fields)))
+
+    def template(self, id: str, version: Optional[int] = None) -> Template:
+        """GET /v1/templates/<id>: the template's current version, or ``version``."""
+        path = f"/v1/templates/{_quote(id)}" + ("" if version is None else f"/versions/{_quote(str(version))}")
+        return Template(self._call("GET", path))
+
+    def template_versions(self, id: str) -> list[TemplateVersion]:
+        """GET /v1/templates/<id>/versions: newest first."""
+        return [TemplateVersion(entry) for entry in self._call("GET", f"/v1/templates/{_quote(id)}/versions")["versions"]]
+
+    def delete_template(self, id: str) -> None:
+        """DELETE /v1/templates/<id>: renders naming it raise TEMPLATE_NOT_FOUND from now on (jobs admitted before finish)."""
+        self._call("DELETE", f"/v1/templates/{_quote(id)}")
 
     def usage(self) -> Usage:
         """GET /v1/keys/usage: renders, rate limit and concurrency of this key."""

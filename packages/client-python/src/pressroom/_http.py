@@ -215,6 +215,8 @@ class Transport:
 
         def attempt() -> Any:
             status, raw, _ = self._exchange(method, url, headers, data)
+            if status == 204:
+                return None
             try:
                 return json.loads(raw.decode("utf-8"))
             except ValueError:

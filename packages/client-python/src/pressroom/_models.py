@@ -72,7 +72,7 @@ class RenderResult(ApiObject):
 
 
 class Template(ApiObject):
-    """An entry of the public template catalog."""
+    """A template: the public catalog's, or this key's own."""
 
     id: str
     version: Optional[int]
@@ -88,6 +88,15 @@ class Template(ApiObject):
     """The JSON Schema that ``data`` must satisfy."""
     sample_data: Any
     preview_url: Optional[str]
+    visibility: Optional[str]
+    """``public`` (the catalog's) or ``private`` (this key's own)."""
+
+
+class TemplateVersion(ApiObject):
+    """One version of a template: ``version`` and when it was made."""
+
+    version: int
+    created_at: str
 
 
 class Usage(ApiObject):
@@ -112,6 +121,8 @@ class Job(ApiObject):
     """``queued``, ``rendering``, ``succeeded`` or ``failed``."""
     kind: str
     template_id: Optional[str]
+    template_version: Optional[int]
+    """The template version the job renders."""
     created_at: str
     started_at: Optional[str]
     finished_at: Optional[str]

@@ -186,6 +186,40 @@ class Rendering(Stack):
         self.assertEqual(self.raised(self.client.job, "job_00000000000000000000000000").code, "NOT_FOUND")
 
 
+class OwnTemplates(Stack):
+    def test_create_update_pin_get_versions_delete(self) -> None:
+        schema = {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
+        style = b"h1::after{content:' (styled)'}"
+        created = self.client.create_template(
+            id="py-letter",
+            name="Letter",
+            output="pdf",
+            html='<link rel="stylesheet" href="assets/style.css"><h1>One {{who}}</h1>',
+            data_schema=schema,
+            sample_data={"who": "Sample"},
+            assets={"style.css": style},
+        )
+        self.assertEqual((created.id, created.version, created.visibility), ("py-letter", 1, "private"))
+        updated = self.client.update_template("py-letter", name="Letter", output="pdf", html="<h1>Two {{who}}</h1>", data_schema=schema, sample_data={"who": "S"})
+        self.assertEqual(updated.version, 2)
+        self.assertEqual(self.client.template("py-letter").version, 2)
+        self.assertEqual(self.client.template("py-letter", version=1).version, 1)
+        self.assertEqual([v.version for v in self.client.template_versions("py-letter")], [2, 1])
+        self.assertIn("py-letter", [t.id for t in self.client.templates() if t.visibility == "private"])
+        pinned = self.client.render(template_id="py-letter", template_version=1, data={"who": "Ada"}, as_bytes=True)
+        self.assertEqual(self.client.job(pinned.id).template_version, 1)
+        current = self.client.render(template_id="py-letter", data={"who": "Ada"})
+        self.assertEqual(self.client.job(current.id).template_version, 2)
+        self.assertEqual(self.raised(self.client.create_template, id="py-letter", name="x", output="pdf", html="<p>x</p>").code, "TEMPLATE_EXISTS")
+        self.assertIsNone(self.client.delete_template("py-letter"))
+        self.assertEqual(self.raised(self.client.template, "py-letter").code, "TEMPLATE_NOT_FOUND")
+        self.assertEqual(self.raised(self.client.render, template_id="py-letter", data={"who": "Ada"}).code, "TEMPLATE_NOT_FOUND")
+
+    def test_a_template_whose_preview_fails_is_render_failed(self) -> None:
+        error = self.raised(self.client.create_template, id="py-broken", name="x", output="pdf", html="<script>throw new Error('nope')</script>")
+        self.assertEqual((error.code, error.status), ("RENDER_FAILED", 422))
+
+
 class Webhooks(Stack):
     def test_an_async_render_is_called_back_with_a_signature_that_verifies(self) -> None:
         secret = self.client.webhook_secret()

@@ -66,6 +66,8 @@ class TestServer:
 
             do_GET = _handle
             do_POST = _handle
+            do_PUT = _handle
+            do_DELETE = _handle
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

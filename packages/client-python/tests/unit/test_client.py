@@ -184,6 +184,48 @@ class Endpoints(ServerTest):
             [("GET", path, f"Bearer {API_KEY}", b"") for path in answers],
         )
 
+    def test_own_templates_create_update_get_versions_delete(self) -> None:
+        entry = {"id": "letter", "version": 1, "name": "Letter", "output": "pdf", "visibility": "private"}
+
+        def handler(request: Recorded) -> Reply:
+            if request.method == "DELETE":
+                return Reply(204)
+            if request.path.endswith("/versions"):
+                return json_reply(200, {"versions": [{"version": 2, "created_at": "b"}, {"version": 1, "created_at": "a"}]})
+            return json_reply(201 if request.method == "POST" else 200, entry)
+
+        self.server.handler = handler
+        created = self.client.create_template(id="letter", name="Letter", output="pdf", html="<p>{{x}}</p>", assets={"logo.png": b"\x00\xff"})
+        self.assertEqual((created.id, created.visibility), ("letter", "private"))
+        self.client.update_template("letter", name="Letter", output="pdf", html="<p>2</p>")
+        self.assertEqual(self.client.template("letter").version, 1)
+        self.client.template("letter", version=1)
+        self.assertEqual([v.version for v in self.client.template_versions("letter")], [2, 1])
+        self.assertIsNone(self.client.delete_template("letter"))
+        self.assertEqual(
+            [(r.method, r.path) for r in self.server.requests],
+            [
+                ("POST", "/v1/templates"),
+                ("PUT", "/v1/templates/letter"),
+                ("GET", "/v1/templates/letter"),
+                ("GET", "/v1/templates/letter/versions/1"),
+                ("GET", "/v1/templates/letter/versions"),
+                ("DELETE", "/v1/templates/letter"),
+            ],
+        )
+        self.assertEqual(
+            self.server.requests[0].json(),
+            {"id": "letter", "name": "Letter", "output": "pdf", "html": "<p>{{x}}</p>", "assets": {"logo.png": "AP8="}},
+        )
+        self.assertEqual(self.server.requests[1].json(), {"name": "Letter", "output": "pdf", "html": "<p>2</p>"})
+
+    def test_render_and_image_pin_a_template_version(self) -> None:
+        self.server.handler = always(json_reply(200, SUCCEEDED))
+        self.client.render(template_id="letter", template_version=2, data={})
+        self.assertEqual(self.server.last.json(), {"template_id": "letter", "template_version": 2, "data": {}})
+        self.client.image(template_id="card", template_version=1, data={})
+        self.assertEqual(self.server.last.json(), {"template_id": "card", "template_version": 1, "data": {}})
+
     def test_checkout_posts_the_plan(self) -> None:
         self.server.handler = lambda request: json_reply(
             201, {"checkout_url": "http://x/checkout/cs_1", "session_id": "cs_1", "plan": "pro"}

@@ -76,6 +76,9 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         ...common,
         jobsBy("render"),
         anyOutcome,
+        // Customers' own templates: created, versioned, deleted.
+        anyAccount,
+        streamInfo(streams.ACCOUNTS),
         // An output's chunks, under no name: only storage names them (and may read or delete them).
         objectChunkSubject(outputBucket, "*"),
         streamInfo(streams.JOBS),

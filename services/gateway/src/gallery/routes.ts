@@ -115,7 +115,7 @@ export function pageRoutes(deps: GalleryDeps): PageRoute[] {
       method: "GET",
       path: "/",
       handler: async (ctx) => {
-        const { templates } = await call(catalog, catalog.listTemplates, {});
+        const { templates } = await call(catalog, catalog.listTemplates, { owner: "" });
         sendPage(ctx, galleryPage(templates.map(templateEntry)), GALLERY_CSP);
       },
     },

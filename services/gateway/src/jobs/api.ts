@@ -45,6 +45,7 @@ export const Job = z
     status: z.enum(["queued", "rendering", "succeeded", "failed"]),
     kind: z.enum(["render", "image"]),
     template_id: nullable(z.string()),
+    template_version: nullable(z.int().min(1)).meta({ description: "The version of the template the job renders (pinned, or current when it was admitted)." }),
     created_at: dateTime(),
     started_at: nullable(dateTime()),
     finished_at: nullable(dateTime()),

@@ -55,6 +55,7 @@ async function checkRequest(
   deps: JobDeps,
   kind: JobKind,
   ctx: Context,
+  principal: Principal,
 ): Promise<{ request?: JobRequest; template?: TemplateInfo; idempotency?: meteringV1.Idempotency; problem?: unknown }> {
   let body: Record<string, unknown>;
   try {
@@ -67,25 +68,25 @@ async function checkRequest(
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
   if (request.documents) {
-    const problem = await checkParts(deps, request.documents);
-    return problem ? { problem } : { request, idempotency };
+    const { parts, problem } = await checkParts(deps, principal, request.documents);
+    return parts ? { request: { ...request, documents: parts }, idempotency } : { problem };
   }
   if (!request.templateId) return { request, idempotency };
-  const checked = await checkTemplate(deps, kind, request.templateId, request.data, "template_id");
+  const checked = await checkTemplate(deps, principal, kind, { templateId: request.templateId, version: request.templateVersion, data: request.data }, "template_id");
   return checked.problem !== undefined ? { problem: checked.problem } : { request, template: checked.template, idempotency };
 }
 
 /** A request's template: it exists, makes what the route makes, and the data matches its schema. */
 async function checkTemplate(
   deps: JobDeps,
+  principal: Principal,
   kind: JobKind,
-  templateId: string,
-  data: Record<string, unknown>,
+  { templateId, version, data }: { templateId: string; version: number | undefined; data: Record<string, unknown> },
   field: string,
 ): Promise<{ template?: TemplateInfo; problem?: unknown }> {
   let template: TemplateInfo;
   try {
-    template = await deps.templates.get(templateId);
+    template = await deps.templates.resolve(templateId, principal.keyId, version);
   } catch (err) {
     return { problem: err };
   }
@@ -100,15 +101,29 @@ async function checkTemplate(
   return dataProblem ? { problem: dataProblem } : { template };
 }
 
-/** Every template part of a merged document, checked as a template_id is, its failure naming the part. */
-async function checkParts(deps: JobDeps, parts: JobPart[]): Promise<unknown> {
+/**
+ * Every template part of a merged document, checked as a template_id is, its failure naming the
+ * part; the parts are returned with the version and owner of their template as admitted.
+ */
+async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[]): Promise<{ parts?: JobPart[]; problem?: unknown }> {
+  const checked: JobPart[] = [];
   for (const [index, part] of parts.entries()) {
-    if (!part.templateId) continue;
-    const { problem } = await checkTemplate(deps, "render", part.templateId, part.data, `documents[${index}].template_id`);
-    if (problem instanceof AppError) return new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details);
-    if (problem !== undefined) return problem;
+    if (!part.templateId) {
+      checked.push(part);
+      continue;
+    }
+    const { template, problem } = await checkTemplate(
+      deps,
+      principal,
+      "render",
+      { templateId: part.templateId, version: part.templateVersion, data: part.data },
+      `documents[${index}].template_id`,
+    );
+    if (problem instanceof AppError) return { problem: new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details) };
+    if (problem !== undefined || !template) return { problem: problem ?? errors.internal() };
+    checked.push({ ...part, templateVersion: template.template.version, templateOwner: template.template.owner });
   }
-  return undefined;
+  return { parts: checked };
 }
 
 /** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
@@ -194,6 +209,7 @@ async function runJob(
       plan: principal.plan,
       request,
       templateVersion: template?.template.version ?? 0,
+      templateOwner: template?.template.owner ?? "",
       outcomeInbox: deps.outcomes.id,
     });
   } catch (err) {
@@ -220,7 +236,7 @@ async function runJob(
 export function jobHandler(deps: JobDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);
-    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx);
+    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx, principal);
     const jobId = newId("job");
     const valid = problem === undefined && request !== undefined;
     const units = request?.documents?.length ?? 1;

@@ -18,6 +18,8 @@ export type JobKind = "render" | "image";
 export interface JobRequest {
   kind: JobKind;
   templateId?: string;
+  /** A pinned version of the template; absent: its current version at admission. */
+  templateVersion?: number;
   html?: string;
   /** The page to render, when the source is a URL. */
   url?: string;
@@ -33,7 +35,10 @@ export interface JobRequest {
 /** One part of a merged PDF, validated. */
 export interface JobPart {
   templateId?: string;
+  /** Pinned by the request, or set to the template's current version at admission. */
   templateVersion?: number;
+  /** Set at admission: the key id owning the part's template, "" for the public catalog. */
+  templateOwner?: string;
   html?: string;
   url?: string;
   data: Record<string, unknown>;
@@ -53,6 +58,12 @@ const Html = z
   })
   .refine((html) => html.trim() !== "", "must not be empty")
   .meta({ description: `Raw HTML, a Handlebars template (HTML-escaped by default); at most ${grouped(MAX_HTML_BYTES)} bytes as UTF-8.` });
+
+const TemplateVersion = z
+  .int({ error: "must be a positive integer" })
+  .min(1, "must be a positive integer")
+  .max(2_147_483_647, "must be a positive integer")
+  .meta({ description: "Pins a version of the template (see GET /v1/templates/{id}/versions); without it, the current version when the request is admitted." });
 
 const Data = z
   .record(z.string(), z.unknown(), {
@@ -101,20 +112,25 @@ const oneSource = (sources: readonly string[]) => ({
 });
 const sourcesIn = (body: Record<string, unknown>, sources: readonly string[]) => sources.filter((source) => body[source] !== undefined).length;
 
+const versionNeedsTemplate = [
+  (body: { template_id?: string; template_version?: number }) => body.template_version === undefined || body.template_id !== undefined,
+  {
+    message: "template_version needs template_id",
+    params: { hint: "Pin a version of a stored template: send template_id with it, or drop template_version." },
+  },
+] as const;
+
 export const DocumentPart = z
   .strictObject({
     template_id: TemplateId.optional().meta({ description: "A pdf template." }),
-    template_version: z
-      .int({ error: "must be a whole number from 1" })
-      .min(1, "must be a whole number from 1")
-      .optional()
-      .meta({ description: "The template's version (default: its current one)." }),
+    template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
     data: Data.optional().meta({ description: "Values for this part's template or HTML (default {})." }),
     options: PartOptions.optional(),
   })
   .refine((part) => sourcesIn(part, PART_SOURCES) === 1, oneSource(PART_SOURCES))
+  .refine(...versionNeedsTemplate)
   .meta({
     id: "DocumentPart",
     description: "One part of a merged PDF: exactly one source (template_id, html or url), its data and its own page options.",
@@ -134,6 +150,7 @@ const Documents = z
 export const RenderRequest = z
   .strictObject({
     template_id: TemplateId.optional(),
+    template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
     documents: Documents.optional(),
@@ -157,10 +174,11 @@ export const RenderRequest = z
       ctx.issues.push({ code: "custom", message, input: ctx.value, path: ["options", option] });
     }
   })
+  .refine(...versionNeedsTemplate)
   .meta({
     id: "RenderRequest",
     description:
-      "Exactly one source: template_id (a pdf template), html, url or documents (a merged PDF); options override the template's page settings " +
+      "Exactly one source: template_id (a pdf template, optionally with template_version), html, url or documents (a merged PDF); options override the template's page settings " +
       "(with documents, only metadata, watermark, pdfa, encrypt and filename, which apply to the merged result). Unknown fields are rejected, naming them.",
     oneOf: exactlyOne(RENDER_SOURCES),
   });
@@ -171,12 +189,14 @@ const URL_ONLY_OPTIONS = ["width", "height", "device_scale_factor"] as const;
 export const ImageRequest = z
   .strictObject({
     template_id: TemplateId.optional().meta({ description: "A png template; its width and height set the image size." }),
+    template_version: TemplateVersion.optional(),
     url: PageUrl.optional(),
     data: Data.meta({ description: "Values for the template; must satisfy its data_schema. {} for a url." }),
     options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
+  .refine(...versionNeedsTemplate)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
     for (const option of URL_ONLY_OPTIONS) {
@@ -209,6 +229,7 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   const common = (parsed: z.infer<typeof ImageRequest>) => ({
     kind,
     templateId: parsed.template_id,
+    templateVersion: parsed.template_version,
     url: parsed.url,
     data: parsed.data,
     dataJson: JSON.stringify(parsed.data),

@@ -45,7 +45,7 @@ async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
  */
 export async function submitJob(
   bus: JobBus,
-  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; outcomeInbox: string },
+  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; templateOwner: string; outcomeInbox: string },
 ): Promise<JobEvent> {
   const accepted = jobEvent("job.accepted", {
     jobId: input.jobId,
@@ -66,7 +66,7 @@ export async function submitJob(
       url: input.request.url ?? "",
       documents: (input.request.documents ?? []).map(documentPart),
       options: input.request.options,
-      templateOwner: "",
+      templateOwner: input.templateOwner,
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };
@@ -97,7 +97,7 @@ function documentPart(part: JobPart): jobEventsV1.DocumentPart {
     url: part.url ?? "",
     dataJson: part.dataJson,
     options: part.options,
-    templateOwner: "",
+    templateOwner: part.templateOwner ?? "",
     htmlSha256: part.html === undefined ? "" : sha256(part.html),
     htmlBytes: part.html === undefined ? 0 : Buffer.byteLength(part.html, "utf8"),
     dataSha256: sha256(part.dataJson),

@@ -22,6 +22,7 @@ export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
       status: job.status,
       kind: job.kind,
       template_id: job.templateId || null,
+      template_version: job.templateVersion || null,
       created_at: job.createdAt,
       started_at: job.startedAt ?? null,
       finished_at: job.finishedAt ?? null,

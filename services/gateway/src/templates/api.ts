@@ -1,6 +1,8 @@
 import { z } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
-import { TemplateId, errorResponse, headers, internal, jsonResponse } from "../api-shared";
+import { RATE_HEADERS, TemplateId, dateTime, errorResponse, headers, jsonResponse, keyedErrors } from "../api-shared";
+import { MAX_TEMPLATE_BODY_BYTES, grouped } from "../limits";
+import { TemplateInput, TemplateReplacement } from "./request";
 
 /** The responses of templates/ (the public catalog and its previews) and their operations. */
 
@@ -33,6 +35,9 @@ export const Template = z
     data_schema: z.looseObject({}).meta({ description: "JSON Schema (draft 2020-12) that data must satisfy." }),
     sample_data: z.looseObject({}).meta({ description: "Data that satisfies data_schema." }),
     preview_url: z.string().meta({ description: "Path of a PNG preview rendered with sample_data." }),
+    visibility: z
+      .enum(["public", "private"])
+      .meta({ description: "public: the catalog's, for everyone. private: the caller's own template, seen only with its key." }),
   })
   .meta({
     id: "Template",
@@ -49,35 +54,150 @@ export const Template = z
 
 export const TemplateList = z.strictObject({ templates: z.array(Template) }).meta({ id: "TemplateList" });
 
+/** Operations that take a key or none: without it, the public catalog; with it, the caller's own templates too (and the rate headers). */
+const KEY_OPTIONAL: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
+const WITH_KEY = "With a key: ";
+const OPTIONAL_RATE_HEADERS = {
+  "RateLimit-Limit": headers.rateLimitLimit.optional().meta({ description: `${WITH_KEY}requests allowed in any 60-second window by the key's plan.` }),
+  "RateLimit-Remaining": headers.rateLimitRemaining.optional().meta({ description: `${WITH_KEY}requests left in the current window.` }),
+  "RateLimit-Reset": headers.rateLimitReset.optional().meta({ description: `${WITH_KEY}seconds until the oldest counted request leaves the window.` }),
+};
+const notFound = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEADERS) =>
+  errorResponse(
+    "No template has this id (or version) for this key: another account's template is answered exactly like one that does not exist.",
+    ["TEMPLATE_NOT_FOUND"],
+    rate,
+  );
+
 export const listTemplatesOperation: ZodOpenApiOperationObject = {
   operationId: "listTemplates",
-  summary: "List the public template catalog",
+  summary: "List the template catalog, and with a key your own templates",
   description:
-    "Public: no key needed. Each entry declares its output, its page settings (pdf) or size (png), " +
-    "the JSON Schema its data must satisfy, and sample data that satisfies it.",
+    "No key needed: the public catalog. With a key, the caller's own templates too (visibility private), never another account's. " +
+    "Each entry declares its output, its page settings (pdf) or size (png), the JSON Schema its data must satisfy, and sample data that satisfies it.",
   tags: ["Templates"],
-  security: [],
+  security: KEY_OPTIONAL,
   responses: {
-    "200": jsonResponse("The catalog, sorted by id.", TemplateList, { "Cache-Control": headers.cacheControl }),
-    "500": internal,
+    "200": jsonResponse("The templates, sorted by id.", TemplateList, { "Cache-Control": headers.cacheControl, ...OPTIONAL_RATE_HEADERS }),
+    ...keyedErrors,
+  },
+};
+
+export const TemplateVersions = z
+  .strictObject({ versions: z.array(z.strictObject({ version: positive(), created_at: dateTime() })).meta({ description: "Newest first." }) })
+  .meta({ id: "TemplateVersions" });
+
+const BODY_RULES =
+  `At most ${grouped(MAX_TEMPLATE_BODY_BYTES)} bytes of JSON. The template is rendered once with its sample_data (its preview) before it is stored; ` +
+  "that render does not count against the monthly quota.";
+
+const SAVE_ERRORS = {
+  "422": errorResponse(
+    "PAYLOAD_INVALID: the body failed validation (unknown field, id pattern, html over 512 KB, data_schema not a JSON Schema or over 64 KB, " +
+      "sample_data not satisfying it, html that does not compile (the message names line and column), assets over their limits). " +
+      "RENDER_FAILED: the preview failed (script error, timeout, limits); no version was made.",
+    ["PAYLOAD_INVALID", "RENDER_FAILED"],
+    RATE_HEADERS,
+  ),
+};
+
+export const createTemplateOperation: ZodOpenApiOperationObject = {
+  operationId: "createTemplate",
+  summary: "Create an own template",
+  description: `A template of the caller's account, private to it. ${BODY_RULES} After a delete, the same id can be created again: its versions continue after the deleted template's last one.`,
+  tags: ["Templates"],
+  security: [{ bearerAuth: [] }],
+  requestBody: { required: true, content: { "application/json": { schema: TemplateInput } } },
+  responses: {
+    "201": jsonResponse("Created: the template's first version.", Template, RATE_HEADERS),
+    "403": errorResponse(
+      "TEMPLATE_LIMIT_REACHED: the plan stores no more templates (the hint names the plan and its limit).",
+      ["TEMPLATE_LIMIT_REACHED"],
+      RATE_HEADERS,
+    ),
+    "409": errorResponse("TEMPLATE_EXISTS: the public catalog or this account already has a template with this id.", ["TEMPLATE_EXISTS"], RATE_HEADERS),
+    ...SAVE_ERRORS,
+    ...keyedErrors,
+  },
+};
+
+const idParam = { path: z.object({ id: TemplateId }) };
+
+export const replaceTemplateOperation: ZodOpenApiOperationObject = {
+  operationId: "replaceTemplate",
+  summary: "Replace an own template (a new version)",
+  description: `The same body as the create (id may be left out); the template's next version, used by every render admitted from now on that does not pin a version. Versions are immutable. ${BODY_RULES}`,
+  tags: ["Templates"],
+  security: [{ bearerAuth: [] }],
+  requestParams: idParam,
+  requestBody: { required: true, content: { "application/json": { schema: TemplateReplacement } } },
+  responses: { "200": jsonResponse("The new version.", Template, RATE_HEADERS), "404": notFound(RATE_HEADERS), ...SAVE_ERRORS, ...keyedErrors },
+};
+
+export const getTemplateOperation: ZodOpenApiOperationObject = {
+  operationId: "getTemplate",
+  summary: "A template's current version",
+  tags: ["Templates"],
+  security: KEY_OPTIONAL,
+  requestParams: idParam,
+  responses: { "200": jsonResponse("The template.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...keyedErrors },
+};
+
+export const templateVersionsOperation: ZodOpenApiOperationObject = {
+  operationId: "listTemplateVersions",
+  summary: "A template's versions",
+  tags: ["Templates"],
+  security: KEY_OPTIONAL,
+  requestParams: idParam,
+  responses: {
+    "200": jsonResponse("Its versions, newest first.", TemplateVersions, OPTIONAL_RATE_HEADERS),
+    "404": notFound(OPTIONAL_RATE_HEADERS),
+    ...keyedErrors,
+  },
+};
+
+export const templateVersionOperation: ZodOpenApiOperationObject = {
+  operationId: "getTemplateVersion",
+  summary: "One version of a template",
+  tags: ["Templates"],
+  security: KEY_OPTIONAL,
+  requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
+  responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...keyedErrors },
+};
+
+export const deleteTemplateOperation: ZodOpenApiOperationObject = {
+  operationId: "deleteTemplate",
+  summary: "Delete an own template",
+  description: "From now on renders naming it get 404 TEMPLATE_NOT_FOUND; jobs admitted before finish with their version.",
+  tags: ["Templates"],
+  security: [{ bearerAuth: [] }],
+  requestParams: idParam,
+  responses: {
+    "204": { description: "Deleted.", headers: z.object({ "Request-Id": headers.requestId, ...RATE_HEADERS }) },
+    "404": notFound(RATE_HEADERS),
+    ...keyedErrors,
   },
 };
 
 export const templatePreviewOperation: ZodOpenApiOperationObject = {
   operationId: "getTemplatePreview",
   summary: "A preview of a template rendered with its sample data",
-  description: "Public. Rendered once per template version and cached; conditional requests (If-None-Match) are answered 304.",
+  description:
+    "Public for the catalog's templates; an own template's with its key. Rendered once per template version and cached; conditional requests (If-None-Match) are answered 304.",
   tags: ["Templates"],
-  security: [],
+  security: KEY_OPTIONAL,
   requestParams: { path: z.object({ id: TemplateId }) },
   responses: {
     "200": {
       description: "The preview image.",
-      headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, "Cache-Control": headers.cacheControl }),
+      headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, "Cache-Control": headers.cacheControl, ...OPTIONAL_RATE_HEADERS }),
       content: { "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) } },
     },
-    "304": { description: "Not modified since the ETag given in If-None-Match.", headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag }) },
-    "404": errorResponse("No template has this id.", ["TEMPLATE_NOT_FOUND"]),
-    "500": internal,
+    "304": {
+      description: "Not modified since the ETag given in If-None-Match.",
+      headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, ...OPTIONAL_RATE_HEADERS }),
+    },
+    "404": notFound(OPTIONAL_RATE_HEADERS),
+    ...keyedErrors,
   },
 };

@@ -17,12 +17,22 @@ interface CachedTemplate {
   refreshing: boolean;
 }
 
+/** Compiled data schemas kept: every public template's, and the most recent of customers' own. */
+const VALIDATORS_KEPT = 2_000;
+
 /** How soon a refresh that failed (the render service is down) is tried again. */
 const RETRY_MS = 1_000;
 
 /**
  * The gateway's view of the catalog: each template looked up through the
  * render service, with its data schema compiled once per version.
+ *
+ * Only the public catalog is cached by id. An account's own template, and a
+ * pinned version of any template, is looked up at every admission (`resolve`):
+ * a new version is used by the next request on every gateway at once. Ids
+ * are unique across the public catalog and an account's own templates (a
+ * create that names a public id is refused), so a public id found in the
+ * cache is the template the account means.
  *
  * A known template is served from memory. Once its entry is older than
  * ttlMs, the next request still gets it and starts a refresh in the
@@ -43,11 +53,29 @@ export class TemplateDirectory {
     addFormats(this.ajv);
   }
 
+  /** A public template, from the cache (the gallery's pages). */
   get(id: string): Promise<TemplateInfo> {
     const cached = this.byId.get(id);
     if (!cached) return this.lookUp(id);
     if (!cached.refreshing && Date.now() >= cached.refreshAt) this.refresh(id, cached);
     return cached.info;
+  }
+
+  /**
+   * The template a request of `owner` names: the public one from the cache
+   * (a public template found here is cached from then on), otherwise (an own
+   * template, or a pinned `version`) asked of the render service now. Another
+   * account's template is not found.
+   */
+  async resolve(id: string, owner: string, version = 0): Promise<TemplateInfo> {
+    if (version) return this.fetch(id, owner, version);
+    const cached = this.byId.get(id);
+    if (cached && (await cached.info.catch(() => undefined))) return this.get(id);
+    const info = await this.fetch(id, owner);
+    if (!info.template.owner && !this.byId.has(id)) {
+      this.byId.set(id, { info: Promise.resolve(info), refreshAt: Date.now() + this.ttlMs, refreshing: false });
+    }
+    return info;
   }
 
   private lookUp(id: string): Promise<TemplateInfo> {
@@ -78,19 +106,26 @@ export class TemplateDirectory {
     );
   }
 
-  private fetch(id: string): Promise<TemplateInfo> {
-    return call(this.catalog, this.catalog.getTemplate, { id }).then(({ template }) => {
+  private fetch(id: string, owner = "", version = 0): Promise<TemplateInfo> {
+    return call(this.catalog, this.catalog.getTemplate, { id, owner, version }).then(({ template }) => {
       if (!template) throw templateNotFound(id);
       return { template, validate: this.validator(template) };
     });
   }
 
   private validator(template: renderV1.Template): ValidateFunction {
-    const key = `${template.id}@${template.version}`;
+    const key = `${template.owner}/${template.id}@${template.version}`;
     let validate = this.validators.get(key);
     if (!validate) {
-      validate = this.ajv.compile(JSON.parse(template.dataSchemaJson) as object);
+      const schema = JSON.parse(template.dataSchemaJson) as object;
+      validate = this.ajv.compile(schema);
+      // Kept here, not in ajv: two versions (or two accounts' templates) may declare the same $id.
+      this.ajv.removeSchema(schema);
       this.validators.set(key, validate);
+      for (const oldest of this.validators.keys()) {
+        if (this.validators.size <= VALIDATORS_KEPT) break;
+        this.validators.delete(oldest);
+      }
     }
     return validate;
   }

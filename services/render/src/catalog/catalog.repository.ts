@@ -17,6 +17,7 @@ export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTempla
       const latest = await trx
         .selectFrom("templates")
         .select(["version", "content_hash"])
+        .where("owner", "=", "")
         .where("id", "=", t.id)
         .orderBy("version", "desc")
         .limit(1)
@@ -46,25 +47,39 @@ export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTempla
   });
 }
 
-export async function listLatest(db: Kysely<RenderDb>): Promise<TemplateRow[]> {
+/** The current version of every template the owner sees: the public catalog's and, with an owner, its own live ones. */
+export async function listLatest(db: Kysely<RenderDb>, owner = ""): Promise<TemplateRow[]> {
   return db
     .selectFrom("templates as t")
     .selectAll()
+    .where("t.owner", "in", owner ? ["", owner] : [""])
+    .where("t.deleted_at", "is", null)
     .where(({ eb, selectFrom }) =>
       eb(
         "t.version",
         "=",
         selectFrom("templates as v")
           .select((v) => v.fn.max("v.version").as("max"))
+          .whereRef("v.owner", "=", "t.owner")
           .whereRef("v.id", "=", "t.id"),
       ),
     )
     .orderBy("t.id")
+    .orderBy("t.owner")
     .execute();
 }
 
-export async function findTemplate(db: Kysely<RenderDb>, id: string, version?: number): Promise<TemplateRow | undefined> {
-  let query = db.selectFrom("templates").selectAll().where("id", "=", id);
-  query = version ? query.where("version", "=", version) : query.orderBy("version", "desc").limit(1);
+/**
+ * One template of one owner: the given version, or the current one. A
+ * deleted template's versions are found only with `deleted` (the worker
+ * renders the version a job was admitted with).
+ */
+export async function findTemplate(
+  db: Kysely<RenderDb>,
+  where: { owner: string; id: string; version?: number; deleted?: boolean },
+): Promise<TemplateRow | undefined> {
+  let query = db.selectFrom("templates").selectAll().where("owner", "=", where.owner).where("id", "=", where.id);
+  if (!where.deleted) query = query.where("deleted_at", "is", null);
+  query = where.version ? query.where("version", "=", where.version) : query.orderBy("version", "desc").limit(1);
   return query.executeTakeFirst();
 }

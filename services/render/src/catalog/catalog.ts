@@ -4,46 +4,62 @@ import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import type { PageSettings } from "../engine";
 import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository";
+import { loadAssets } from "./own-templates.repository";
 
 /**
- * The template catalog with its cache of rows by id@version (versions are
- * immutable, so they are cached for good). Templates are compiled and run by
- * the TemplateExpander's threads, never here.
+ * The template catalog with its cache of the public catalog's rows by
+ * id@version (versions are immutable, so they are cached for good; customers'
+ * own templates, without bound in number, are read from the database each
+ * time). Templates are compiled and run by the TemplateExpander's threads,
+ * never here.
  */
 export class TemplateCatalog {
   private readonly versions = new Map<string, Promise<TemplateRow>>();
 
   constructor(private readonly db: Kysely<RenderDb>) {}
 
-  list(): Promise<TemplateRow[]> {
-    return listLatest(this.db);
+  /** The public catalog, and with an owner its own templates too. */
+  list(owner = ""): Promise<TemplateRow[]> {
+    return listLatest(this.db, owner);
   }
 
-  async latest(id: string): Promise<TemplateRow> {
-    const row = await findTemplate(this.db, id);
+  /**
+   * The template an owner names by id: the public one, else its own (a create
+   * that names a public id is refused, so the two share no id); the current
+   * version, or `version`. Another account's templates are never found.
+   */
+  async find(id: string, owner = "", version = 0): Promise<TemplateRow> {
+    const pub = await findTemplate(this.db, { owner: "", id, version });
+    const row = pub ?? (owner ? await findTemplate(this.db, { owner, id, version }) : undefined);
     if (!row) throw templateNotFound(id);
     return row;
   }
 
-  /** One exact version of a template. */
-  get(id: string, version: number): Promise<TemplateRow> {
-    const key = `${id}@${version}`;
+  /** One exact version of a template, deleted or not (a job renders the version it was admitted with). */
+  get(id: string, version: number, owner = ""): Promise<TemplateRow> {
+    const key = `${owner}/${id}@${version}`;
     let entry = this.versions.get(key);
     if (!entry) {
-      entry = findTemplate(this.db, id, version).then((row) => {
+      entry = findTemplate(this.db, { owner, id, version, deleted: true }).then((row) => {
         if (!row) throw templateNotFound(id);
         return row;
       });
+      if (owner) return entry;
       entry.catch(() => this.versions.delete(key));
       this.versions.set(key, entry);
     }
     return entry;
   }
 
-  /** Loads the latest version of every template, so that no job waits for the database. Returns how many were loaded. */
+  /** The files of one version of an own template. */
+  assets(row: TemplateRow): Promise<Map<string, Buffer>> {
+    return row.owner ? loadAssets(this.db, row.owner, row.id, row.version) : Promise.resolve(new Map());
+  }
+
+  /** Loads the latest version of every public template, so that no job waits for the database. Returns how many were loaded. */
   async warm(): Promise<number> {
     const rows = await this.list();
-    for (const row of rows) this.versions.set(`${row.id}@${row.version}`, Promise.resolve(row));
+    for (const row of rows) this.versions.set(`/${row.id}@${row.version}`, Promise.resolve(row));
     return rows.length;
   }
 }
@@ -78,5 +94,7 @@ export function toProto(row: TemplateRow): renderV1.Template {
     image: imageSettingsOf(row),
     dataSchemaJson: JSON.stringify(row.data_schema),
     sampleDataJson: JSON.stringify(row.sample_data),
+    owner: row.owner,
+    createdAt: row.created_at.toISOString(),
   };
 }

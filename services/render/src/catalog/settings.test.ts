@@ -85,13 +85,13 @@ describe("template settings: script errors", () => {
 
   it("fails a template whose script throws, unless its manifest settings opt out", async () => {
     const catalog = new TemplateCatalog(db);
-    const strict = await catalog.latest("strict");
+    const strict = await catalog.find("strict");
     await assert.rejects(render(catalog, strict), (err: unknown) => {
       assert.ok(err instanceof RenderFailure && err.reason === "script_error", String(err));
       assert.match(err.message, /TypeError: Cannot read properties of undefined \(reading 'track'\)/);
       return true;
     });
-    const tolerant = await catalog.latest("tolerant");
+    const tolerant = await catalog.find("tolerant");
     assert.deepEqual(tolerant.settings, { script_errors: "ignore" });
     assert.equal((await render(catalog, tolerant)).contentType, "application/pdf");
   });

@@ -1,7 +1,7 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop } from "./async";
 import { blockedNavigation, type ActiveJob } from "./job";
-import { decideRequest } from "./network";
+import { assetContentType, decideRequest } from "./network";
 import { serveHtml } from "./page";
 import { answerSubrequest } from "./subrequest";
 import type { SubresourceFetcher } from "./types";
@@ -21,7 +21,7 @@ export interface InterceptedPage {
 
 /**
  * Answers one request the page made, as the request policy (decideRequest)
- * says: the job's document, a 404, through to Chromium (data:, blob:),
+ * says: the job's document, one of its assets, a 404, through to Chromium (data:, blob:),
  * refused, or fetched by the SubresourceFetcher.
  */
 export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPausedEvent): void {
@@ -29,13 +29,26 @@ export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPa
   const requestId = e.requestId;
   const decision = decideRequest(
     { url: e.request.url, resourceType: e.resourceType, isMainFrame: e.frameId === page.targetId },
-    job && { documentUrl: job.documentUrl, documentServed: job.documentServed },
+    job && { documentUrl: job.documentUrl, documentServed: job.documentServed, assets: job.assets },
   );
   switch (decision.kind) {
     case "document":
       job!.documentServed = true;
       job!.started = true;
       void serveHtml(s, requestId, job!.html).catch(noop);
+      return;
+    case "asset":
+      void s
+        .send("Fetch.fulfillRequest", {
+          requestId,
+          responseCode: 200,
+          responseHeaders: [
+            { name: "content-type", value: assetContentType(decision.name) },
+            { name: "cache-control", value: "no-store" },
+          ],
+          body: Buffer.from(job!.assets.get(decision.name)!).toString("base64"),
+        })
+        .catch(noop);
       return;
     case "not_found":
       void s

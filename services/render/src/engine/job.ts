@@ -51,6 +51,8 @@ export class ActiveJob {
     readonly html: string,
     readonly limits: Limits,
     readonly budgetBytes: number,
+    /** The files served at the document's own origin under /assets/. */
+    readonly assets: ReadonlyMap<string, Uint8Array> = new Map(),
   ) {
     this.budgetLeft = budgetBytes;
     this.documentUrl = `${origin}/`;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
+import { assetContentType, decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
 
 describe("network policy", () => {
   const job = { documentUrl: "https://abc.document.pressroom.invalid/", documentServed: false };
@@ -38,6 +38,30 @@ describe("network policy", () => {
       kind: "block",
       navigation: false,
     });
+  });
+
+  it("answers the job's own assets at assets/<name> of its origin, and nothing else there", () => {
+    const withAssets = {
+      ...served,
+      assets: new Map([
+        ["logo.png", new Uint8Array([1])],
+        ["brand font.woff2", new Uint8Array([2])],
+      ]),
+    };
+    const at = (path: string, facts: typeof served = withAssets) =>
+      decideRequest({ url: `https://abc.document.pressroom.invalid${path}`, resourceType: "Image", isMainFrame: false }, facts);
+    assert.deepEqual(at("/assets/logo.png"), { kind: "asset", name: "logo.png" });
+    assert.deepEqual(at("/assets/brand%20font.woff2"), { kind: "asset", name: "brand font.woff2" });
+    assert.deepEqual(at("/assets/other.png"), { kind: "not_found" });
+    assert.deepEqual(at("/assets/%E0%A4%A"), { kind: "not_found" });
+    assert.deepEqual(at("/assets/sub/logo.png"), { kind: "not_found" });
+    assert.deepEqual(at("/logo.png"), { kind: "not_found" });
+    assert.deepEqual(at("/assets/logo.png", served), { kind: "not_found" });
+    // Another origin's assets/ path is an ordinary sub-request, never the job's assets.
+    assert.equal(decideRequest({ url: "https://cdn.test/assets/logo.png", resourceType: "Image", isMainFrame: false }, withAssets).kind, "fetch");
+    assert.equal(assetContentType("brand.WOFF2"), "font/woff2");
+    assert.equal(assetContentType("style.css"), "text/css; charset=utf-8");
+    assert.equal(assetContentType("data.bin"), "application/octet-stream");
   });
 
   it("hands http(s) sub-resources to the fetcher and lets data:/blob: through", () => {

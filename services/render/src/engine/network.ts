@@ -17,6 +17,8 @@ export function newDocumentOrigin(): string {
 export type RequestDecision =
   /** The main frame asks for the job's document: answer with its HTML, once. */
   | { kind: "document" }
+  /** One of the job's assets (`assets/<name>` relative to the document): answer with its bytes. */
+  | { kind: "asset"; name: string }
   /** Anything else under the document's own origin (favicon, relative links): 404. */
   | { kind: "not_found" }
   /** An http(s) sub-resource: ask the SubresourceFetcher. */
@@ -35,6 +37,21 @@ export interface RequestFacts {
 export interface JobFacts {
   documentUrl: string;
   documentServed: boolean;
+  /** The names of the job's assets. */
+  assets?: ReadonlyMap<string, unknown>;
+}
+
+const ASSET_PATH = /^\/assets\/([^/]+)$/;
+
+/** The asset a path of the document's origin names (`/assets/<name>`, percent-decoded), if any. */
+function assetName(path: string): string | undefined {
+  const raw = ASSET_PATH.exec(path)?.[1];
+  if (raw === undefined) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The network policy, as a pure function of one intercepted request. */
@@ -54,10 +71,35 @@ export function decideRequest(req: RequestFacts, job: JobFacts | undefined): Req
   if (url.protocol !== "http:" && url.protocol !== "https:") return { kind: "block", navigation: false };
   if (!job) return { kind: "block", navigation: false };
   const host = url.hostname.toLowerCase();
-  if (url.protocol === "https:" && host === new URL(job.documentUrl).hostname && url.port === "") return { kind: "not_found" };
+  if (url.protocol === "https:" && host === new URL(job.documentUrl).hostname && url.port === "") {
+    const name = assetName(url.pathname);
+    return name !== undefined && job.assets?.has(name) ? { kind: "asset", name } : { kind: "not_found" };
+  }
   // Other jobs' origins, and the synthetic site itself, are never reachable.
   if (host === SYNTHETIC_SITE || host.endsWith(`.${SYNTHETIC_SITE}`)) return { kind: "block", navigation: false };
   return { kind: "fetch", url };
+}
+
+/** The media types of the assets a template may carry, by file extension; anything else is application/octet-stream. */
+const ASSET_TYPES: Record<string, string> = {
+  css: "text/css; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  json: "application/json",
+  svg: "image/svg+xml",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  avif: "image/avif",
+  woff: "font/woff",
+  woff2: "font/woff2",
+  ttf: "font/ttf",
+  otf: "font/otf",
+};
+
+export function assetContentType(name: string): string {
+  return ASSET_TYPES[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
 }
 
 /**

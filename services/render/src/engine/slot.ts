@@ -153,12 +153,17 @@ export class Slot {
     kind: "pdf" | "png",
     layout: JobLayout,
     deadline: Deadline,
-    { signal, limits = this.deps, scriptErrors = "fail" }: { signal?: AbortSignal; limits?: Limits; scriptErrors?: "fail" | "ignore" } = {},
+    {
+      signal,
+      limits = this.deps,
+      scriptErrors = "fail",
+      assets,
+    }: { signal?: AbortSignal; limits?: Limits; scriptErrors?: "fail" | "ignore"; assets?: ReadonlyMap<string, Uint8Array> } = {},
   ): Promise<RenderOutput> {
     const started = performance.now();
     const shell = this.shell;
     this.shell = undefined;
-    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes);
+    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes, assets);
     this.job = job;
     job.readyBy = started + readinessBudgetMs(deadline.ms);
     const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadline.namedMs)} deadline`)), deadline.ms);

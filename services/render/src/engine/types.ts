@@ -59,6 +59,11 @@ export interface RenderJob {
    * with `script_error`, naming the exception's first line; "ignore" renders anyway.
    */
   scriptErrors?: "fail" | "ignore";
+  /**
+   * Files the document refers to by the relative URL `assets/<name>` (an own
+   * template's stored assets), served from here, never fetched.
+   */
+  assets?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** How one render() call is run. */

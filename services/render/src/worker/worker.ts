@@ -327,8 +327,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const waitFor = waitConditionOf(options);
     const readiness = { ...(waitFor ? { waitFor } : {}), jobDeadlineMs: deadlineMs };
     if (accepted.templateId) {
-      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion);
-      const html = await expand(row.body, `${row.id}@${row.version}`);
+      // Exactly the version the job was admitted with, of its owner's template ("" the public catalog), even if deleted since.
+      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner);
+      const [html, assets] = await Promise.all([expand(row.body, `${row.owner}/${row.id}@${row.version}`), this.deps.catalog.assets(row)]);
       renderMetrics.templateExpanded(started);
       return {
         html,
@@ -338,6 +339,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         image: row.output === "png" ? imageOf(imageSettingsOf(row), options) : undefined,
         scriptErrors: row.settings.script_errors ?? "fail",
         ...readiness,
+        assets,
         deadlineMs: left(),
       };
     }

@@ -1,0 +1,119 @@
+import { AppError } from "@pressroom/platform";
+import { templateNotFound } from "@pressroom/domain";
+import { sql, type Insertable, type Kysely, type Transaction } from "kysely";
+import type { RenderDb, TemplatesTable } from "../db";
+import { findTemplate, type TemplateRow } from "./catalog.repository";
+
+/** A version to store: the row's fields but its version, and its assets. */
+export interface NewVersion {
+  row: Omit<Insertable<TemplatesTable>, "version" | "owner" | "id">;
+  assets: Map<string, Buffer>;
+}
+
+/** What saving may be refused for, checked before the preview is rendered and again, under the owner's lock, when the version is stored. */
+export interface SaveRules {
+  owner: string;
+  id: string;
+  replace: boolean;
+  maxTemplates: number;
+  plan: string;
+}
+
+export function templateExists(id: string): AppError {
+  return new AppError("TEMPLATE_EXISTS", `template "${id}" already exists`, `Choose another id, or replace it with PUT /v1/templates/${id}.`);
+}
+
+/** Refuses a save that may not happen; runs in the owner's lock when `db` is its transaction. */
+export async function checkSave(db: Kysely<RenderDb>, rules: SaveRules): Promise<void> {
+  const own = await findTemplate(db, { owner: rules.owner, id: rules.id });
+  if (rules.replace) {
+    if (!own) throw templateNotFound(rules.id);
+    return;
+  }
+  if (own || (await findTemplate(db, { owner: "", id: rules.id }))) throw templateExists(rules.id);
+  const { count } = await db
+    .selectFrom("templates")
+    .select((eb) => eb.fn.count<string>("id").distinct().as("count"))
+    .where("owner", "=", rules.owner)
+    .where("deleted_at", "is", null)
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= rules.maxTemplates) {
+    throw new AppError(
+      "TEMPLATE_LIMIT_REACHED",
+      `the ${rules.plan} plan stores at most ${rules.maxTemplates} templates`,
+      `The ${rules.plan} plan's limit is ${rules.maxTemplates} templates: delete one with DELETE /v1/templates/<id>, or upgrade with POST /v1/billing/checkout.`,
+    );
+  }
+}
+
+function lockOwner(trx: Transaction<RenderDb>, owner: string) {
+  return sql`select pg_advisory_xact_lock(hashtext(${`render.templates.owner:${owner}`}))`.execute(trx);
+}
+
+/**
+ * Stores a new version of an own template with its assets. A version number
+ * is never reused: after a delete, the same id starts again after the
+ * deleted template's last version, so (owner, id, version) names one content forever.
+ */
+export async function saveVersion(db: Kysely<RenderDb>, rules: SaveRules, version: NewVersion): Promise<TemplateRow> {
+  return db.transaction().execute(async (trx) => {
+    await lockOwner(trx, rules.owner);
+    await checkSave(trx, rules);
+    const last = await findTemplate(trx, { owner: rules.owner, id: rules.id, deleted: true });
+    const row = await trx
+      .insertInto("templates")
+      .values({ ...version.row, owner: rules.owner, id: rules.id, version: (last?.version ?? 0) + 1 })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (version.assets.size > 0) {
+      await trx
+        .insertInto("template_assets")
+        .values([...version.assets].map(([name, content]) => ({ owner: rules.owner, id: rules.id, version: row.version, name, content })))
+        .execute();
+    }
+    return row;
+  });
+}
+
+/** The live versions of an own template, newest first; NOT_FOUND when it does not exist (or was deleted). */
+export async function listVersions(db: Kysely<RenderDb>, owner: string, id: string): Promise<Pick<TemplateRow, "version" | "created_at">[]> {
+  const rows = await db
+    .selectFrom("templates")
+    .select(["version", "created_at"])
+    .where("owner", "=", owner)
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .orderBy("version", "desc")
+    .execute();
+  if (rows.length === 0) throw templateNotFound(id);
+  return rows;
+}
+
+/** Marks every version of an own template deleted; returns its last version. */
+export async function deleteTemplate(db: Kysely<RenderDb>, owner: string, id: string): Promise<TemplateRow> {
+  return db.transaction().execute(async (trx) => {
+    await lockOwner(trx, owner);
+    const current = await findTemplate(trx, { owner, id });
+    if (!current) throw templateNotFound(id);
+    await trx
+      .updateTable("templates")
+      .set({ deleted_at: new Date() })
+      .where("owner", "=", owner)
+      .where("id", "=", id)
+      .where("deleted_at", "is", null)
+      .execute();
+    return current;
+  });
+}
+
+/** The assets of one version, by name. */
+export async function loadAssets(db: Kysely<RenderDb>, owner: string, id: string, version: number): Promise<Map<string, Buffer>> {
+  const rows = await db
+    .selectFrom("template_assets")
+    .select(["name", "content"])
+    .where("owner", "=", owner)
+    .where("id", "=", id)
+    .where("version", "=", version)
+    .execute();
+  return new Map(rows.map((row) => [row.name, row.content]));
+}
