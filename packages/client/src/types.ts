@@ -81,7 +81,22 @@ export interface DocumentPart {
   /** The part's values (default {}). */
   data?: object;
   /** The part's page, header, footer and readiness options (see the OpenAPI document's PartOptions). */
-  options?: Pick<RenderOptions, "format" | "width" | "height" | "landscape" | "margin" | "scale" | "print_background" | "page_ranges" | "prefer_css_page_size" | "media" | "header_html" | "footer_html" | "wait_for">;
+  options?: Pick<
+    RenderOptions,
+    | "format"
+    | "width"
+    | "height"
+    | "landscape"
+    | "margin"
+    | "scale"
+    | "print_background"
+    | "page_ranges"
+    | "prefer_css_page_size"
+    | "media"
+    | "header_html"
+    | "footer_html"
+    | "wait_for"
+  >;
 }
 
 /** An image's `options`. */

@@ -72,7 +72,13 @@ async function checkRequest(
     return parts ? { request: { ...request, documents: parts }, idempotency } : { problem };
   }
   if (!request.templateId) return { request, idempotency };
-  const checked = await checkTemplate(deps, principal, kind, { templateId: request.templateId, version: request.templateVersion, data: request.data }, "template_id");
+  const checked = await checkTemplate(
+    deps,
+    principal,
+    kind,
+    { templateId: request.templateId, version: request.templateVersion, data: request.data },
+    "template_id",
+  );
   return checked.problem !== undefined ? { problem: checked.problem } : { request, template: checked.template, idempotency };
 }
 
