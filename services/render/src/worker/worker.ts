@@ -174,7 +174,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     let jobDone!: () => void;
     const holdPageUntil = new Promise<void>((resolve) => (jobDone = resolve));
     try {
-      const rendered = await this.render(job.id, accepted, holdPageUntil).catch(async (err: unknown) => {
+      const rendered = await this.render(job, accepted, holdPageUntil).catch(async (err: unknown) => {
         // A job that is not ours fails nowhere; otherwise the render's error stands.
         await startedSeq;
         throw err;
@@ -185,10 +185,11 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     }
   }
 
-  private async render(jobId: string, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
-    const renderJob = await this.buildRenderJob(accepted);
+  /** Renders the job in a window only its key's jobs use (see the engine's README). */
+  private async render(job: JobState, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
+    const renderJob: RenderJob = { ...(await this.buildRenderJob(accepted)), keyId: job.keyId };
     const started = performance.now();
-    const output = await withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
+    const output = await withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
       this.deps.engine.render(renderJob, { holdPageUntil }),
     ).then(
       (rendered) => {
