@@ -9,6 +9,7 @@ import { admission } from "./admission";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { chromiumBench } from "./chromium";
+import { efficiency } from "./efficiency";
 import { engineBench } from "./engine";
 import { profile } from "./profile";
 import { jobTimeline, stages } from "./stages";
@@ -252,6 +253,7 @@ async function main(): Promise<void> {
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
     profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
+    efficiency: () => efficiency(CHROMIUM, 3, Math.max(20, Math.round(80 * SCALE))),
     chromium: () => chromiumBench(CHROMIUM, benchDocuments()[0]!, Math.max(6, Math.round(20 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];
