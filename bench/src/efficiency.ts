@@ -19,6 +19,9 @@ const TARGETS = {
 } as const;
 type Target = keyof typeof TARGETS;
 
+/** After the warm-up, before the timed tasks. */
+const SETTLE_MS = 1_500;
+
 /** What one measured burst cost: wall-clock statistics and CPU per task. */
 interface Burst {
   stats: RunStats;
@@ -28,7 +31,11 @@ interface Burst {
   wholeCpu: number;
 }
 
-/** Runs `count` tasks at `concurrency`, after `warmup` untimed ones per worker, measuring CPU around the timed ones. */
+/**
+ * Runs `count` tasks at `concurrency`, after `warmup` untimed ones per worker and a pause (the
+ * windows those opened for their keys are warm by then: the steady state of keys that render
+ * again), measuring CPU around the timed ones.
+ */
 async function burst(
   concurrency: number,
   count: number,
@@ -43,6 +50,7 @@ async function burst(
     () => task(next++),
     () => undefined,
   );
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const latencies: number[] = [];
   const before = cpu();
   const started = performance.now();
@@ -178,13 +186,13 @@ export async function efficiency(chromium: string, rounds: number, count: number
     const oneTrip = () => documentThroughPressroom(stack.baseUrl, keys[0]!, invoice!);
     for (let round = 1; round <= rounds; round++) {
       const floor = await floorBurst(chromium, invoice!, 2, count);
-      const single = await burst(4, count, 2, oneKey(invoice!), cpu);
+      const single = await burst(4, count, 6, oneKey(invoice!), cpu);
       const floorAgain = await floorBurst(chromium, invoice!, 2, count);
-      const eight = await burst(4, count, 4, rotation, cpu);
+      const eight = await burst(4, count, 6, rotation, cpu);
       const floorC1 = await floorBurst(chromium, invoice!, 1, Math.ceil(count / 2));
       const trip = await burst(1, Math.ceil(count / 2), 2, oneTrip, cpu);
       const floorCard = await floorBurst(chromium, card!, 2, Math.ceil(count / 2));
-      const cards = await burst(4, Math.ceil(count / 2), 2, oneKey(card!), cpu);
+      const cards = await burst(4, Math.ceil(count / 2), 6, oneKey(card!), cpu);
       const jsreport = await Promise.all(
         [2, 4].map(async (concurrency) => {
           const peer = await JsreportPeer.start(chromium, concurrency);
@@ -242,14 +250,14 @@ export async function efficiency(chromium: string, rounds: number, count: number
 
 /** What the windows the worker keeps cost while nothing runs: its CPU per second and memory, with their count. */
 async function idleCost(stack: TestStack, cpu: () => { pod: number; whole: number }): Promise<string> {
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
   const before = cpu().pod;
   const idleMs = 10_000;
   await new Promise((resolve) => setTimeout(resolve, idleMs));
   const perSecond = (cpu().pod - before) / (idleMs / 1000);
   const pid = stack.services.processes.get("render")!.child.pid!;
   return (
-    `Idle, after the rounds (10 s, nothing running): the render pod uses ${perSecond.toFixed(1)} ms of CPU per second, ` +
+    `Idle, 5 s after the rounds (10 s, nothing running): the render pod uses ${perSecond.toFixed(1)} ms of CPU per second, ` +
     `with ${renderers(stack)} Chromium renderers (the windows kept: free fresh ones and the keys' own), ${treeRssMiB(pid).toFixed(0)} MiB (PSS) for the worker and its Chromium.`
   );
 }
