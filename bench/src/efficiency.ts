@@ -29,20 +29,21 @@ interface Burst {
   podCpu: number;
   /** CPU ms per task of every process taking part (Pressroom: the six services, NATS, PostgreSQL and this client). */
   wholeCpu: number;
+  /** CPU ms per task by process group (Pressroom: "render pod", each other service, "nats-server", "postgres", "bench client"). */
+  groups: Map<string, number>;
 }
+
+/** CPU ms so far by process group. */
+type CpuSample = Map<string, number>;
+const POD = "render pod";
+const sum = (sample: CpuSample) => [...sample.values()].reduce((total, ms) => total + ms, 0);
 
 /**
  * Runs `count` tasks at `concurrency`, after `warmup` untimed ones per worker and a pause (the
  * windows those opened for their keys are warm by then: the steady state of keys that render
  * again), measuring CPU around the timed ones.
  */
-async function burst(
-  concurrency: number,
-  count: number,
-  warmup: number,
-  task: (i: number) => Promise<unknown>,
-  cpu: () => { pod: number; whole: number },
-): Promise<Burst> {
+async function burst(concurrency: number, count: number, warmup: number, task: (i: number) => Promise<unknown>, cpu: () => CpuSample): Promise<Burst> {
   let next = 0;
   await runTasks(
     concurrency,
@@ -62,7 +63,8 @@ async function burst(
   );
   const wallMs = performance.now() - started;
   const after = cpu();
-  return { stats: summarise(latencies, wallMs), podCpu: (after.pod - before.pod) / count, wholeCpu: (after.whole - before.whole) / count };
+  const groups = new Map([...after].map(([group, ms]) => [group, (ms - (before.get(group) ?? 0)) / count]));
+  return { stats: summarise(latencies, wallMs), podCpu: groups.get(POD)!, wholeCpu: sum(groups), groups };
 }
 
 /** This process's CPU ms so far. */
@@ -80,10 +82,7 @@ async function floorBurst(chromium: string, doc: BenchDocument, concurrency: num
       count,
       2,
       (i) => floor.renderOn(i % concurrency, doc),
-      () => {
-        const own = groupCpuMs(floor.pid()) + ownCpuMs();
-        return { pod: own, whole: own };
-      },
+      () => new Map([[POD, groupCpuMs(floor.pid()) + ownCpuMs()]]),
     );
   } finally {
     await floor.close();
@@ -120,19 +119,20 @@ function renderPodCpuMs(stack: TestStack): number {
  * the stack's nats-server, the PostgreSQL backends connected to its database (the server is
  * shared with other work on the machine: its own background processes are left out), this client.
  */
-function pressroomCpu(stack: TestStack): () => { pod: number; whole: number } {
+function pressroomCpu(stack: TestStack): () => CpuSample {
   const database = new URL(stack.databaseUrl).pathname.slice(1);
-  const roots = [...stack.services.processes].filter(([name]) => name !== "render").map(([, p]) => p.child.pid!);
-  roots.push(stack.nats.process.pid!);
+  const roots = new Map<string, number>([...stack.services.processes].filter(([name]) => name !== "render").map(([name, p]) => [name, p.child.pid!]));
+  roots.set("nats-server", stack.nats.process.pid!);
   return () => {
-    // This process, without its descendants: the stack's services are its children.
-    const pids = new Set([process.pid, ...roots.flatMap((root) => [root, ...descendantsOf(root)])]);
-    let others = 0;
+    const groupOf = new Map<number, string>([[process.pid, "bench client"]]);
+    // This process without its descendants: the stack's services are its children.
+    for (const [name, root] of roots) for (const pid of [root, ...descendantsOf(root)]) groupOf.set(pid, name);
+    const totals: CpuSample = new Map([[POD, renderPodCpuMs(stack)]]);
     for (const p of allProcStats()) {
-      if (pids.has(p.pid) || (p.comm === "postgres" && backendOf(p.pid) === database)) others += p.cpuMs;
+      const group = groupOf.get(p.pid) ?? (p.comm === "postgres" && backendOf(p.pid) === database ? "postgres" : undefined);
+      if (group) totals.set(group, (totals.get(group) ?? 0) + p.cpuMs);
     }
-    const pod = renderPodCpuMs(stack);
-    return { pod, whole: pod + others };
+    return totals;
   };
 }
 
@@ -177,6 +177,8 @@ export async function efficiency(chromium: string, rounds: number, count: number
     socialCard: [],
   };
   const lines: string[] = [];
+  /** The one-key invoice bursts' CPU per invoice by process group, one map per round. */
+  const byGroup: Map<string, number>[] = [];
   let idleLine = "";
   try {
     const keys = await benchKeys(stack, 8);
@@ -215,6 +217,7 @@ export async function efficiency(chromium: string, rounds: number, count: number
         `${floorC1.stats.p50.toFixed(0)} ms | ${trip.stats.p50.toFixed(0)} ms | ${single.stats.throughput.toFixed(1)}/s | ${jsreportBest.toFixed(1)}/s | ` +
         `${floorCard.stats.throughput.toFixed(1)}/s | ${cards.stats.throughput.toFixed(1)}/s |`;
       lines.push(line);
+      byGroup.push(single.groups);
       process.stdout.write(`${line}\n`);
     }
     idleLine = await idleCost(stack, cpu);
@@ -244,17 +247,25 @@ export async function efficiency(chromium: string, rounds: number, count: number
       return `| ${label} | ${ratios[target].map((r) => r.toFixed(2)).join(", ")} | **${m.toFixed(2)}** | ${atMost ? "≤" : "≥"} ${bound} | ${verdict(target, m)} |`;
     }),
     "",
+    `CPU per invoice by process group, one key at c=4 (the median of the rounds'), for docs/capacity.md: ` +
+      [...byGroup[0]!.keys()]
+        .map((group) => [group, median(byGroup.map((groups) => groups.get(group) ?? 0))] as const)
+        .sort((a, b) => b[1] - a[1])
+        .map(([group, ms]) => `${group} ${ms.toFixed(1)}`)
+        .join(", ") +
+      ".",
+    "",
     idleLine,
   ].join("\n");
 }
 
 /** What the windows the worker keeps cost while nothing runs: its CPU per second and memory, with their count. */
-async function idleCost(stack: TestStack, cpu: () => { pod: number; whole: number }): Promise<string> {
+async function idleCost(stack: TestStack, cpu: () => CpuSample): Promise<string> {
   await new Promise((resolve) => setTimeout(resolve, 5_000));
-  const before = cpu().pod;
+  const before = cpu().get(POD)!;
   const idleMs = 10_000;
   await new Promise((resolve) => setTimeout(resolve, idleMs));
-  const perSecond = (cpu().pod - before) / (idleMs / 1000);
+  const perSecond = (cpu().get(POD)! - before) / (idleMs / 1000);
   const pid = stack.services.processes.get("render")!.child.pid!;
   return (
     `Idle, 5 s after the rounds (10 s, nothing running): the render pod uses ${perSecond.toFixed(1)} ms of CPU per second, ` +
