@@ -9,6 +9,7 @@ import { admission } from "./admission";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { chromiumBench } from "./chromium";
+import { efficiency } from "./efficiency";
 import { engineBench } from "./engine";
 import { postprocessBench } from "./postprocess";
 import { profile } from "./profile";
@@ -254,6 +255,7 @@ async function main(): Promise<void> {
     profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),
     postprocess: () => postprocessBench(CHROMIUM, benchDocuments()[0]!, Math.max(5, Math.round(30 * SCALE))),
+    efficiency: () => efficiency(CHROMIUM, 3, Math.max(20, Math.round(80 * SCALE))),
     chromium: () => chromiumBench(CHROMIUM, benchDocuments()[0]!, Math.max(6, Math.round(20 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];

@@ -26,6 +26,8 @@ export const configSchema = z.object({
   RENDER_CHROMIUM_URL: z.string().url().optional(),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
+  /** Windows kept beyond the slots for API keys that rendered: each key's next job reuses its own (reset), never another key's. */
+  RENDER_KEY_WINDOWS: env.int(8, 0),
   /**
    * RENDER_DEADLINE_MS, and RENDER_MAX_QUEUE_WAIT_MS (the provisioning step's too): a job not ended
    * by its acceptance plus both plus a margin is ended failed when metering asks (worker/expiry.ts).

@@ -14,6 +14,7 @@ export function launchEngine(config: Readonly<Config>, logger: Logger): Promise<
     sandbox: config.RENDER_CHROMIUM_SANDBOX,
     connectUrl: config.RENDER_CHROMIUM_URL,
     slots: config.RENDER_SLOTS,
+    keyWindows: config.RENDER_KEY_WINDOWS,
     deadlineMs: config.RENDER_DEADLINE_MS,
     maxPages: config.RENDER_MAX_PAGES,
     maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,

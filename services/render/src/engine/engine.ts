@@ -31,12 +31,16 @@ export interface EngineStats {
   queued: number;
   /** Pages being wiped or prepared in the background. */
   preparing: number;
+  /** The live browser's windows (browser contexts with their page), busy, free or being opened. */
+  windows: number;
+  /** Windows the live browser opened since it started (its first `slots + sparePages` included). */
+  windowsOpened: number;
 }
 
 /**
  * Renders HTML to PDF or PNG on one long-lived Chromium. `slots` renders run at
- * once, each on its own browser context whose page was prepared before the job
- * arrived; the rest wait in FIFO order. See README.md for the isolation and
+ * once, each in a window (browser context and page) of its key's, reset and
+ * loaded before the job arrived, or a fresh one; the rest wait in FIFO order. See README.md for the isolation and
  * network model and the measurements behind it.
  */
 export class RenderEngine {
@@ -87,7 +91,7 @@ export class RenderEngine {
     const release = await this.permits.acquire(signal);
     try {
       for (let attempt = 1; ; attempt++) {
-        const { slot, generation } = await this.takeSlot(signal);
+        const { slot, generation } = await this.takeSlot(job.keyId ?? "", signal);
         if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
         try {
           return await slot.run(job.html, job.kind, layout, deadline, { signal, scriptErrors: job.scriptErrors, assets: job.assets });
@@ -141,18 +145,20 @@ export class RenderEngine {
       warmSlots: Math.max(0, Math.min(this.current?.warmPages ?? 0, free)),
       queued: this.permits.queued,
       preparing: this.current?.preparing ?? 0,
+      windows: this.current?.windows ?? 0,
+      windowsOpened: this.current?.opened ?? 0,
     };
   }
 
-  /** A warm page of the live browser; waits out a relaunch, within a bound. */
-  private async takeSlot(signal?: AbortSignal): Promise<{ slot: Slot; generation: Generation }> {
+  /** A warm window of the live browser for `key`'s job; waits out a relaunch, within a bound. */
+  private async takeSlot(key: string, signal?: AbortSignal): Promise<{ slot: Slot; generation: Generation }> {
     const giveUp = AbortSignal.timeout(Math.max(this.deadlineMs, MIN_BROWSER_WAIT_MS));
     const waitSignal = signal ? AbortSignal.any([signal, giveUp]) : giveUp;
     for (;;) {
       if (this.closed) throw shuttingDown();
       try {
         const generation = await this.liveGeneration(waitSignal);
-        return { slot: await generation.take(waitSignal), generation };
+        return { slot: await generation.take(key, waitSignal), generation };
       } catch (err) {
         if (err instanceof GenerationGone) continue;
         if (signal?.aborted) throw signal.reason;

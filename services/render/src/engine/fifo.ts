@@ -1,21 +1,28 @@
-interface Waiter<T> {
+interface Waiter<T, Tag> {
+  tag: Tag;
   resolve: (value: T) => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Callers waiting for a value, served strictly in arrival order. A waiter whose
+ * Callers waiting for a value, served strictly in arrival order (`serve`), or
+ * each in arrival order with what suits its `tag` (`serveEach`). A waiter whose
  * `signal` aborts leaves the queue and rejects with the signal's reason.
  */
-export class WaiterQueue<T> {
-  private readonly waiters: Array<Waiter<T>> = [];
+export class WaiterQueue<T, Tag = undefined> {
+  private readonly waiters: Array<Waiter<T, Tag>> = [];
 
   get length(): number {
     return this.waiters.length;
   }
 
+  /** The waiting callers' tags, longest waiting first. */
+  get tags(): Tag[] {
+    return this.waiters.map((waiter) => waiter.tag);
+  }
+
   /** Resolves with the value `serve` hands over next; rejects if `signal` aborts first. */
-  wait(signal?: AbortSignal): Promise<T> {
+  wait(signal?: AbortSignal, tag?: Tag): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
@@ -23,7 +30,8 @@ export class WaiterQueue<T> {
         if (i !== -1) this.waiters.splice(i, 1);
         reject(signal?.reason);
       };
-      const waiter: Waiter<T> = {
+      const waiter: Waiter<T, Tag> = {
+        tag: tag as Tag,
         resolve: (value) => {
           signal?.removeEventListener("abort", onAbort);
           resolve(value);
@@ -43,6 +51,16 @@ export class WaiterQueue<T> {
     const waiter = this.waiters.shift();
     waiter?.resolve(value);
     return waiter !== undefined;
+  }
+
+  /** Offers each waiter in turn, longest waiting first, what `pick` finds for its tag; those given a value leave the queue. */
+  serveEach(pick: (tag: Tag) => T | undefined): void {
+    for (const waiter of [...this.waiters]) {
+      const value = pick(waiter.tag);
+      if (value === undefined) continue;
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve(value);
+    }
   }
 
   /** Fails every waiter. */

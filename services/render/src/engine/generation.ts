@@ -12,8 +12,12 @@ export class GenerationGone extends Error {}
 
 export interface GenerationOptions {
   launch: LaunchSettings;
-  /** Pages kept warm: slots + spares. */
+  /** Windows, all fresh, that the browser starts with: slots + spares. */
   pages: number;
+  /** Fresh windows kept warm for keys without a free window of their own. */
+  spares: number;
+  /** The most windows kept (busy, idle, fresh or being opened). */
+  maxWindows: number;
   slot: SlotSettings;
   logger?: EngineLogger;
   /** Called once when the browser goes away without being asked to. */
@@ -31,7 +35,11 @@ const LOSS_VERDICT_MS = 500;
 /** The browser's answer to a round trip, when judging a lost page. */
 const ANSWER_MS = 2_000;
 /**
- * One Chromium process and its warm pages. Replaced as a whole when the browser
+ * One Chromium process and its windows (a browser context and its page each).
+ * A window serves one key only: a fresh one is bound to the key of its first
+ * job, then reset after each job and kept for that key's next ones; when a
+ * fresh window is needed and the browser holds `maxWindows`, the key window
+ * idle the longest is disposed. Replaced as a whole when the browser
  * dies or hangs, and retired (after its in-flight jobs) when it is recycled.
  * With a Chromium started elsewhere (LaunchSettings.connectUrl), one connection
  * to it and its warm pages: closing or killing it drops the connection (which
@@ -40,14 +48,23 @@ const ANSWER_MS = 2_000;
 export class Generation {
   state: "live" | "retiring" | "dead" = "live";
   renders = 0;
+  /** Windows opened since launch. */
+  opened = 0;
   private busy = 0;
   /** Pages being wiped or opened: work the engine does between jobs. */
   private preparingCount = 0;
+  /** Windows being opened, then warmed up (registered in `slots` by then). */
+  private opening = 0;
+  private warming = 0;
   private closing = false;
   private openFailures = 0;
   private readonly slots = new Map<string, Slot>();
+  /** Reset windows bound to a key, free; the one idle the longest first. */
   private readonly idle: Slot[] = [];
-  private readonly waiters = new WaiterQueue<Slot>();
+  /** Warm windows no job has run in, free for any key. */
+  private readonly fresh: Slot[] = [];
+  /** Jobs waiting for a window, by key. */
+  private readonly waiters = new WaiterQueue<Slot, string>();
   /** When pages were lost lately (performance.now()), to tell a page lost alone from pages lost together. */
   private losses: number[] = [];
   private closed: Promise<void> | undefined;
@@ -94,26 +111,70 @@ export class Generation {
     return this.browser.process()?.pid;
   }
 
+  /** Windows held, busy, free or being opened. */
+  get windows(): number {
+    return this.slots.size + this.opening;
+  }
+
+  /** Free windows: a key's own, reset, and fresh ones. */
   get warmPages(): number {
-    return this.state === "live" ? this.idle.length : 0;
+    return this.state === "live" ? this.idle.length + this.fresh.length : 0;
   }
 
   get preparing(): number {
     return this.state === "live" ? this.preparingCount : 0;
   }
 
-  /** A warm page for one job; waits (FIFO) for a wipe to finish if none is idle. */
-  take(signal?: AbortSignal): Promise<Slot> {
+  /**
+   * A warm window for one job of `key`: one of the key's own, reset, or else a
+   * fresh one, which is bound to the key from now on. Waits (FIFO among jobs that
+   * could take the same window) for a reset or a fresh window to be ready.
+   */
+  take(key: string, signal?: AbortSignal): Promise<Slot> {
     if (this.state !== "live") return Promise.reject(new GenerationGone());
-    const slot = this.idle.shift();
+    const slot = this.takeFree(key);
     if (slot) {
-      this.busy++;
+      this.topUp();
       return Promise.resolve(slot);
     }
-    return this.waiters.wait(signal);
+    const waiting = this.waiters.wait(signal, key);
+    this.topUp();
+    return waiting;
   }
 
-  /** Gives a page back after its job: wiped and reused, or replaced by a fresh one. */
+  /** The key's own free window (the most recently used), or a fresh one bound to it; counted busy. */
+  private takeFree(key: string): Slot | undefined {
+    const own = this.idle.findLastIndex((slot) => slot.owner === key);
+    const slot = own === -1 ? this.fresh.shift() : this.idle.splice(own, 1)[0];
+    if (!slot) return undefined;
+    slot.owner = key;
+    this.busy++;
+    return slot;
+  }
+
+  /**
+   * Keeps `spares` fresh windows ready, and one more for each job waiting whose
+   * key has no window of its own coming back (busy or being reset), opening them
+   * while the browser holds fewer than `maxWindows` and disposing the key window
+   * idle the longest otherwise.
+   */
+  private topUp(): void {
+    if (this.state !== "live") return;
+    const free = new Set([...this.idle, ...this.fresh]);
+    const returning = new Set([...this.slots.values()].filter((slot) => !free.has(slot) && slot.reusable).map((slot) => slot.owner));
+    const unserved = this.waiters.tags.filter((key) => !returning.has(key)).length;
+    let short = this.opts.spares + unserved - this.fresh.length - this.opening - this.warming;
+    for (; short > 0; short--) {
+      if (this.windows >= this.opts.maxWindows) {
+        const oldest = this.idle.shift();
+        if (!oldest) return;
+        this.discard(oldest);
+      }
+      void this.openSlot(false).catch(noop);
+    }
+  }
+
+  /** Gives a window back after its job: reset and kept for its key, or thrown away. */
   release(slot: Slot): void {
     this.busy--;
     if (this.state === "dead") return;
@@ -133,11 +194,13 @@ export class Generation {
           this.preparingCount--;
           if (this.state !== "live") return;
           this.opts.logger?.warn({ err, generation: this.id }, "page wipe failed; replacing the page");
-          this.replace(slot);
+          this.discard(slot);
+          this.topUp();
         },
       );
     } else {
-      this.replace(slot);
+      this.discard(slot);
+      this.topUp();
     }
   }
 
@@ -147,6 +210,7 @@ export class Generation {
     this.state = "retiring";
     this.waiters.rejectAll(new GenerationGone());
     this.idle.length = 0;
+    this.fresh.length = 0;
     if (this.busy === 0) void this.close();
   }
 
@@ -204,6 +268,7 @@ export class Generation {
     for (const slot of this.slots.values()) slot.markBroken(failure);
     this.waiters.rejectAll(new GenerationGone());
     this.idle.length = 0;
+    this.fresh.length = 0;
   }
 
   /**
@@ -216,10 +281,12 @@ export class Generation {
     const at = performance.now();
     this.losses = [...this.losses.filter((t) => at - t <= 2 * LOSS_VERDICT_MS), at];
     slot.lose(this.judgeLoss(loss, at));
-    const idle = this.idle.indexOf(slot);
-    if (idle !== -1) {
-      this.idle.splice(idle, 1);
-      this.replace(slot);
+    for (const free of [this.idle, this.fresh]) {
+      const i = free.indexOf(slot);
+      if (i === -1) continue;
+      free.splice(i, 1);
+      this.discard(slot);
+      this.topUp();
     }
   }
 
@@ -255,38 +322,44 @@ export class Generation {
     }
   }
 
+  /** A window is free (reset for its key, or fresh): it goes to the first job waiting that may take it. */
   private makeIdle(slot: Slot): void {
     if (this.state !== "live") return;
-    if (this.waiters.serve(slot)) this.busy++;
-    else this.idle.push(slot);
+    (slot.owner === undefined ? this.fresh : this.idle).push(slot);
+    this.waiters.serveEach((key) => this.takeFree(key));
+    this.topUp();
   }
 
-  private replace(slot: Slot): void {
+  /** Disposes a window's context; a browser that does not confirm it in time is killed. */
+  private discard(slot: Slot): void {
     this.slots.delete(slot.contextId);
     void slot.destroy().then((disposed) => {
-      if (this.state !== "live") return;
-      if (!disposed) {
-        this.opts.logger?.error({ generation: this.id }, "browser did not dispose a context in time; killing it");
-        this.kill();
-        return;
-      }
-      void this.openSlot(false).catch(noop);
+      if (this.state !== "live" || disposed) return;
+      this.opts.logger?.error({ generation: this.id }, "browser did not dispose a context in time; killing it");
+      this.kill();
     });
   }
 
-  /** Opens one page. During launch a failure fails the launch; later it is retried, then the browser is relaunched. */
+  /** Opens one fresh window. During launch a failure fails the launch; later it is retried, then the browser is relaunched. */
   private async openSlot(launching: boolean): Promise<void> {
     this.preparingCount++;
+    this.opening++;
+    this.opened++;
+    let slot: Slot | undefined;
     try {
-      const slot = await Slot.open({ ...this.opts.slot, browser: this.session, onGone: (s, loss) => this.pageGone(s, loss) });
+      slot = await Slot.open({ ...this.opts.slot, browser: this.session, onGone: (s, loss) => this.pageGone(s, loss) });
       // Register first so a popup or crash during the warm-up is attributed to this page.
       this.slots.set(slot.contextId, slot);
+      this.opening--;
+      this.warming++;
       try {
         await slot.warmUp();
       } catch (err) {
         this.slots.delete(slot.contextId);
         void slot.destroy();
         throw err;
+      } finally {
+        this.warming--;
       }
       if (this.state !== "live") {
         void slot.destroy();
@@ -295,6 +368,7 @@ export class Generation {
       this.openFailures = 0;
       this.makeIdle(slot);
     } catch (err) {
+      if (!slot) this.opening--;
       if (launching) throw err;
       if (this.state !== "live") return;
       this.openFailures++;
@@ -303,7 +377,7 @@ export class Generation {
         this.kill();
         return;
       }
-      setTimeout(() => void this.openSlot(false).catch(noop), 100 * this.openFailures).unref();
+      setTimeout(() => this.topUp(), 100 * this.openFailures).unref();
     } finally {
       this.preparingCount--;
     }

@@ -10,6 +10,7 @@ const DEFAULTS = {
   subresourceBudgetBytes: 50 * 1024 * 1024,
   recycleAfterRenders: 2_000,
   sparePages: 1,
+  keyWindows: 8,
   rendererHeapMiB: 512,
 };
 
@@ -28,13 +29,18 @@ export interface EngineSettings {
   deadlineMs: number;
   recycleAfterRenders: number;
   launch: LaunchSettings;
-  /** Pages kept warm: slots + spares. */
+  /** Windows, all fresh, that a browser starts with: slots + spares. */
   pages: number;
+  /** Fresh windows kept warm for keys without a free window of their own. */
+  spares: number;
+  /** The most windows a browser keeps: slots + spares + keyWindows. */
+  maxWindows: number;
   slot: SlotSettings;
 }
 
 export function engineSettings(opts: EngineOptions): EngineSettings {
   const deadlineMs = opts.deadlineMs ?? DEFAULTS.deadlineMs;
+  const spares = opts.sparePages ?? DEFAULTS.sparePages;
   return {
     deadlineMs,
     recycleAfterRenders: opts.recycleAfterRenders ?? DEFAULTS.recycleAfterRenders,
@@ -45,7 +51,9 @@ export function engineSettings(opts: EngineOptions): EngineSettings {
       protocolTimeoutMs: Math.max(deadlineMs, 30_000) + 10_000,
       connectUrl: opts.connectUrl,
     },
-    pages: opts.slots + (opts.sparePages ?? DEFAULTS.sparePages),
+    pages: opts.slots + spares,
+    spares,
+    maxWindows: opts.slots + spares + (opts.keyWindows ?? DEFAULTS.keyWindows),
     slot: {
       fetchSubresource: opts.fetchSubresource,
       subrequestTimeoutMs: opts.subrequestTimeoutMs ?? DEFAULTS.subrequestTimeoutMs,

@@ -56,6 +56,8 @@ export class Slot {
   gone = false;
   /** The engine itself is throwing the page away (destroy()): its closing is nobody's failure. */
   disposing = false;
+  /** The key whose jobs this window serves, from its first job on; never another's. */
+  owner: string | undefined;
   private job: ActiveJob | undefined;
   private lastViewport = "";
   private lastMedia = "";
@@ -99,6 +101,8 @@ export class Slot {
     });
     s.on("Page.javascriptDialogOpening", (e: Protocol.Page.JavascriptDialogOpeningEvent) => {
       // alert/confirm/prompt are dismissed; beforeunload is accepted so the page can always be left.
+      // A window a document opened a dialog in is not reused: it may be in a state the reset does not know.
+      if (this.job) this.broken = true;
       void s.send("Page.handleJavaScriptDialog", { accept: e.type === "beforeunload" }).catch(noop);
     });
     s.on("Runtime.exceptionThrown", (e: Protocol.Runtime.ExceptionThrownEvent) => {
@@ -181,22 +185,20 @@ export class Slot {
         renderMs: Math.round(performance.now() - started),
       };
     } catch (err) {
-      if (signal?.aborted) {
-        this.broken = true;
-        throw signal.reason;
-      }
+      // A window whose job failed may still be running the document's script, or be in a state the
+      // reset does not know (a hung script, a crashed renderer): it is thrown away, never reused.
+      this.broken = true;
+      if (signal?.aborted) throw signal.reason;
       // The page went away: the job fails for the cause the browser settles, not for the CDP call that failed
       // first (a window being closed fails calls before Chromium reports the target gone).
       if (!job.failure && !(err instanceof RenderFailure)) await this.lossReported(LOSS_REPORT_MS);
       if (job.verdict) await job.verdict;
       if (!job.started) {
         // Nothing of the document ran: whatever failed was the page's or the browser's fault.
-        this.broken = true;
         throw new NotStarted(job.failure ?? new RenderFailure("crashed", "the browser failed before the document could be rendered"));
       }
       if (job.failure) throw job.failure;
       if (err instanceof RenderFailure) throw err;
-      this.broken = true;
       this.deps.logger?.warn({ err }, "render failed unexpectedly");
       throw new RenderFailure("crashed", "the renderer failed while rendering the document");
     } finally {
@@ -205,8 +207,8 @@ export class Slot {
       job.controller.abort();
       this.job = undefined;
       this.lastOrigins = [...job.origins];
-      // A page interrupted mid-work may still be running the document's script: throw it away.
-      if (job.failure?.reason === "deadline" || job.failure?.retryable) this.broken = true;
+      // An interruption that came after the work was done (the deadline's timer, a late loss).
+      if (job.failure) this.broken = true;
     }
   }
 
@@ -302,7 +304,8 @@ export class Slot {
     await withTimeout(
       (async () => {
         await this.loadShell();
-        await clearJobState(this.session, this.lastOrigins);
+        const { session, contextId, targetId } = this;
+        await clearJobState({ session, contextId, targetId, browser: this.deps.browser }, this.lastOrigins);
       })(),
       HOUSEKEEPING_MS,
       "wipe",

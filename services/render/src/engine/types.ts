@@ -35,6 +35,13 @@ export type ImageFormat = "png" | "jpeg" | "webp";
 
 export interface RenderJob {
   html: string;
+  /**
+   * Whose job this is (the API key's id). A window (browser context, page and
+   * renderer) only ever serves jobs of one key: after a job it is reset and may
+   * take that key's next job, never another key's. Jobs without a key share
+   * windows only with each other.
+   */
+  keyId?: string;
   /** "png" is any image (see image.format). */
   kind: "pdf" | "png";
   /** PDF only. Absent for raw HTML: the document's CSS `@page` rules decide (A4 otherwise). */
@@ -184,8 +191,14 @@ export interface EngineOptions {
   /** Relaunch the browser after this many renders (in-flight jobs finish first). Default 2 000. */
   recycleAfterRenders?: number;
   logger?: EngineLogger;
-  /** Warm pages kept beyond `slots` so a page's wipe never delays the next job. Default 1. */
+  /** Fresh windows (no job has run in them) kept warm beyond `slots`, for a key that has no window of its own free. Default 1. */
   sparePages?: number;
+  /**
+   * Windows kept beyond `slots` and `sparePages` for keys whose jobs ran in them: a key's
+   * next job reuses one (reset) instead of a fresh window. The least recently used goes
+   * first when a fresh one is needed. Default 8.
+   */
+  keyWindows?: number;
   /** Run Chromium with its sandbox (needs a non-root user and kernel support). Default false. */
   sandbox?: boolean;
   /** Renderer V8 old-space limit in MiB. Default 512. */

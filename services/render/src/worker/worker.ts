@@ -178,7 +178,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     let jobDone!: () => void;
     const holdPageUntil = new Promise<void>((resolve) => (jobDone = resolve));
     try {
-      const rendered = await this.render(job.id, accepted, holdPageUntil).catch(async (err: unknown) => {
+      const rendered = await this.render(job, accepted, holdPageUntil).catch(async (err: unknown) => {
         // A job that is not ours fails nowhere; otherwise the render's error stands.
         await startedSeq;
         throw err;
@@ -194,13 +194,11 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
    * post-processing its options ask for; the whole job, post-processing included, within one
    * render deadline.
    */
-  private async render(jobId: string, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
+  private async render(job: JobState, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
     const started = performance.now();
     const deadlineAt = started + this.deps.deadlineMs;
     const printed =
-      accepted.documents.length > 0
-        ? await this.renderDocuments(jobId, accepted.documents, deadlineAt)
-        : await this.renderOne(jobId, accepted, { holdPageUntil });
+      accepted.documents.length > 0 ? await this.renderDocuments(job, accepted.documents, deadlineAt) : await this.renderOne(job, accepted, { holdPageUntil });
     const steps = postProcessingOf(accepted.options);
     const output =
       printed.contentType === "application/pdf" && wantsPostProcessing(steps)
@@ -210,10 +208,11 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     return { output, renderMs: Math.round(performance.now() - started) };
   }
 
-  private async renderOne(jobId: string, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
-    const renderJob = withinDeadline(await this.buildRenderJob(accepted), deadlineAt);
+  /** Renders one document in a window only its key's jobs use (see the engine's README). */
+  private async renderOne(job: JobState, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
+    const renderJob: RenderJob = { ...withinDeadline(await this.buildRenderJob(accepted), deadlineAt), keyId: job.keyId };
     const started = performance.now();
-    return withSpan("render", { attributes: { "pressroom.job.id": jobId, "pressroom.render.kind": renderJob.kind } }, () =>
+    return withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
       this.deps.engine.render(renderJob, call),
     ).then(
       (rendered) => {
@@ -232,11 +231,11 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
    * of the job's deadline, then their pages joined in order. A part that fails fails the job,
    * its error naming the part's index.
    */
-  private async renderDocuments(jobId: string, parts: jobEventsV1.DocumentPart[], deadlineAt: number): Promise<RenderOutput> {
+  private async renderDocuments(job: JobState, parts: jobEventsV1.DocumentPart[], deadlineAt: number): Promise<RenderOutput> {
     const printed: RenderOutput[] = [];
     for (const [index, part] of parts.entries()) {
       const accepted = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
-      printed.push(await this.renderOne(jobId, accepted, {}, deadlineAt).catch((err: unknown) => Promise.reject(namingPart(err, index))));
+      printed.push(await this.renderOne(job, accepted, {}, deadlineAt).catch((err: unknown) => Promise.reject(namingPart(err, index))));
     }
     const data = await merge(
       printed.map((p) => p.data),
