@@ -100,8 +100,9 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
   }
 
   before(async () => {
-    stopSocket = await ensurePodmanSocket();
+    // images.sh first: on a fresh machine it installs podman.
     await buildImages();
+    stopSocket = await ensurePodmanSocket();
     network = await new Network().start();
     const [httpPort] = await distinctFreePorts(1);
     api = new Api(`http://127.0.0.1:${httpPort}`);

@@ -64,7 +64,9 @@ export async function ensurePodmanSocket(): Promise<() => Promise<void>> {
     env: { ...process.env, CONTAINERS_CONF },
     stdio: "ignore",
   });
-  await waitFor("podman's Docker API", () => pings(PODMAN_SOCKET), 30_000, 200);
+  const failed = new Promise<never>((_, reject) => service.once("error", reject));
+  failed.catch(() => undefined);
+  await Promise.race([waitFor("podman's Docker API", () => pings(PODMAN_SOCKET), 30_000, 200), failed]);
   return async () => {
     service.kill("SIGTERM");
     if (service.exitCode === null) await once(service, "exit");
