@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Pressroom's six service images with podman from the Dockerfile at the
 # repository's root and tags them pressroom/<service>:<tag> (default: the root
-# package.json's version). Installs podman, runc, catatonit and debootstrap when
-# missing. No registry needs to answer: the base image, debian:trixie-slim, is
+# package.json's version). Installs podman, runc, catatonit, debootstrap, netavark,
+# aardvark-dns and iptables when missing. No registry needs to answer: the base image, debian:trixie-slim, is
 # made once from Debian's archive with debootstrap and imported under that name.
 # See deploy/README.md.
 set -euo pipefail
@@ -20,6 +20,9 @@ missing=()
 for tool in podman runc catatonit debootstrap; do
   command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || [ -x "/usr/bin/$tool" ] || [ -x "/usr/libexec/podman/$tool" ] || missing+=("$tool")
 done
+# netavark with aardvark-dns: containers on one network find each other by name (the container suite).
+for helper in netavark aardvark-dns; do [ -x "/usr/lib/podman/$helper" ] || missing+=("$helper"); done
+command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "images: installing ${missing[*]} with apt-get"
   "${sudo_cmd[@]}" apt-get update -qq
