@@ -209,6 +209,24 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
     });
 
+    it("a merged document's parts render own templates at the version admitted, pinned or current; another account's is not found", async () => {
+      const merged = await renderText(a.apiKey, {
+        data: {},
+        documents: [
+          { template_id: "welcome", template_version: 1, data: { who: "Pinned" } },
+          { template_id: "welcome", data: { who: "Current" } },
+        ],
+      });
+      assert.match(merged.text, /Hello Pinned, version one[\s\S]*Hello Current, version three/);
+      const missing = await h.api.post(
+        "/v1/render",
+        { data: {}, documents: [{ html: "<p>x</p>" }, { template_id: "welcome", data: { who: "x" } }] },
+        { key: b.apiKey },
+      );
+      expectError(missing, 404, "TEMPLATE_NOT_FOUND");
+      assert.match(missing.json.error, /^documents\[1\]: /);
+    });
+
     it("409 TEMPLATE_EXISTS for a public id and for the account's own id; another account may use the same id", async () => {
       expectError(await h.api.post("/v1/templates", { id: "invoice", ...letter("<p>x</p>") }, { key: a.apiKey }), 409, "TEMPLATE_EXISTS");
       expectError(await h.api.post("/v1/templates", { id: "welcome", ...letter("<p>x</p>") }, { key: a.apiKey }), 409, "TEMPLATE_EXISTS");

@@ -34,7 +34,7 @@ import {
 } from "./test-support/containers";
 import { render, type K8sObject } from "./test-support/helm";
 import { busyRenderSlots } from "./test-support/hostile";
-import { pdfInfo, pngSize } from "./test-support/pdf";
+import { pdfInfo, pdfText, pdfXmp, pngSize } from "./test-support/pdf";
 import { eventually } from "./test-support/webhook-receiver";
 
 const SERVICES = ["identity", "storage", "metering", "render", "webhook", "gateway"] as const;
@@ -248,6 +248,22 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
     const download = await api.download(response.json.url as string);
     assert.equal(download.status, 200);
     assert.ok(Number(pdfInfo(download.body).Pages) >= 1);
+  });
+
+  it("post-processes in the render image: two parts merged (qpdf), stamped (pdf-lib) and made PDF/A-2b (Ghostscript)", async () => {
+    const body = {
+      data: {},
+      documents: [{ html: "<h1>Cover</h1>" }, { html: "<p>Terms</p>" }],
+      options: { metadata: { title: "Bundle in a container" }, watermark: { text: "CONTAINERCOPY", angle: 0 }, pdfa: "PDF/A-2b" },
+    };
+    const response = await api.post("/v1/render", body, { key: apiKey });
+    assert.equal(response.status, 200, response.text);
+    const download = await api.download(response.json.url as string);
+    const info = pdfInfo(download.body);
+    assert.equal(info.Pages, "2");
+    assert.equal(info.Title, "Bundle in a container");
+    assert.match(pdfText(download.body), /CONTAINERCOPY/);
+    assert.match(pdfXmp(download.body), /<pdfaid:part>2<\/pdfaid:part>/);
   });
 
   it("renders a PNG through the gateway container and downloads it by its signed URL", async () => {

@@ -30,6 +30,11 @@ export function pdfInfo(bytes: Uint8Array): Record<string, string> {
   );
 }
 
+/** The PDF's XMP metadata packet, via pdfinfo -meta ("" without one). */
+export function pdfXmp(bytes: Uint8Array): string {
+  return withTempFile(bytes, (file) => execFileSync("pdfinfo", ["-meta", file], { encoding: "utf8" }));
+}
+
 /** Width and height of a PNG, from its IHDR chunk. */
 export function pngSize(bytes: Uint8Array): { width: number; height: number } {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
