@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { inspect } from "node:util";
 import { after, before, describe, it } from "node:test";
 import type { RenderEngine } from "../engine";
 import { RenderFailure } from "../engine";
@@ -135,6 +136,44 @@ describe("post-processing: every option, on a PDF Chromium printed", () => {
       assert.match(tool("qpdf", (f) => ["--password=hunter2-user", "--show-encryption", f], out).out, /R = 6/);
       assert.match(argv, /^@\/.+\/args$/m, "one argument: the argument file");
       assert.doesNotMatch(argv, /hunter2/);
+    } finally {
+      process.env.PATH = pathBefore;
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+  it("a password qpdf would take for an option is refused as the document's fault, without quoting it", async () => {
+    for (const [userPassword, ownerPassword] of [
+      ["", "-hunter2-owner"],
+      ["-hunter2-user", "owner"],
+      ["", "--"],
+      ["hunter2\nuser", "owner"],
+    ] as const) {
+      const steps = postProcessingOf(options({ encrypt: { userPassword, ownerPassword, permissions: undefined } }));
+      const err: unknown = await postProcess(printed, steps, later()).then(
+        () => assert.fail("encrypted"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RenderFailure);
+      assert.equal(err.reason, "invalid_document");
+      assert.doesNotMatch(`${inspect(err)} ${JSON.stringify(err)}`, /hunter2/);
+    }
+  });
+
+  it("a failing encrypt's error keeps neither qpdf's output nor its arguments (either may quote a password)", async () => {
+    // A qpdf that fails quoting its argument file on stderr, as the real one quotes an argument it refuses.
+    const bin = mkdtempSync(path.join(tmpdir(), "postprocess-bin-"));
+    writeFileSync(path.join(bin, "qpdf"), `#!/bin/sh\nfile="\${1#@}"\necho "qpdf: bad arguments:" >&2\ncat "$file" >&2\nexit 2\n`, { mode: 0o755 });
+    const pathBefore = process.env.PATH;
+    process.env.PATH = `${bin}:${pathBefore}`;
+    try {
+      const steps = postProcessingOf(options({ encrypt: { ownerPassword: "hunter2-owner", userPassword: "hunter2-user", permissions: undefined } }));
+      const err: unknown = await postProcess(printed, steps, later()).then(
+        () => assert.fail("encrypted"),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof Error);
+      assert.match(err.message, /qpdf could not encrypt the document \(exit code 2/);
+      assert.doesNotMatch(`${inspect(err)} ${JSON.stringify(err)}`, /hunter2|args/);
     } finally {
       process.env.PATH = pathBefore;
       rmSync(bin, { recursive: true, force: true });

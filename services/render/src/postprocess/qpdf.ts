@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runTool, withWorkDir } from "./tools";
+import { RenderFailure } from "../engine";
+import { runTool, ToolFailed, withWorkDir } from "./tools";
 import type { Encryption } from "./options";
 
 /** qpdf exits 3 when it wrote its output with warnings (e.g. a damaged input it repaired). */
@@ -17,7 +18,11 @@ const yn = (allowed: boolean) => (allowed ? "y" : "n");
  * assembly), annotate (comments and form filling).
  */
 export async function encrypt(pdf: Uint8Array, encryption: Encryption, timeoutMs: number): Promise<Uint8Array> {
-  if (/[\r\n]/.test(encryption.userPassword + encryption.ownerPassword)) throw new Error("a password holds a line break; the gateway refuses those");
+  // Each password is one positional argument (qpdf 11.3 has no --user-password=): a leading -
+  // makes it an option, which qpdf quotes back on stderr, and a control character (a line
+  // break) splits it. The gateway refuses both; this holds should a job carry one anyway.
+  if ([encryption.userPassword, encryption.ownerPassword].some((password) => password.startsWith("-") || /\p{Cc}/u.test(password)))
+    throw new RenderFailure("invalid_document", "an encryption password starts with - or holds a control character");
   return withWorkDir(async (dir) => {
     const input = join(dir, "in.pdf");
     const output = join(dir, "out.pdf");
@@ -40,9 +45,20 @@ export async function encrypt(pdf: Uint8Array, encryption: Encryption, timeoutMs
       output,
     ];
     await writeFile(argfile, args.join("\n") + "\n", { mode: 0o600 });
-    await runTool("qpdf", [`@${argfile}`], timeoutMs, QPDF_OK);
+    await runTool("qpdf", [`@${argfile}`], timeoutMs, QPDF_OK).catch((err: unknown) => Promise.reject(withoutPasswords(err)));
     return readFile(output);
   });
+}
+
+/**
+ * The encrypt step's failure as it may be logged: qpdf's stderr (and a failed run's message,
+ * which quotes it) can hold a password, so only the exit code is kept.
+ */
+function withoutPasswords(err: unknown): unknown {
+  if (err instanceof RenderFailure) return err;
+  return new Error(
+    `qpdf could not encrypt the document (${err instanceof ToolFailed ? `exit code ${err.exitCode}` : "it did not run"}; its output is not kept)`,
+  );
 }
 
 /** The pages of `parts`, in order, as one PDF (qpdf --empty --pages): each part's pages, fonts and images, none of its document-level structure. */

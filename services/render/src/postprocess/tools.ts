@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RenderFailure } from "../engine";
 
-/** A tool's output kept for its error message (its first lines; never a password, which no tool gets in argv or prints). */
+/** A tool's output kept for its error message (its first lines; the encrypt step keeps none: see qpdf.ts). */
 const STDERR_KEPT = 2_000;
 
 export class ToolFailed extends Error {
