@@ -14,16 +14,17 @@ export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 /** When the page is ready to print: exactly one condition, within the render deadline. */
 export type WaitFor = { selector: string } | { expression: string } | { network_idle: true } | { delay_ms: number };
 
-/** A CSS length in mm, cm, in or px, e.g. "20mm", or "0". */
+/** A CSS length in mm, cm, in, px, pt or pc, e.g. "20mm", or "0". */
 export type CssLength = string;
 
 /** A render's `options` (every one optional; they override the template's settings). */
 export interface RenderOptions {
   format?: "A3" | "A4" | "A5" | "Letter" | "Legal" | "Tabloid";
-  /** With height, instead of format. */
+  /** With height, instead of format; each 1 to 200 inches. */
   width?: CssLength;
   height?: CssLength;
   landscape?: boolean;
+  /** Must leave at least half an inch of the paper to print on, across and down. */
   margin?: { top?: CssLength; right?: CssLength; bottom?: CssLength; left?: CssLength };
   /** 0.1 to 2. */
   scale?: number;
@@ -45,7 +46,7 @@ export interface RenderOptions {
   pdfua?: boolean;
   /** Drawn as selectable text on every page; opacity 0–1 (default 0.15), angle in degrees (default 45). */
   watermark?: { text: string; opacity?: number; angle?: number; font_size?: number };
-  /** AES-256; the passwords are never logged or kept in the job's events. */
+  /** AES-256; the passwords are never logged or kept in the job's events. A password must not start with - nor hold control characters. */
   encrypt?: { user_password?: string; owner_password: string; permissions: { print: boolean; copy: boolean; modify: boolean; annotate: boolean } };
 }
 

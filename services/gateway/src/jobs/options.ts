@@ -1,5 +1,6 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import { z } from "@pressroom/platform";
+import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, cssLength, pageProblems, type PageShape } from "../paper";
 
 /**
  * The `options` object of POST /v1/render and /v1/image and the `url`
@@ -11,7 +12,6 @@ import { z } from "@pressroom/platform";
  * what the PDF says about itself, its protection and its download name).
  */
 
-export const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
 export const IMAGE_FORMATS = ["png", "jpeg", "webp"] as const;
 export const PDFA_LEVELS = ["PDF/A-1b", "PDF/A-2b", "PDF/A-3b"] as const;
 export const MAX_URL_LENGTH = 2_048;
@@ -20,14 +20,6 @@ export const MAX_FILENAME_LENGTH = 200;
 export const MAX_IMAGE_SIDE = 10_000;
 /** header_html and footer_html, each, in UTF-8 bytes. */
 export const MAX_HEADER_FOOTER_BYTES = 65_536;
-
-const CSS_LENGTH = /^(\d+(\.\d+)?|\.\d+)(mm|cm|in|px)$/;
-const cssLength = (what: string) =>
-  z
-    .string({ error: `must be a CSS length such as "20mm"` })
-    .max(32, "must be at most 32 characters")
-    .refine((value) => value === "0" || CSS_LENGTH.test(value), `must be a CSS length in mm, cm, in or px (e.g. "20mm"), or "0"`)
-    .meta({ description: `${what}: a CSS length in mm, cm, in or px, e.g. "20mm" or "8.5in".`, examples: ["20mm"] });
 
 const text = (max: number, description: string) =>
   z.string({ error: "must be a string" }).min(1, "must not be empty").max(max, `must be at most ${max} characters`).meta({ description });
@@ -41,7 +33,12 @@ export const Margin = z
     bottom: cssLength("Bottom margin").optional(),
     left: cssLength("Left margin").optional(),
   })
-  .meta({ id: "Margin", description: "Page margins; a side left out keeps the template's margin (1 cm for raw HTML and URLs)." });
+  .meta({
+    id: "Margin",
+    description:
+      "Page margins; a side left out keeps the template's margin (1 cm for raw HTML and URLs). " +
+      `They must leave at least ${MIN_PRINTABLE_IN} inch of the paper to print on, across and down.`,
+  });
 
 const PAGE_RANGES = /^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$/;
 
@@ -100,8 +97,8 @@ const PAGE_SHAPE = {
     .enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` })
     .optional()
     .meta({ description: "Paper size; or give width and height instead." }),
-  width: cssLength("Paper width (with height, instead of format)").optional(),
-  height: cssLength("Paper height (with width, instead of format)").optional(),
+  width: cssLength(`Paper width (with height, instead of format), ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`).optional(),
+  height: cssLength(`Paper height (with width, instead of format), ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`).optional(),
   landscape: flag("Turn the paper sideways.").optional(),
   margin: Margin.optional(),
   scale: z
@@ -156,8 +153,19 @@ export const Watermark = z
   })
   .meta({ id: "Watermark" });
 
+const PASSWORD_HINT = "Use a password that does not start with - and has no control characters (line breaks, tabs).";
+
+/** A password qpdf takes as one argument: not an option (a leading -), no control characters (an argument a line). */
 const password = (description: string) =>
-  z.string({ error: "must be a string" }).min(1, "must not be empty").max(127, "must be at most 127 characters").meta({ description });
+  z
+    .string({ error: "must be a string" })
+    .min(1, "must not be empty")
+    .max(127, "must be at most 127 characters")
+    .check((ctx) => {
+      const problem = ctx.value.startsWith("-") ? "must not start with -" : /\p{Cc}/u.test(ctx.value) ? "must not contain control characters" : undefined;
+      if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value, params: { hint: PASSWORD_HINT } });
+    })
+    .meta({ description: `${description} At most 127 characters, not starting with -, without control characters.` });
 
 export const Encryption = z
   .strictObject({
@@ -208,16 +216,18 @@ const DOCUMENT_SHAPE = {
   encrypt: Encryption.optional(),
 };
 
-type PageFields = { format?: string; width?: string; height?: string };
-
-/** The checks across the page fields: a paper size is format, or width and height together. */
-function checkPage(options: PageFields, ctx: z.core.ParsePayload<PageFields>): void {
+/**
+ * The checks across the page fields: a paper size is format, or width and height together,
+ * each side within the engine's bounds, and margins that leave something to print on.
+ */
+function checkPage(options: PageShape, ctx: z.core.ParsePayload<PageShape>): void {
   if ((options.width === undefined) !== (options.height === undefined)) {
     ctx.issues.push({ code: "custom", message: "width and height go together", input: options, path: [options.height === undefined ? "height" : "width"] });
   }
   if (options.format !== undefined && options.width !== undefined) {
     ctx.issues.push({ code: "custom", message: "give format or width and height, not both", input: options, path: ["format"] });
   }
+  for (const { path, message } of pageProblems(options)) ctx.issues.push({ code: "custom", message, input: options, path });
 }
 
 /** The options of one part of a merged document. */

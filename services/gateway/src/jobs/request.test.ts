@@ -147,6 +147,53 @@ describe("validateJobRequest: url and options", () => {
     assert.match(message({ metadata: { keywords: "a,b" } }), /^options\.metadata\.keywords: must be an array of strings/);
   });
 
+  it("refuses paper the engine cannot print: a side outside 1-200 inches, margins that leave under half an inch", () => {
+    const message = (options: unknown) => problem(validateJobRequest("render", { html: "x", data: {}, options }));
+    assert.match(message({ width: "0", height: "10in" }), /^options\.width: must be from 1 to 200 inches$/);
+    assert.match(message({ width: "10in", height: "201in" }), /^options\.height: must be from 1 to 200 inches$/);
+    assert.match(message({ width: "20mm", height: "297mm" }), /^options\.width: must be from 1 to 200 inches$/);
+    assert.match(message({ width: "19201px", height: "1in" }), /^options\.width: must be from 1 to 200 inches$/);
+    assert.match(message({ format: "A4", landscape: false, margin: { left: "105mm", right: "105mm" } }), /^options\.margin: must leave at least 0\.5 inch/);
+    assert.match(message({ width: "4in", height: "4in", margin: { top: "2in", bottom: "1.6in" } }), /^options\.margin: must leave at least 0\.5 inch/);
+    assert.match(message({ margin: { top: "100in", bottom: "100in" } }), /^options\.margin: must leave at least 0\.5 inch/);
+    const part = problem(validateJobRequest("render", { data: {}, documents: [{ html: "x", options: { width: "0", height: "1in" } }] }));
+    assert.match(part, /^documents\.0\.options\.width: must be from 1 to 200 inches$/);
+    for (const options of [
+      { width: "1in", height: "200in" },
+      { width: "96px", height: "14400pt" },
+      { format: "A5", margin: { top: "80mm", bottom: "80mm" } },
+      // Too wide for A4 upright, but a template's orientation may be landscape.
+      { format: "A4", margin: { left: "4in", right: "4in" } },
+      { margin: { top: "90in", bottom: "90in" } },
+    ]) {
+      ok("render", { html: "x", data: {}, options });
+    }
+  });
+
+  it("refuses a password qpdf would take for an option or split: a leading -, a control character; never echoing it", () => {
+    const permissions = { print: true, copy: true, modify: true, annotate: true };
+    const refusal = (encrypt: Record<string, unknown>) => {
+      const result = validateJobRequest("render", { html: "x", data: {}, options: { encrypt: { permissions, ...encrypt } } });
+      problem(result);
+      return result as AppError;
+    };
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ owner_password: "-secret-owner" }, /^options\.encrypt\.owner_password: must not start with -$/],
+      [{ owner_password: "--" }, /^options\.encrypt\.owner_password: must not start with -$/],
+      [{ owner_password: "o", user_password: "-secret-user" }, /^options\.encrypt\.user_password: must not start with -$/],
+      [{ owner_password: "secret\nowner" }, /^options\.encrypt\.owner_password: must not contain control characters$/],
+      [{ owner_password: "o", user_password: "secret\ruser" }, /^options\.encrypt\.user_password: must not contain control characters$/],
+      [{ owner_password: "secret\towner" }, /^options\.encrypt\.owner_password: must not contain control characters$/],
+    ];
+    for (const [encrypt, expected] of cases) {
+      const error = refusal(encrypt);
+      assert.match(error.message, expected);
+      assert.match(error.hint, /does not start with - and has no control characters/);
+      assert.doesNotMatch(JSON.stringify(error) + error.message, /secret/);
+    }
+    assert.ok(!(validateJobRequest("render", { html: "x", data: {}, options: { encrypt: { owner_password: "a-b c!", permissions } } }) instanceof AppError));
+  });
+
   it("checks the image options and keeps the viewport options for a url", () => {
     const request = ok("image", {
       url: "https://example.com/",

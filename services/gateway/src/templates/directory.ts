@@ -1,9 +1,9 @@
 import { renderV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import { templateNotFound } from "@pressroom/domain";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
-import addFormats from "ajv-formats";
+import type { ValidateFunction } from "ajv/dist/2020";
 import { errors } from "../errors";
+import { ajv } from "./ajv";
 
 export interface TemplateInfo {
   template: renderV1.Template;
@@ -42,16 +42,13 @@ const RETRY_MS = 1_000;
  * gone is forgotten; a refresh that fails is tried again a second later.
  */
 export class TemplateDirectory {
-  private readonly ajv = new Ajv2020({ allErrors: false, strict: false });
   private readonly byId = new Map<string, CachedTemplate>();
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(
     private readonly catalog: renderV1.TemplateCatalogServiceClient,
     private readonly ttlMs = 10_000,
-  ) {
-    addFormats(this.ajv);
-  }
+  ) {}
 
   /** A public template, from the cache (the gallery's pages). */
   get(id: string): Promise<TemplateInfo> {
@@ -118,9 +115,9 @@ export class TemplateDirectory {
     let validate = this.validators.get(key);
     if (!validate) {
       const schema = JSON.parse(template.dataSchemaJson) as object;
-      validate = this.ajv.compile(schema);
+      validate = ajv.compile(schema);
       // Kept here, not in ajv: two versions (or two accounts' templates) may declare the same $id.
-      this.ajv.removeSchema(schema);
+      ajv.removeSchema(schema);
       this.validators.set(key, validate);
       for (const oldest of this.validators.keys()) {
         if (this.validators.size <= VALIDATORS_KEPT) break;

@@ -1,11 +1,11 @@
 import { renderV1 } from "@pressroom/contracts";
 import { AppError, z } from "@pressroom/platform";
-import { Ajv2020 } from "ajv/dist/2020";
-import addFormats from "ajv-formats";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { errors } from "../errors";
 import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_SCHEMA_BYTES, grouped } from "../limits";
+import { PAPER_FORMATS, cssLength } from "../paper";
+import { ajv } from "./ajv";
 
 /**
  * The body of POST /v1/templates and PUT /v1/templates/{id}: one zod schema
@@ -14,18 +14,16 @@ import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_
  * service checks that the html compiles and renders its sample_data.
  */
 
-const FORMATS = ["A4", "A3", "A5", "Letter", "Legal", "Tabloid"] as const;
-const CSS_LENGTH = /^(0|\d+(\.\d+)?(mm|cm|in|px|pt|pc))$/;
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-const Length = z.string({ error: "must be a CSS length" }).regex(CSS_LENGTH, "must be a CSS length such as 10mm, 1cm, 0.5in or 20px");
-
 export const PageInput = z
   .strictObject({
-    format: z.enum(FORMATS).default("A4"),
+    format: z.enum(PAPER_FORMATS).default("A4"),
     landscape: z.boolean().default(false),
-    margin: z.strictObject({ top: Length, right: Length, bottom: Length, left: Length }).default({ top: "1cm", right: "1cm", bottom: "1cm", left: "1cm" }),
+    margin: z
+      .strictObject({ top: cssLength("Top margin"), right: cssLength("Right margin"), bottom: cssLength("Bottom margin"), left: cssLength("Left margin") })
+      .default({ top: "1cm", right: "1cm", bottom: "1cm", left: "1cm" }),
     header: z.literal(false, "running headers are not available for own templates").optional(),
     footer: z.literal(false, "running footers are not available for own templates").optional(),
   })
@@ -123,9 +121,6 @@ const HINTS: FieldHints = {
 };
 
 export type TemplateInput = z.infer<typeof TemplateInput>;
-
-const ajv = new Ajv2020({ allErrors: false, strict: false });
-addFormats(ajv);
 
 /** data_schema is a JSON Schema that compiles, and sample_data satisfies it. */
 function schemaProblem(schema: Record<string, unknown>, sample: Record<string, unknown>): AppError | undefined {
