@@ -110,9 +110,24 @@ export function imageOf(
   };
 }
 
-/** The download's file name: the request's (made safe by the gateway) with the output's extension, or `<template or "document">-<job id>`. */
+/** The longest download name, its extension included (the gateway's limit on options.filename). */
+const MAX_FILENAME_LENGTH = 200;
+/** Other spellings of an output's extension a name may already end with. */
+const EXTENSION_ALIASES: Record<string, string[]> = { jpeg: ["jpg"] };
+
+/**
+ * The download's file name: the request's (made safe by the gateway) with the output's extension
+ * (kept when it already ends with it, `.jpg` for a jpeg too), cut so that the whole name is at
+ * most 200 characters; or `<template or "document">-<job id>`.
+ */
 export function filenameOf(options: jobEventsV1.RenderOptions | undefined, fallbackStem: string, extension: string): string {
   const name = options?.filename;
   if (!name) return `${fallbackStem}.${extension}`;
-  return name.toLowerCase().endsWith(`.${extension}`) ? name : `${name}.${extension}`;
+  const lower = name.toLowerCase();
+  if ([extension, ...(EXTENSION_ALIASES[extension] ?? [])].some((ext) => lower.endsWith(`.${ext}`))) return name;
+  const stem = name
+    .slice(0, MAX_FILENAME_LENGTH - extension.length - 1)
+    .replace(/[\uD800-\uDBFF]$/, "")
+    .replace(/[\s.]+$/, "");
+  return `${stem}.${extension}`;
 }
