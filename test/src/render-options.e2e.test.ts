@@ -272,6 +272,15 @@ describe("render options and the url source (issue 33, part A)", () => {
       assert.equal(response.status, 200, response.text);
       assert.equal(response.headers["content-type"], "image/jpeg");
       assert.deepEqual([...response.body.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+      // Another image type than the job makes: the JSON, never jpeg bytes labelled as asked.
+      const other = await h.api.post(
+        "/v1/image",
+        { url: `${origin}/article`, data: {}, options: { format: "jpeg", width: 100, height: 100 } },
+        { key, headers: { accept: "image/png" } },
+      );
+      assert.equal(other.status, 200, other.text);
+      assert.match(other.headers["content-type"] ?? "", /^application\/json/);
+      assert.equal(other.json.content_type, "image/jpeg");
     });
 
     it("refuses options that do not fit the source or the format", async () => {

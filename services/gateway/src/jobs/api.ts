@@ -137,7 +137,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       `${what} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
       "a job still running then is answered 202 like an async one. " +
-      `A sync request whose Accept header asks for ${isImage ? "the image's type" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
+      `A sync request whose Accept header asks for ${isImage ? "the type of the image made (image/png, or options.format's)" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
       "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
       "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +

@@ -149,13 +149,13 @@ function answerQueued(ctx: Context, jobId: string): void {
   ctx.body = { id: jobId, status: "queued" } satisfies z.input<typeof JobAccepted>;
 }
 
-/** What a job of each kind may make (an image's format is its options.format). */
-const DOCUMENT_TYPES: Record<JobKind, string[]> = { render: ["application/pdf"], image: ["image/png", "image/jpeg", "image/webp"] };
-
-/** Whether a sync request's Accept header prefers the job's document to JSON (JSON stays the default, for a wildcard too). */
-function documentWanted(ctx: Context, kind: JobKind): boolean {
-  const chosen = ctx.accepts("application/json", ...DOCUMENT_TYPES[kind]);
-  return chosen !== false && chosen !== "application/json";
+/**
+ * Whether a sync request's Accept header prefers the job's document, of its own content type (an
+ * image's is its options.format), to JSON. JSON stays the default: for a wildcard, and for
+ * another document type than the job made (Accept: image/png for a jpeg).
+ */
+function documentWanted(ctx: Context, contentType: string): boolean {
+  return ctx.accepts("application/json", contentType) === contentType;
 }
 
 /**
@@ -164,8 +164,8 @@ function documentWanted(ctx: Context, kind: JobKind): boolean {
  * JSON would have said in headers. The JSON is what an Idempotency-Key
  * records either way (ctx.state.recordedBody).
  */
-async function answerSucceeded(deps: JobDeps, ctx: Context, kind: JobKind, body: ReturnType<typeof succeededBody>): Promise<void> {
-  const signed = documentWanted(ctx, kind) ? signedOutputOf(body.url) : undefined;
+async function answerSucceeded(deps: JobDeps, ctx: Context, body: ReturnType<typeof succeededBody>): Promise<void> {
+  const signed = documentWanted(ctx, body.content_type) ? signedOutputOf(body.url) : undefined;
   if (!signed) {
     ctx.status = 200;
     ctx.body = body;
@@ -178,22 +178,23 @@ async function answerSucceeded(deps: JobDeps, ctx: Context, kind: JobKind, body:
   ctx.set("Pressroom-Expires-At", body.expires_at);
 }
 
-async function answerOutcome(deps: JobDeps, ctx: Context, kind: JobKind, job: JobOutcome): Promise<void> {
+async function answerOutcome(deps: JobDeps, ctx: Context, job: JobOutcome): Promise<void> {
   if (job.status === "failed") throw failedError(job);
   keepAnnouncedOutput(deps, job);
-  await answerSucceeded(deps, ctx, kind, succeededBody(job));
+  await answerSucceeded(deps, ctx, succeededBody(job));
 }
 
 /** A replay: the recorded response, or while the first request runs, the job's own answer. */
-async function replayJob(deps: JobDeps, ctx: Context, kind: JobKind, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
-  if (record.status === 200 && !request.webhookUrl && documentWanted(ctx, kind)) {
+async function replayJob(deps: JobDeps, ctx: Context, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
+  const recorded = record.status === 200 && !request.webhookUrl ? (JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>) : undefined;
+  if (recorded && documentWanted(ctx, recorded.content_type)) {
     markReplayed(ctx);
-    return answerSucceeded(deps, ctx, kind, JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>);
+    return answerSucceeded(deps, ctx, recorded);
   }
   if (record.status !== 0) return sendRecorded(ctx, record);
   markReplayed(ctx);
   const job = request.webhookUrl ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
-  if (job) await answerOutcome(deps, ctx, kind, job);
+  if (job) await answerOutcome(deps, ctx, job);
   else answerQueued(ctx, record.jobId);
 }
 
@@ -234,7 +235,7 @@ async function runJob(
     answerQueued(ctx, jobId);
     return { final: false };
   }
-  await answerOutcome(deps, ctx, kind, job);
+  await answerOutcome(deps, ctx, job);
   return { final: true };
 }
 
@@ -252,7 +253,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     if (!request) throw errors.internal();
     throwIfKeyReused(decision);
     const replay = replayOf(decision);
-    if (replay) return replayJob(deps, ctx, kind, request, replay);
+    if (replay) return replayJob(deps, ctx, request, replay);
     throwIfNotAdmitted(decision);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
