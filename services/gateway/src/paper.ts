@@ -7,8 +7,8 @@ import { z } from "@pressroom/platform";
  * with 422 PAYLOAD_INVALID what the engine would fail.
  */
 
-export const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
-export type PaperFormat = (typeof PAPER_FORMATS)[number];
+const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
+type PaperFormat = (typeof PAPER_FORMATS)[number];
 
 /** Portrait sizes in inches, as the render engine knows them. */
 const FORMAT_INCHES: Record<PaperFormat, { width: number; height: number }> = {
@@ -19,6 +19,9 @@ const FORMAT_INCHES: Record<PaperFormat, { width: number; height: number }> = {
   Legal: { width: 8.5, height: 14 },
   Tabloid: { width: 11, height: 17 },
 };
+
+/** A named paper format. */
+export const paperFormat = () => z.enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` });
 
 /** The bounds of a paper side given as width or height, in inches. */
 export const MIN_PAPER_IN = 1;

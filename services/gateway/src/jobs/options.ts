@@ -1,6 +1,6 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import { z } from "@pressroom/platform";
-import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, cssLength, pageProblems, type PageShape } from "../paper";
+import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
 
 /**
  * The `options` object of POST /v1/render and /v1/image and the `url`
@@ -93,10 +93,7 @@ export const PAGE_OPTIONS = [
 
 /** A merged part's options and the page half of a render's: size, margins, header and footer, readiness. */
 const PAGE_SHAPE = {
-  format: z
-    .enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` })
-    .optional()
-    .meta({ description: "Paper size; or give width and height instead." }),
+  format: paperFormat().optional().meta({ description: "Paper size; or give width and height instead." }),
   width: cssLength(`Paper width (with height, instead of format), ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`).optional(),
   height: cssLength(`Paper height (with width, instead of format), ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`).optional(),
   landscape: flag("Turn the paper sideways.").optional(),

@@ -4,7 +4,7 @@ import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { errors } from "../errors";
 import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_SCHEMA_BYTES, grouped } from "../limits";
-import { PAPER_FORMATS, cssLength } from "../paper";
+import { cssLength, paperFormat } from "../paper";
 import { ajv } from "./ajv";
 
 /**
@@ -19,7 +19,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export const PageInput = z
   .strictObject({
-    format: z.enum(PAPER_FORMATS).default("A4"),
+    format: paperFormat().default("A4"),
     landscape: z.boolean().default(false),
     margin: z
       .strictObject({ top: cssLength("Top margin"), right: cssLength("Right margin"), bottom: cssLength("Bottom margin"), left: cssLength("Left margin") })
