@@ -102,6 +102,18 @@ describe("metrics: every documented metric from real traffic, with bounded label
     assert.equal((await h.api.download(String(done.url))).status, 200);
     assert.equal((await h.api.download(signedUnknownOutput())).status, 410);
 
+    // An image made as a jpeg is counted as one, not as a png.
+    const jpeg = await submit(
+      "/v1/image",
+      { template_id: "og-image", data: { headline: "Metrics", site_name: "Pressroom" }, options: { format: "jpeg" } },
+      business.apiKey,
+    );
+    assert.equal((await finished(jpeg.id, business.apiKey)).status, "succeeded");
+    const afterJpeg = await metricReaches("render", "pressroom_jobs_succeeded_total", { output: "jpeg" }, 1);
+    assert.equal(total("pressroom_render_duration", afterJpeg, { output: "jpeg", outcome: "succeeded" }), 1);
+    assert.equal(total("pressroom_render_output_size", afterJpeg, { output: "jpeg" }), 1);
+    assert.equal(total("pressroom_jobs_succeeded_total", afterJpeg, { output: "png" }), 0);
+
     // Async jobs: one over the page cap (fails as the document's fault), and
     // webhooks delivered at once, on the second attempt, and given up on at a 410.
     const tooLong = await submit("/v1/render", { ...TOO_LONG, webhook_url: receiver.url("/failed") }, business.apiKey);

@@ -1,9 +1,17 @@
 import { COUNT_BUCKETS, bytesHistogram, meter, recordSince, secondsHistogram } from "@pressroom/platform";
-import type { RenderEngine } from "../engine";
+import type { ImageFormat, RenderEngine, RenderOutput } from "../engine";
+
+/** The `output` label: pdf, or the image's own format. */
+export type OutputLabel = "pdf" | ImageFormat;
+
+/** The `output` label of what was made. */
+export function outputLabelOf(contentType: RenderOutput["contentType"]): OutputLabel {
+  return contentType === "application/pdf" ? "pdf" : (contentType.slice("image/".length) as ImageFormat);
+}
 
 const renderDuration = secondsHistogram(
   "pressroom.render.duration",
-  "Renders on a page, by output (pdf, png), outcome (succeeded, failed) and error.type (the limit hit).",
+  "Renders on a page, by output (pdf, png, jpeg, webp), outcome (succeeded, failed) and error.type (the limit hit).",
 );
 const templateDuration = secondsHistogram("pressroom.render.template.duration", "Handlebars expansion of a job's template with its data.");
 const outputSize = bytesHistogram("pressroom.render.output.size", "Bytes of each rendered output, by output.");
@@ -19,7 +27,7 @@ const failed = meter().createCounter("pressroom.jobs.failed", {
 });
 
 export const renderMetrics = {
-  rendered(output: "pdf" | "png", startedAt: number, result: { bytes: number; pages: number } | { reason: string }): void {
+  rendered(output: OutputLabel, startedAt: number, result: { bytes: number; pages: number } | { reason: string }): void {
     if ("reason" in result) {
       recordSince(renderDuration, startedAt, { output, outcome: "failed", "error.type": result.reason });
       return;
@@ -31,7 +39,7 @@ export const renderMetrics = {
   templateExpanded(startedAt: number): void {
     recordSince(templateDuration, startedAt, {});
   },
-  jobSucceeded(output: "pdf" | "png"): void {
+  jobSucceeded(output: OutputLabel): void {
     succeeded.add(1, { output });
   },
   jobFailed(code: string): void {

@@ -31,7 +31,7 @@ import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
 import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
-import { renderMetrics } from "./metrics";
+import { outputLabelOf, renderMetrics } from "./metrics";
 
 export interface WorkerDeps {
   nc: NatsConnection;
@@ -212,15 +212,16 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   private async renderOne(job: JobState, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
     const renderJob: RenderJob = { ...withinDeadline(await this.buildRenderJob(accepted), deadlineAt), keyId: job.keyId };
     const started = performance.now();
+    const outputLabel = renderJob.kind === "pdf" ? "pdf" : (renderJob.image?.format ?? "png");
     return withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
       this.deps.engine.render(renderJob, call),
     ).then(
       (rendered) => {
-        renderMetrics.rendered(renderJob.kind, started, { bytes: rendered.data.byteLength, pages: rendered.pages });
+        renderMetrics.rendered(outputLabel, started, { bytes: rendered.data.byteLength, pages: rendered.pages });
         return rendered;
       },
       (err: unknown) => {
-        renderMetrics.rendered(renderJob.kind, started, { reason: err instanceof RenderFailure ? err.reason : "error" });
+        renderMetrics.rendered(outputLabel, started, { reason: err instanceof RenderFailure ? err.reason : "error" });
         throw err;
       },
     );
@@ -257,7 +258,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     lastSeq: number,
     inbox: string,
   ): Promise<void> {
-    const extension = output.contentType === "application/pdf" ? "pdf" : output.contentType.slice("image/".length);
+    const extension = outputLabelOf(output.contentType);
     const filename = filenameOf(accepted.options, `${accepted.templateId || "document"}-${job.id}`, extension);
     const stored = await storeOutput(
       { storage: this.deps.storage, js: this.deps.js, bucket: this.deps.outputBucket },
@@ -293,7 +294,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       throw err;
     }
     announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, filename, output.data));
-    renderMetrics.jobSucceeded(extension === "pdf" ? "pdf" : "png");
+    renderMetrics.jobSucceeded(extension);
     this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
   }
 
