@@ -317,6 +317,16 @@ describe("render options and the url source (issue 33, part A)", () => {
       refused(await render({ html: "<p>x</p>", options: { wait_for: { delay_ms: 10_001 } } }), /^options\.wait_for\.delay_ms/);
       refused(await render({ html: "<p>x</p>", options: { wait_for: { selector: "a", delay_ms: 5 } } }), /must name exactly one condition/);
       refused(await render({ html: "<p>x</p>", options: { format: "B5" } }), /^options\.format: must be one of/);
+      refused(await render({ html: "<p>x</p>", options: { width: "0", height: "10in" } }), /^options\.width: must be from 1 to 200 inches$/);
+      refused(await render({ html: "<p>x</p>", options: { format: "A5", margin: { top: "100mm", bottom: "100mm" } } }), /^options\.margin: must leave/);
+      const permissions = { print: true, copy: true, modify: true, annotate: true };
+      const dash = await render({ html: "<p>x</p>", options: { encrypt: { owner_password: "--hunter2", permissions } } });
+      refused(dash, /^options\.encrypt\.owner_password: must not start with -$/);
+      assert.doesNotMatch(dash.text, /hunter2/);
+      refused(
+        await render({ html: "<p>x</p>", options: { encrypt: { owner_password: "o", user_password: "a\nb", permissions } } }),
+        /^options\.encrypt\.user_password: must not contain control characters$/,
+      );
     });
   });
 
