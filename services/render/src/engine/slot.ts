@@ -276,7 +276,12 @@ export class Slot {
   }
 
   private nextLoad(): Promise<void> {
-    if (this.broken) return Promise.reject(new Error("page is broken"));
+    if (this.broken) {
+      // Awaited only once the document is handed over: a job interrupted before then never awaits it.
+      const refused = Promise.reject(new Error("page is broken"));
+      refused.catch(noop);
+      return refused;
+    }
     const loaded = new Promise<void>((resolve, reject) => this.loadWaiters.push({ resolve, reject }));
     loaded.catch(noop);
     return loaded;

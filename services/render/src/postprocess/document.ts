@@ -5,8 +5,15 @@ import { RenderFailure } from "../engine";
 import { xmpPacket } from "./xmp";
 import type { PdfMetadata, PdfaLevel, Watermark } from "./options";
 
-/** Debian's Liberation Sans (fonts-liberation2, which render's image and setup.sh install): the watermark's font, embedded as a subset. */
-export const WATERMARK_FONT = "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf";
+/**
+ * Debian's Liberation Sans (fonts-liberation2, which render's image and setup.sh install): the
+ * watermark's font, embedded as a subset. Bookworm keeps it under liberation2/; trixie (render's
+ * image), where fonts-liberation2 moved into fonts-liberation, under liberation/.
+ */
+export const WATERMARK_FONTS = [
+  "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf",
+  "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+];
 /** Ghostscript's sRGB profile (Debian's libgs-common): the PDF/A output intent. */
 export const SRGB_ICC = "/usr/share/color/icc/ghostscript/srgb.icc";
 
@@ -20,6 +27,15 @@ function cachedFile(path: string): Promise<Uint8Array> {
     fileCache.set(path, bytes);
   }
   return bytes;
+}
+
+/** The first of WATERMARK_FONTS that this machine has. */
+async function watermarkFont(): Promise<Uint8Array> {
+  for (const path of WATERMARK_FONTS) {
+    const bytes = await cachedFile(path).catch(() => undefined);
+    if (bytes) return bytes;
+  }
+  throw new Error(`no watermark font: none of ${WATERMARK_FONTS.join(", ")} exists (fonts-liberation2)`);
 }
 
 export function loadPdf(pdf: Uint8Array): Promise<PDFDocument> {
@@ -71,7 +87,7 @@ function definedOnly<T extends object>(fields: T): Partial<T> {
  */
 export async function drawWatermark(doc: PDFDocument, watermark: Watermark): Promise<void> {
   doc.registerFontkit(fontkit);
-  const font = await doc.embedFont(await cachedFile(WATERMARK_FONT), { subset: true });
+  const font = await doc.embedFont(await watermarkFont(), { subset: true });
   for (const page of doc.getPages()) {
     const { width, height } = page.getSize();
     const size = watermark.fontSize ?? Math.min(width, height) / Math.max(4, watermark.text.length * 0.6);
