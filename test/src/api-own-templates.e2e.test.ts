@@ -209,6 +209,15 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
     });
 
+    it("lists a public template's versions with a key as without one", async () => {
+      const anonymous = await h.api.get("/v1/templates/invoice/versions");
+      assert.equal(anonymous.status, 200, anonymous.text);
+      assert.ok(anonymous.json.versions.length >= 1);
+      const keyed = await h.api.get("/v1/templates/invoice/versions", { key: a.apiKey });
+      assert.equal(keyed.status, 200, keyed.text);
+      assert.deepEqual(keyed.json, anonymous.json);
+    });
+
     it("a merged document's parts render own templates at the version admitted, pinned or current; another account's is not found", async () => {
       const merged = await renderText(a.apiKey, {
         data: {},
@@ -313,6 +322,20 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       assert.equal(preview.headers["content-type"], "image/png");
       assert.deepEqual(pngSize(preview.body), { width: 300, height: 120 });
       expectError(await h.api.get("/v1/templates/card/preview.png"), 404, "TEMPLATE_NOT_FOUND");
+    });
+    it("an A3 or Tabloid template's preview has its page's size, landscape turned", async () => {
+      for (const [format, landscape, size] of [
+        ["A3", false, { width: 1123, height: 1587 }],
+        ["Tabloid", false, { width: 1056, height: 1632 }],
+        ["A3", true, { width: 1587, height: 1123 }],
+      ] as const) {
+        const id = `paper-${format.toLowerCase()}-${landscape ? "wide" : "tall"}`;
+        const created = await h.api.post("/v1/templates", { id, ...letter("<p>{{who}}</p>"), page: { format, landscape } }, { key: a.apiKey });
+        assert.equal(created.status, 201, created.text);
+        const preview = await h.api.get(`/v1/templates/${id}/preview.png`, { key: a.apiKey });
+        assert.equal(preview.status, 200, preview.text);
+        assert.deepEqual(pngSize(preview.body), size, `${format}${landscape ? " landscape" : ""}`);
+      }
     });
   });
 

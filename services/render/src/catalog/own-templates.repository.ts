@@ -75,18 +75,24 @@ export async function saveVersion(db: Kysely<RenderDb>, rules: SaveRules, versio
   });
 }
 
-/** The live versions of an own template, newest first; NOT_FOUND when it does not exist (or was deleted). */
+/**
+ * The live versions of the template an owner names by id, newest first: the
+ * public one's, else its own (as TemplateCatalog.find); NOT_FOUND when neither
+ * exists (or it was deleted).
+ */
 export async function listVersions(db: Kysely<RenderDb>, owner: string, id: string): Promise<Pick<TemplateRow, "version" | "created_at">[]> {
-  const rows = await db
-    .selectFrom("templates")
-    .select(["version", "created_at"])
-    .where("owner", "=", owner)
-    .where("id", "=", id)
-    .where("deleted_at", "is", null)
-    .orderBy("version", "desc")
-    .execute();
-  if (rows.length === 0) throw templateNotFound(id);
-  return rows;
+  for (const who of owner ? ["", owner] : [""]) {
+    const rows = await db
+      .selectFrom("templates")
+      .select(["version", "created_at"])
+      .where("owner", "=", who)
+      .where("id", "=", id)
+      .where("deleted_at", "is", null)
+      .orderBy("version", "desc")
+      .execute();
+    if (rows.length > 0) return rows;
+  }
+  throw templateNotFound(id);
 }
 
 /** Marks every version of an own template deleted; returns its last version. */
