@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
 import { RenderFailure, paperPixels, type RenderEngine } from "../engine";
-import { pageSettingsOf, toProto, type TemplateCatalog } from "./catalog";
+import { pageSettingsOf, templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
@@ -49,11 +49,11 @@ export function catalogService(deps: {
 
   async function renderPreview(id: string, owner: string): Promise<{ png: Buffer; version: number }> {
     const latest = await deps.catalog.find(id, owner);
-    const key = `${latest.owner}/${id}@${latest.version}`;
+    const key = templateKey(latest);
     let preview = previews.get(key);
     if (!preview) {
       preview = (async () => {
-        const row = await deps.catalog.get(id, latest.version, latest.owner);
+        const row = await deps.catalog.get(id, latest.version, latest.owner, latest.generation);
         return renderPng(row, key, await deps.catalog.assets(row));
       })();
       preview.catch(() => previews.delete(key));
@@ -88,7 +88,7 @@ export function catalogService(deps: {
       throw err;
     });
     const row = await saveVersion(deps.db, rules, version);
-    keep(`${row.owner}/${row.id}@${row.version}`, Promise.resolve(png));
+    keep(templateKey(row), Promise.resolve(png));
     const change = { templateId: row.id, version: row.version, sourceSha256: row.content_hash };
     await publishAccountEvent(deps.js, "render", {
       keyId: row.owner,

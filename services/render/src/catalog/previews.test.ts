@@ -94,6 +94,7 @@ describe("catalog previews: the owner's windows", () => {
       sampleDataJson: JSON.stringify({ who: "Ada" }),
       owner: "",
       createdAt: "",
+      generation: 0,
     };
     const saving = fresh();
     keys.length = 0;
