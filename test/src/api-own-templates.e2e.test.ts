@@ -209,6 +209,15 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
     });
 
+    it("lists a public template's versions with a key as without one", async () => {
+      const anonymous = await h.api.get("/v1/templates/invoice/versions");
+      assert.equal(anonymous.status, 200, anonymous.text);
+      assert.ok(anonymous.json.versions.length >= 1);
+      const keyed = await h.api.get("/v1/templates/invoice/versions", { key: a.apiKey });
+      assert.equal(keyed.status, 200, keyed.text);
+      assert.deepEqual(keyed.json, anonymous.json);
+    });
+
     it("a merged document's parts render own templates at the version admitted, pinned or current; another account's is not found", async () => {
       const merged = await renderText(a.apiKey, {
         data: {},
@@ -314,6 +323,20 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       assert.deepEqual(pngSize(preview.body), { width: 300, height: 120 });
       expectError(await h.api.get("/v1/templates/card/preview.png"), 404, "TEMPLATE_NOT_FOUND");
     });
+    it("an A3 or Tabloid template's preview has its page's size, landscape turned", async () => {
+      for (const [format, landscape, size] of [
+        ["A3", false, { width: 1123, height: 1587 }],
+        ["Tabloid", false, { width: 1056, height: 1632 }],
+        ["A3", true, { width: 1587, height: 1123 }],
+      ] as const) {
+        const id = `paper-${format.toLowerCase()}-${landscape ? "wide" : "tall"}`;
+        const created = await h.api.post("/v1/templates", { id, ...letter("<p>{{who}}</p>"), page: { format, landscape } }, { key: a.apiKey });
+        assert.equal(created.status, 201, created.text);
+        const preview = await h.api.get(`/v1/templates/${id}/preview.png`, { key: a.apiKey });
+        assert.equal(preview.status, 200, preview.text);
+        assert.deepEqual(pngSize(preview.body), size, `${format}${landscape ? " landscape" : ""}`);
+      }
+    });
   });
 
   describe("validation and the preview on save", () => {
@@ -404,11 +427,43 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       assert.match(pdfText((await h.api.download(job.json.url)).body), /Short Ada/);
       const again = await h.api.post("/v1/templates", { id: "short-lived", ...letter("<p>Again {{who}}</p>") }, { key: a.apiKey });
       assert.equal(again.status, 201, again.text);
-      assert.equal(again.json.version, 2, "versions continue after the deleted template's last one");
+      assert.equal(again.json.version, 1, "a template made again starts at version 1");
       assert.deepEqual(
         (await h.api.get("/v1/templates/short-lived/versions", { key: a.apiKey })).json.versions.map((v: { version: number }) => v.version),
-        [2],
+        [1],
       );
+      assert.match((await renderText(a.apiKey, { template_id: "short-lived", data: { who: "Bo" } })).text, /Again Bo/);
+    });
+
+    it("a job admitted before a delete renders its version, even once the id is made again and has that version number", async () => {
+      const created = await h.api.post("/v1/templates", { id: "reborn", ...letter("<p>Old {{who}}</p>") }, { key: a.apiKey });
+      assert.equal(created.status, 201, created.text);
+      // The first part keeps the job busy; the template part is looked up only once it is printed, after the template was made again.
+      const slow = "<p>Slow part</p><script>const until = Date.now() + 6000; while (Date.now() < until) {}</script>";
+      const queued = await h.api.post(
+        "/v1/render",
+        { data: {}, documents: [{ html: slow }, { template_id: "reborn", data: { who: "Ada" } }], webhook_url: "https://hooks.example.com/x" },
+        { key: a.apiKey },
+      );
+      assert.equal(queued.status, 202, queued.text);
+      assert.equal((await h.api.request("DELETE", "/v1/templates/reborn", { key: a.apiKey })).status, 204);
+      const again = await h.api.post("/v1/templates", { id: "reborn", ...letter("<p>New {{who}}</p>") }, { key: a.apiKey });
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.json.version, 1);
+      let job = await h.api.get(`/v1/jobs/${queued.json.id}`, { key: a.apiKey });
+      assert.equal(job.json.status === "succeeded", false, "the job was still rendering when the template was made again");
+      const deadline = Date.now() + 60_000;
+      while (job.json.status !== "succeeded" && job.json.status !== "failed" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        job = await h.api.get(`/v1/jobs/${queued.json.id}`, { key: a.apiKey });
+      }
+      assert.equal(job.json.status, "succeeded", job.text);
+      const earlier = pdfText((await h.api.download(job.json.url)).body);
+      assert.match(earlier, /Slow part[\s\S]*Old Ada/);
+      assert.doesNotMatch(earlier, /New Ada/);
+      const next = await renderText(a.apiKey, { template_id: "reborn", data: { who: "Ada" } });
+      assert.match(next.text, /New Ada/);
+      assert.equal((await h.api.get(`/v1/jobs/${next.response.json.id}`, { key: a.apiKey })).json.template_version, 1);
     });
 
     it("plan limits: free stores 3, demo none; 403 TEMPLATE_LIMIT_REACHED naming the plan and the limit", async () => {

@@ -141,6 +141,7 @@ describe("nothing hung, nothing lost, nothing billed wrongly", () => {
         documents: [],
         options: undefined,
         templateOwner: "",
+        templateGeneration: 0,
       },
     });
     // Accepted two minutes ago, stored only now: the gateway answered 500 and refunded it long since.

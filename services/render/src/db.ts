@@ -28,6 +28,8 @@ export interface TemplatesTable {
   /** The key id of the account that owns the template; "" for the built-in catalog. */
   owner: ColumnType<string, string | undefined, never>;
   id: string;
+  /** The incarnation of (owner, id): 1, then one more for each create after a delete; its versions start at 1. */
+  generation: ColumnType<number, number | undefined, never>;
   version: number;
   name: string;
   description: string;
@@ -48,6 +50,8 @@ export interface TemplatesTable {
 export interface TemplateAssetsTable {
   owner: string;
   id: string;
+  /** The incarnation of (owner, id): 1, then one more for each create after a delete; its versions start at 1. */
+  generation: ColumnType<number, number | undefined, never>;
   version: number;
   name: string;
   content: Buffer;

@@ -109,7 +109,7 @@ async function checkTemplate(
 
 /**
  * Every template part of a merged document, checked as a template_id is, its failure naming the
- * part; the parts are returned with the version and owner of their template as admitted.
+ * part; the parts are returned with the owner, generation and version of their template as admitted.
  */
 async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[]): Promise<{ parts?: JobPart[]; problem?: unknown }> {
   const checked: JobPart[] = [];
@@ -127,7 +127,8 @@ async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[])
     );
     if (problem instanceof AppError) return { problem: new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details) };
     if (problem !== undefined || !template) return { problem: problem ?? errors.internal() };
-    checked.push({ ...part, templateVersion: template.template.version, templateOwner: template.template.owner });
+    const { generation, version, owner } = template.template;
+    checked.push({ ...part, templateGeneration: generation, templateVersion: version, templateOwner: owner });
   }
   return { parts: checked };
 }
@@ -215,6 +216,7 @@ async function runJob(
       keyId: principal.keyId,
       plan: principal.plan,
       request,
+      templateGeneration: template?.template.generation ?? 0,
       templateVersion: template?.template.version ?? 0,
       templateOwner: template?.template.owner ?? "",
       outcomeInbox: deps.outcomes.id,

@@ -39,6 +39,8 @@ export interface JobPart {
   templateVersion?: number;
   /** Set at admission: the key id owning the part's template, "" for the public catalog. */
   templateOwner?: string;
+  /** Set at admission: the incarnation of the part's template that templateVersion belongs to. */
+  templateGeneration?: number;
   html?: string;
   url?: string;
   data: Record<string, unknown>;

@@ -179,7 +179,10 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     });
     const request = { kind: "render" as const, html: "<p>{{n}}</p>", data: { n: 1 }, dataJson: '{"n":1}' };
     const before = (await bus.jsm.streams.info("RENDER")).state.messages;
-    await submitJob({ ...bus, js }, { jobId, keyId: "key_submit", plan: "free", request, templateVersion: 0, templateOwner: "", outcomeInbox: inbox.id });
+    await submitJob(
+      { ...bus, js },
+      { jobId, keyId: "key_submit", plan: "free", request, templateGeneration: 0, templateVersion: 0, templateOwner: "", outcomeInbox: inbox.id },
+    );
     assert.equal((await bus.jsm.streams.info("RENDER")).state.messages, before + 1, "one render command, not two");
     const job = await loadJob(bus.jsm, jobId);
     assert.equal(job?.status, "queued");

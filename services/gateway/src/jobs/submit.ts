@@ -45,7 +45,16 @@ async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
  */
 export async function submitJob(
   bus: JobBus,
-  input: { jobId: string; keyId: string; plan: string; request: JobRequest; templateVersion: number; templateOwner: string; outcomeInbox: string },
+  input: {
+    jobId: string;
+    keyId: string;
+    plan: string;
+    request: JobRequest;
+    templateGeneration: number;
+    templateVersion: number;
+    templateOwner: string;
+    outcomeInbox: string;
+  },
 ): Promise<JobEvent> {
   const accepted = jobEvent("job.accepted", {
     jobId: input.jobId,
@@ -67,6 +76,7 @@ export async function submitJob(
       documents: (input.request.documents ?? []).map(documentPart),
       options: input.request.options,
       templateOwner: input.templateOwner,
+      templateGeneration: input.templateGeneration,
     },
   });
   const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };
@@ -102,5 +112,6 @@ function documentPart(part: JobPart): jobEventsV1.DocumentPart {
     htmlBytes: part.html === undefined ? 0 : Buffer.byteLength(part.html, "utf8"),
     dataSha256: sha256(part.dataJson),
     dataBytes: Buffer.byteLength(part.dataJson, "utf8"),
+    templateGeneration: part.templateGeneration ?? 0,
   };
 }

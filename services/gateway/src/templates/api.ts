@@ -104,7 +104,7 @@ const SAVE_ERRORS = {
 export const createTemplateOperation: ZodOpenApiOperationObject = {
   operationId: "createTemplate",
   summary: "Create an own template",
-  description: `A template of the caller's account, private to it. ${BODY_RULES} After a delete, the same id can be created again: its versions continue after the deleted template's last one.`,
+  description: `A template of the caller's account, private to it. ${BODY_RULES} After a delete, the same id can be created again, starting again at version 1; jobs admitted before the delete still render the version they were admitted with.`,
   tags: ["Templates"],
   security: [{ bearerAuth: [] }],
   requestBody: { required: true, content: { "application/json": { schema: TemplateInput } } },
@@ -150,7 +150,11 @@ export const templateVersionsOperation: ZodOpenApiOperationObject = {
   security: KEY_OPTIONAL,
   requestParams: idParam,
   responses: {
-    "200": jsonResponse("Its versions, newest first.", TemplateVersions, OPTIONAL_RATE_HEADERS),
+    "200": jsonResponse(
+      "Its versions, newest first (of an own template created again after a delete, the new one's only).",
+      TemplateVersions,
+      OPTIONAL_RATE_HEADERS,
+    ),
     "404": notFound(OPTIONAL_RATE_HEADERS),
     ...keyedErrors,
   },

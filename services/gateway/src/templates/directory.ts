@@ -111,7 +111,7 @@ export class TemplateDirectory {
   }
 
   private validator(template: renderV1.Template): ValidateFunction {
-    const key = `${template.owner}/${template.id}@${template.version}`;
+    const key = `${template.owner}/${template.id}#${template.generation}@${template.version}`;
     let validate = this.validators.get(key);
     if (!validate) {
       const schema = JSON.parse(template.dataSchemaJson) as object;

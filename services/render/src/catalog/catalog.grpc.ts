@@ -4,22 +4,14 @@ import { publishAccountEvent, templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
-import { RenderFailure, type RenderEngine } from "../engine";
-import { pageSettingsOf, toProto, type TemplateCatalog } from "./catalog";
+import { RenderFailure, paperPixels, type RenderEngine } from "../engine";
+import { pageSettingsOf, templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
 import { checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
 
-/** CSS pixel size of a page format at 96 dpi, for previews of PDF templates. */
-const PAGE_PIXELS: Record<string, { width: number; height: number }> = {
-  A4: { width: 794, height: 1123 },
-  A5: { width: 559, height: 794 },
-  Letter: { width: 816, height: 1056 },
-  Legal: { width: 816, height: 1344 },
-};
-
-type PreviewSource = Pick<TemplateRow, "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
+type PreviewSource = Pick<TemplateRow, "owner" | "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
 
 /** Previews kept in memory: every public template's, and the most recent of customers' own. */
 const PREVIEWS_KEPT = 256;
@@ -47,19 +39,21 @@ export function catalogService(deps: {
   async function renderPng(source: PreviewSource, cacheKey: string | undefined, assets: ReadonlyMap<string, Uint8Array>): Promise<Buffer> {
     const html = await deps.expander.expand({ source: source.body, cacheKey, dataJson: JSON.stringify(source.sample_data), timeoutMs: deps.deadlineMs });
     const page = pageSettingsOf(source);
-    const size = source.image ?? PAGE_PIXELS[page?.format ?? "A4"] ?? PAGE_PIXELS.A4!;
+    const size = source.image ?? paperPixels(page?.format ?? "A4") ?? paperPixels("A4")!;
     const image = page?.landscape ? { width: size.height, height: size.width } : size;
-    const output = await deps.engine.render({ html, kind: "png", image, assets, scriptErrors: source.settings.script_errors ?? "fail" });
+    // An own template's customer HTML runs only in its owner's windows; the public catalog's in the shared ones.
+    const keyId = source.owner ? { keyId: source.owner } : {};
+    const output = await deps.engine.render({ html, kind: "png", image, assets, scriptErrors: source.settings.script_errors ?? "fail", ...keyId });
     return Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength);
   }
 
   async function renderPreview(id: string, owner: string): Promise<{ png: Buffer; version: number }> {
     const latest = await deps.catalog.find(id, owner);
-    const key = `${latest.owner}/${id}@${latest.version}`;
+    const key = templateKey(latest);
     let preview = previews.get(key);
     if (!preview) {
       preview = (async () => {
-        const row = await deps.catalog.get(id, latest.version, latest.owner);
+        const row = await deps.catalog.get(id, latest.version, latest.owner, latest.generation);
         return renderPng(row, key, await deps.catalog.assets(row));
       })();
       preview.catch(() => previews.delete(key));
@@ -78,7 +72,14 @@ export function catalogService(deps: {
     if (problem) throw new AppError("PAYLOAD_INVALID", `html: ${problem}`, "Fix the Handlebars source at that line and column.");
     const version = newVersionOf(req);
     const png = await renderPng(
-      { body: req.html, sample_data: JSON.parse(version.row.sample_data) as Record<string, unknown>, page: version.page, image: version.image, settings: {} },
+      {
+        owner: req.owner,
+        body: req.html,
+        sample_data: JSON.parse(version.row.sample_data) as Record<string, unknown>,
+        page: version.page,
+        image: version.image,
+        settings: {},
+      },
       undefined,
       version.assets,
     ).catch((err: unknown) => {
@@ -87,7 +88,7 @@ export function catalogService(deps: {
       throw err;
     });
     const row = await saveVersion(deps.db, rules, version);
-    keep(`${row.owner}/${row.id}@${row.version}`, Promise.resolve(png));
+    keep(templateKey(row), Promise.resolve(png));
     const change = { templateId: row.id, version: row.version, sourceSha256: row.content_hash };
     await publishAccountEvent(deps.js, "render", {
       keyId: row.owner,

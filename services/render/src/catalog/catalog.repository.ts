@@ -47,7 +47,7 @@ export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTempla
   });
 }
 
-/** The current version of every template the owner sees: the public catalog's and, with an owner, its own live ones. */
+/** The current version of every template the owner sees: the public catalog's and, with an owner, its own live ones (of their current generation). */
 export async function listLatest(db: Kysely<RenderDb>, owner = ""): Promise<TemplateRow[]> {
   return db
     .selectFrom("templates as t")
@@ -61,7 +61,8 @@ export async function listLatest(db: Kysely<RenderDb>, owner = ""): Promise<Temp
         selectFrom("templates as v")
           .select((v) => v.fn.max("v.version").as("max"))
           .whereRef("v.owner", "=", "t.owner")
-          .whereRef("v.id", "=", "t.id"),
+          .whereRef("v.id", "=", "t.id")
+          .where("v.deleted_at", "is", null),
       ),
     )
     .orderBy("t.id")
@@ -70,16 +71,17 @@ export async function listLatest(db: Kysely<RenderDb>, owner = ""): Promise<Temp
 }
 
 /**
- * One template of one owner: the given version, or the current one. A
- * deleted template's versions are found only with `deleted` (the worker
- * renders the version a job was admitted with).
+ * One template of one owner: the given version, or the current one; of the
+ * given generation, or the latest. A deleted template's versions are found
+ * only with `deleted` (the worker renders the version a job was admitted with).
  */
 export async function findTemplate(
   db: Kysely<RenderDb>,
-  where: { owner: string; id: string; version?: number; deleted?: boolean },
+  where: { owner: string; id: string; generation?: number; version?: number; deleted?: boolean },
 ): Promise<TemplateRow | undefined> {
   let query = db.selectFrom("templates").selectAll().where("owner", "=", where.owner).where("id", "=", where.id);
   if (!where.deleted) query = query.where("deleted_at", "is", null);
-  query = where.version ? query.where("version", "=", where.version) : query.orderBy("version", "desc").limit(1);
-  return query.executeTakeFirst();
+  if (where.generation) query = query.where("generation", "=", where.generation);
+  if (where.version) query = query.where("version", "=", where.version);
+  return query.orderBy("generation", "desc").orderBy("version", "desc").limit(1).executeTakeFirst();
 }

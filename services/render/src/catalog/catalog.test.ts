@@ -36,7 +36,7 @@ describe("TemplateCatalog.warm", () => {
     // Cut the database off: only what warm() cached can answer now.
     await db.destroy();
     for (const row of rows) {
-      const template = await catalog.get(row.id, row.version);
+      const template = await catalog.get(row.id, row.version, row.owner, row.generation);
       const html = await expander.expand({
         source: template.body,
         cacheKey: `${row.id}@${row.version}`,

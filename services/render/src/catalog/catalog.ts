@@ -35,12 +35,16 @@ export class TemplateCatalog {
     return row;
   }
 
-  /** One exact version of a template, deleted or not (a job renders the version it was admitted with). */
-  get(id: string, version: number, owner = ""): Promise<TemplateRow> {
-    const key = `${owner}/${id}@${version}`;
+  /**
+   * One exact version of a template, deleted or not (a job renders the version
+   * it was admitted with); of its generation, or (0, a job admitted before
+   * generations were recorded, when versions were never reused) the latest one that has it.
+   */
+  get(id: string, version: number, owner = "", generation = 0): Promise<TemplateRow> {
+    const key = templateKey({ owner, id, generation, version });
     let entry = this.versions.get(key);
     if (!entry) {
-      entry = findTemplate(this.db, { owner, id, version, deleted: true }).then((row) => {
+      entry = findTemplate(this.db, { owner, id, generation, version, deleted: true }).then((row) => {
         if (!row) throw templateNotFound(id);
         return row;
       });
@@ -53,15 +57,20 @@ export class TemplateCatalog {
 
   /** The files of one version of an own template. */
   assets(row: TemplateRow): Promise<Map<string, Buffer>> {
-    return row.owner ? loadAssets(this.db, row.owner, row.id, row.version) : Promise.resolve(new Map());
+    return row.owner ? loadAssets(this.db, row) : Promise.resolve(new Map());
   }
 
   /** Loads the latest version of every public template, so that no job waits for the database. Returns how many were loaded. */
   async warm(): Promise<number> {
     const rows = await this.list();
-    for (const row of rows) this.versions.set(`/${row.id}@${row.version}`, Promise.resolve(row));
+    for (const row of rows) this.versions.set(templateKey(row), Promise.resolve(row));
     return rows.length;
   }
+}
+
+/** What names one version's content for good, for caches: owner/id#generation@version. */
+export function templateKey(row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">): string {
+  return `${row.owner}/${row.id}#${row.generation}@${row.version}`;
 }
 
 /** A PDF template's print settings, as the engine takes them. */
@@ -96,5 +105,6 @@ export function toProto(row: TemplateRow): renderV1.Template {
     sampleDataJson: JSON.stringify(row.sample_data),
     owner: row.owner,
     createdAt: row.created_at.toISOString(),
+    generation: row.generation,
   };
 }

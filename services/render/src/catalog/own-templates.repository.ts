@@ -51,42 +51,50 @@ function lockOwner(trx: Transaction<RenderDb>, owner: string) {
 }
 
 /**
- * Stores a new version of an own template with its assets. A version number
- * is never reused: after a delete, the same id starts again after the
- * deleted template's last version, so (owner, id, version) names one content forever.
+ * Stores a new version of an own template with its assets: the next version
+ * of its live generation, or version 1 of a new generation when it is created
+ * (again, after a delete), so (owner, id, generation, version) names one content forever.
  */
 export async function saveVersion(db: Kysely<RenderDb>, rules: SaveRules, version: NewVersion): Promise<TemplateRow> {
   return db.transaction().execute(async (trx) => {
     await lockOwner(trx, rules.owner);
     await checkSave(trx, rules);
     const last = await findTemplate(trx, { owner: rules.owner, id: rules.id, deleted: true });
+    const next =
+      last && last.deleted_at === null ? { generation: last.generation, version: last.version + 1 } : { generation: (last?.generation ?? 0) + 1, version: 1 };
     const row = await trx
       .insertInto("templates")
-      .values({ ...version.row, owner: rules.owner, id: rules.id, version: (last?.version ?? 0) + 1 })
+      .values({ ...version.row, owner: rules.owner, id: rules.id, ...next })
       .returningAll()
       .executeTakeFirstOrThrow();
     if (version.assets.size > 0) {
       await trx
         .insertInto("template_assets")
-        .values([...version.assets].map(([name, content]) => ({ owner: rules.owner, id: rules.id, version: row.version, name, content })))
+        .values([...version.assets].map(([name, content]) => ({ owner: rules.owner, id: rules.id, ...next, name, content })))
         .execute();
     }
     return row;
   });
 }
 
-/** The live versions of an own template, newest first; NOT_FOUND when it does not exist (or was deleted). */
+/**
+ * The live versions (of the current generation) of the template an owner names by id, newest first: the
+ * public one's, else its own (as TemplateCatalog.find); NOT_FOUND when neither
+ * exists (or it was deleted).
+ */
 export async function listVersions(db: Kysely<RenderDb>, owner: string, id: string): Promise<Pick<TemplateRow, "version" | "created_at">[]> {
-  const rows = await db
-    .selectFrom("templates")
-    .select(["version", "created_at"])
-    .where("owner", "=", owner)
-    .where("id", "=", id)
-    .where("deleted_at", "is", null)
-    .orderBy("version", "desc")
-    .execute();
-  if (rows.length === 0) throw templateNotFound(id);
-  return rows;
+  for (const who of owner ? ["", owner] : [""]) {
+    const rows = await db
+      .selectFrom("templates")
+      .select(["version", "created_at"])
+      .where("owner", "=", who)
+      .where("id", "=", id)
+      .where("deleted_at", "is", null)
+      .orderBy("version", "desc")
+      .execute();
+    if (rows.length > 0) return rows;
+  }
+  throw templateNotFound(id);
 }
 
 /** Marks every version of an own template deleted; returns its last version. */
@@ -107,13 +115,14 @@ export async function deleteTemplate(db: Kysely<RenderDb>, owner: string, id: st
 }
 
 /** The assets of one version, by name. */
-export async function loadAssets(db: Kysely<RenderDb>, owner: string, id: string, version: number): Promise<Map<string, Buffer>> {
+export async function loadAssets(db: Kysely<RenderDb>, row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">): Promise<Map<string, Buffer>> {
   const rows = await db
     .selectFrom("template_assets")
     .select(["name", "content"])
-    .where("owner", "=", owner)
-    .where("id", "=", id)
-    .where("version", "=", version)
+    .where("owner", "=", row.owner)
+    .where("id", "=", row.id)
+    .where("generation", "=", row.generation)
+    .where("version", "=", row.version)
     .execute();
   return new Map(rows.map((row) => [row.name, row.content]));
 }

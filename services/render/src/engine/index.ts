@@ -22,5 +22,5 @@ export { engineSettings } from "./options";
 export { openChromium } from "./chromium";
 export { Slot, type SlotDeps } from "./slot";
 export { WaiterQueue } from "./fifo";
-export { layoutOf } from "./paper";
+export { layoutOf, paperPixels } from "./paper";
 export { deadlineOf } from "./job";

@@ -24,6 +24,12 @@ export const MAX_IMAGE_SIDE = 10_000;
 /** The largest paper side a job may ask for, in inches (A0's long side is 46.8). */
 const MAX_PAPER_IN = 200;
 
+/** A named paper format's portrait size in CSS px (96 per inch), or undefined for a name the engine does not know. */
+export function paperPixels(format: string): { width: number; height: number } | undefined {
+  const paper = PAPER[format.toLowerCase()];
+  return paper && { width: Math.round(paper.width * CSS_PX_PER_IN), height: Math.round(paper.height * CSS_PX_PER_IN) };
+}
+
 /** "12mm" → inches; "" and "0" → 0. Throws invalid_document on anything else. */
 export function cssLengthToInches(value: string, field: string): number {
   const text = value.trim().toLowerCase();

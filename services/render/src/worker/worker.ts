@@ -26,7 +26,7 @@ import {
   type JobState,
 } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
-import { imageSettingsOf, pageSettingsOf, type TemplateCatalog } from "../catalog/catalog";
+import { imageSettingsOf, pageSettingsOf, templateKey, type TemplateCatalog } from "../catalog/catalog";
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
@@ -328,8 +328,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const readiness = { ...(waitFor ? { waitFor } : {}), jobDeadlineMs: deadlineMs };
     if (accepted.templateId) {
       // Exactly the version the job was admitted with, of its owner's template ("" the public catalog), even if deleted since.
-      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner);
-      const [html, assets] = await Promise.all([expand(row.body, `${row.owner}/${row.id}@${row.version}`), this.deps.catalog.assets(row)]);
+      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner, accepted.templateGeneration);
+      const [html, assets] = await Promise.all([expand(row.body, templateKey(row)), this.deps.catalog.assets(row)]);
       renderMetrics.templateExpanded(started);
       return {
         html,
