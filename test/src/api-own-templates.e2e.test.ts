@@ -5,13 +5,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { deflateSync, crc32 } from "node:zlib";
-import { accountEventsV1 } from "@pressroom/contracts";
+import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { accountEventsV1, type renderV1 } from "@pressroom/contracts";
 import { streams } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { distinctFreePorts, serviceEnv, startService, stopChild, waitReady, type ServiceProcess } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { Api, errorShape, type ApiResponse } from "./test-support/api";
-import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { clientsAs, endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { pdfFonts, pdfText, pngSize } from "./test-support/pdf";
 
 /**
@@ -247,6 +248,33 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
   });
 
   describe("isolation", () => {
+    it("only the gateway's certificate may save or delete a template over gRPC (mutual TLS, per-method callers)", async () => {
+      const codeOf = (call: (cb: (err: ServiceError | null) => void) => unknown) =>
+        new Promise<number>((resolve) => call((err) => resolve(err ? err.code : GrpcStatus.OK)));
+      for (const peer of ["storage", "webhook", "metering", "admin"] as const) {
+        const clients = clientsAs(h.stack, peer);
+        try {
+          const save: renderV1.SaveTemplateRequest = {
+            owner: a.keyId,
+            replace: false,
+            template: undefined,
+            html: "<p>x</p>",
+            assets: {},
+            maxTemplates: 1000,
+            plan: "business",
+          };
+          assert.equal(await codeOf((cb) => clients.catalog.saveTemplate(save, cb)), GrpcStatus.PERMISSION_DENIED, `${peer} saves`);
+          assert.equal(
+            await codeOf((cb) => clients.catalog.deleteTemplate({ owner: a.keyId, id: "welcome" }, cb)),
+            GrpcStatus.PERMISSION_DENIED,
+            `${peer} deletes`,
+          );
+        } finally {
+          clients.close();
+        }
+      }
+    });
+
     it("another account's template answers exactly like an id that does not exist, on every route", async () => {
       const created = await h.api.post("/v1/templates", { id: "secret-a", ...letter("<p>{{who}}</p>") }, { key: a.apiKey });
       assert.equal(created.status, 201, created.text);
