@@ -30,3 +30,4 @@ export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOut
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound } from "./templates";
 export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
+export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES } from "./paper";

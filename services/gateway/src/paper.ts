@@ -1,4 +1,5 @@
 import { z } from "@pressroom/platform";
+import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES } from "@pressroom/domain";
 
 /**
  * Paper, as a render request's options and a template's page settings give
@@ -7,30 +8,12 @@ import { z } from "@pressroom/platform";
  * with 422 PAYLOAD_INVALID what the engine would fail.
  */
 
-const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
 type PaperFormat = (typeof PAPER_FORMATS)[number];
-
-/** Portrait sizes in inches, as the render engine knows them. */
-const FORMAT_INCHES: Record<PaperFormat, { width: number; height: number }> = {
-  A3: { width: 11.6929, height: 16.5354 },
-  A4: { width: 8.2677, height: 11.6929 },
-  A5: { width: 5.8268, height: 8.2677 },
-  Letter: { width: 8.5, height: 11 },
-  Legal: { width: 8.5, height: 14 },
-  Tabloid: { width: 11, height: 17 },
-};
 
 /** A named paper format. */
 export const paperFormat = () => z.enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` });
 
-/** The bounds of a paper side given as width or height, in inches. */
-export const MIN_PAPER_IN = 1;
-export const MAX_PAPER_IN = 200;
-/** What the margins must leave to print on, across and down, in inches. */
-export const MIN_PRINTABLE_IN = 0.5;
-
-const PER_INCH = { mm: 25.4, cm: 2.54, in: 1, px: 96, pt: 72, pc: 6 } as const;
-const UNITS = Object.keys(PER_INCH).join(", ");
+const UNITS = Object.keys(CSS_UNITS_PER_INCH).join(", ");
 const CSS_LENGTH = /^(0|(\d+(\.\d+)?|\.\d+)(mm|cm|in|px|pt|pc))$/;
 
 /** A CSS length in the units above, or "0". */
@@ -44,7 +27,7 @@ export const cssLength = (what: string) =>
 /** A CSS length cssLength accepted, in inches. */
 export function inches(length: string): number {
   const match = /^([\d.]+)([a-z]+)$/.exec(length);
-  return match ? Number(match[1]) / PER_INCH[match[2] as keyof typeof PER_INCH] : 0;
+  return match ? Number(match[1]) / CSS_UNITS_PER_INCH[match[2] as keyof typeof CSS_UNITS_PER_INCH] : 0;
 }
 
 export interface PageShape {
@@ -72,7 +55,7 @@ export function pageProblems(page: PageShape): { path: string[]; message: string
   }
   if (problems.length > 0 || !page.margin) return problems;
   const paper = page.format
-    ? FORMAT_INCHES[page.format]
+    ? PAPER_INCHES[page.format.toLowerCase()]!
     : page.width !== undefined && page.height !== undefined
       ? { width: inches(page.width), height: inches(page.height) }
       : { width: MAX_PAPER_IN, height: MAX_PAPER_IN };

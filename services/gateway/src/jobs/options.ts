@@ -1,6 +1,7 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import { z } from "@pressroom/platform";
-import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
+import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN } from "@pressroom/domain";
+import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
 
 /**
  * The `options` object of POST /v1/render and /v1/image and the `url`

@@ -1,32 +1,14 @@
+import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_INCHES } from "@pressroom/domain";
 import { RenderFailure, type ImageFormat, type PrintSettings, type RenderJob, type RenderOutput, type WaitCondition } from "./types";
-
-/** Paper sizes in inches (portrait), as puppeteer and Chromium's print dialog know them. */
-const PAPER: Record<string, { width: number; height: number }> = {
-  letter: { width: 8.5, height: 11 },
-  legal: { width: 8.5, height: 14 },
-  tabloid: { width: 11, height: 17 },
-  ledger: { width: 17, height: 11 },
-  a0: { width: 33.1102, height: 46.811 },
-  a1: { width: 23.3858, height: 33.1102 },
-  a2: { width: 16.5354, height: 23.3858 },
-  a3: { width: 11.6929, height: 16.5354 },
-  a4: { width: 8.2677, height: 11.6929 },
-  a5: { width: 5.8268, height: 8.2677 },
-  a6: { width: 4.1339, height: 5.8268 },
-};
 
 /** Chromium's default margin when printToPDF is given none (1 cm). */
 const DEFAULT_MARGIN_IN = 0.3937;
 const CSS_PX_PER_IN = 96;
-/** Units per inch. */
-const PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4, pt: 72, pc: 6 };
 export const MAX_IMAGE_SIDE = 10_000;
-/** The largest paper side a job may ask for, in inches (A0's long side is 46.8). */
-const MAX_PAPER_IN = 200;
 
 /** A named paper format's portrait size in CSS px (96 per inch), or undefined for a name the engine does not know. */
 export function paperPixels(format: string): { width: number; height: number } | undefined {
-  const paper = PAPER[format.toLowerCase()];
+  const paper = PAPER_INCHES[format.toLowerCase()];
   return paper && { width: Math.round(paper.width * CSS_PX_PER_IN), height: Math.round(paper.height * CSS_PX_PER_IN) };
 }
 
@@ -35,7 +17,7 @@ export function cssLengthToInches(value: string, field: string): number {
   const text = value.trim().toLowerCase();
   if (text === "" || text === "0") return 0;
   const match = /^(\d+(?:\.\d+)?|\.\d+)(px|in|cm|mm|pt|pc)?$/.exec(text);
-  const perInch = match ? PER_INCH[match[2] ?? "px"] : undefined;
+  const perInch = match ? CSS_UNITS_PER_INCH[(match[2] ?? "px") as keyof typeof CSS_UNITS_PER_INCH] : undefined;
   if (!match || perInch === undefined) {
     throw new RenderFailure("invalid_document", `${field} "${value}" is not a length (use px, in, cm, mm, pt or pc)`);
   }
@@ -135,7 +117,7 @@ function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
   const extras = printExtras(job.print);
   if (!page) {
     // Raw HTML: the document's own @page size wins; A4 with Chromium's default margins otherwise.
-    const a4 = PAPER.a4!;
+    const a4 = PAPER_INCHES.a4!;
     const widthPx = (a4.width - 2 * DEFAULT_MARGIN_IN) * CSS_PX_PER_IN;
     const heightPx = (a4.height - 2 * DEFAULT_MARGIN_IN) * CSS_PX_PER_IN;
     return {
@@ -154,7 +136,7 @@ function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
   const [width, height] = page.landscape ? [paper.height, paper.width] : [paper.width, paper.height];
   const contentW = width - margin.left - margin.right;
   const contentH = height - margin.top - margin.bottom;
-  if (contentW < 0.5 || contentH < 0.5) {
+  if (contentW < MIN_PRINTABLE_IN || contentH < MIN_PRINTABLE_IN) {
     throw new RenderFailure("invalid_document", "the margins leave less than half an inch of the page to print on");
   }
   const header = page.headerTemplate ?? "";
@@ -183,8 +165,8 @@ function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
 /** The paper of a page, portrait, in inches: a named format, or width and height. */
 function paperOf(page: NonNullable<RenderJob["page"]>): { width: number; height: number } {
   if (page.format) {
-    const paper = PAPER[String(page.format).toLowerCase()];
-    if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${page.format}" (use ${Object.keys(PAPER).join(", ")})`);
+    const paper = PAPER_INCHES[String(page.format).toLowerCase()];
+    if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${page.format}" (use ${Object.keys(PAPER_INCHES).join(", ")})`);
     return paper;
   }
   const width = cssLengthToInches(page.width ?? "", "width");
@@ -193,7 +175,8 @@ function paperOf(page: NonNullable<RenderJob["page"]>): { width: number; height:
     ["width", width],
     ["height", height],
   ] as const) {
-    if (!(value >= 1 && value <= MAX_PAPER_IN)) throw new RenderFailure("invalid_document", `the paper ${side} must be from 1 to ${MAX_PAPER_IN} inches`);
+    if (!(value >= MIN_PAPER_IN && value <= MAX_PAPER_IN))
+      throw new RenderFailure("invalid_document", `the paper ${side} must be from ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`);
   }
   return { width, height };
 }

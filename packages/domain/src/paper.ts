@@ -1,0 +1,31 @@
+/**
+ * Paper as Pressroom prints it: the gateway refuses with these what the render
+ * engine could not print, and the engine prints with the same numbers.
+ */
+
+/** Paper sizes in inches (portrait), by lower-case name, as puppeteer and Chromium's print dialog know them. */
+export const PAPER_INCHES: Readonly<Record<string, { width: number; height: number }>> = {
+  letter: { width: 8.5, height: 11 },
+  legal: { width: 8.5, height: 14 },
+  tabloid: { width: 11, height: 17 },
+  ledger: { width: 17, height: 11 },
+  a0: { width: 33.1102, height: 46.811 },
+  a1: { width: 23.3858, height: 33.1102 },
+  a2: { width: 16.5354, height: 23.3858 },
+  a3: { width: 11.6929, height: 16.5354 },
+  a4: { width: 8.2677, height: 11.6929 },
+  a5: { width: 5.8268, height: 8.2677 },
+  a6: { width: 4.1339, height: 5.8268 },
+};
+
+/** The formats the public API offers (render options and a template's page). */
+export const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
+
+/** CSS length units per inch. */
+export const CSS_UNITS_PER_INCH = { mm: 25.4, cm: 2.54, in: 1, px: 96, pt: 72, pc: 6 } as const;
+
+/** The bounds of a paper side given as width or height, in inches (A0's long side is 46.8). */
+export const MIN_PAPER_IN = 1;
+export const MAX_PAPER_IN = 200;
+/** What the margins must leave to print on, across and down, in inches. */
+export const MIN_PRINTABLE_IN = 0.5;
