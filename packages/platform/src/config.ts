@@ -66,6 +66,8 @@ export const natsUrlShape = {
 export const baseConfigShape = {
   LOG_LEVEL: env.logLevel(),
   HEALTH_PORT: env.port(0),
+  /** Where /livez, /readyz and /metrics listen: loopback, like gRPC; a container's 0.0.0.0 (the chart sets it) for the kubelet and Prometheus. */
+  HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
   SHUTDOWN_TIMEOUT_MS: env.int(20_000, 1000),
   /** This service's NATS user and password, where the server requires them (the chart's per-service users). */
   NATS_USER: z.string().min(1).optional(),

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
+import type { AddressInfo } from "node:net";
+import { baseConfigShape, loadConfig, z } from "./config";
 import { Lifecycle, startHealthServer } from "./lifecycle";
 import { createLogger } from "./logger";
 
@@ -33,5 +35,18 @@ describe("the probe server", () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  it("listens on loopback unless HEALTH_HOST says otherwise (a container's 0.0.0.0, which the chart sets)", async () => {
+    const logger = createLogger("probe-test", "error", new Writable({ write: (_chunk, _encoding, done) => done() }));
+    const bound = async (config: NodeJS.ProcessEnv) => {
+      const { HEALTH_HOST } = loadConfig(z.object(baseConfigShape), config);
+      const { server } = await startHealthServer(new Lifecycle(logger, 1_000), 0, HEALTH_HOST);
+      const { address } = server.address() as AddressInfo;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return address;
+    };
+    assert.equal(await bound({}), "127.0.0.1");
+    assert.equal(await bound({ HEALTH_HOST: "0.0.0.0" }), "0.0.0.0");
   });
 });

@@ -98,7 +98,7 @@ export class Lifecycle {
  * runs, /readyz only when the lifecycle is ready (dependencies checked),
  * /metrics the process's metrics in the Prometheus text format.
  */
-export async function startHealthServer(lifecycle: Lifecycle, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number }> {
+export async function startHealthServer(lifecycle: Lifecycle, port: number, host = "127.0.0.1"): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     if (req.url === "/livez") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');

@@ -15,6 +15,7 @@ import type { TopologyNeeds } from "./nats/topology";
 export interface ServiceConfig {
   LOG_LEVEL: string;
   HEALTH_PORT: number;
+  HEALTH_HOST?: string;
   SHUTDOWN_TIMEOUT_MS: number;
   GRPC_TLS_CA: string;
   GRPC_TLS_CERT: string;
@@ -122,7 +123,7 @@ export async function startService<C extends ServiceConfig, D>(
   const logger = definition.logger ?? createLogger(name, config.LOG_LEVEL);
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   if (options.handleSignals) lifecycle.handleSignals();
-  const health = await startHealthServer(lifecycle, config.HEALTH_PORT);
+  const health = await startHealthServer(lifecycle, config.HEALTH_PORT, config.HEALTH_HOST);
 
   const connections = { nats: [] as NatsConnection[], others: [] as { name: string; close: () => Promise<void> | void }[], postgres: [] as Kysely<unknown>[] };
   const tls = grpcTlsOf(config);
