@@ -119,6 +119,22 @@ describe("a service's role, made by the admin step", () => {
     await assert.rejects(query(serviceUrl, `create role ${database}_made`), { code: "42501" });
   });
 
+  it("refuses to adopt a superuser role, or another service's, and leaves them as they were", async () => {
+    const root = `${database}_root`;
+    await query(SERVER_URL, `create role ${root} superuser login`);
+    try {
+      await assert.rejects(provisionServiceRole(adminUrl, "alpha", withLogin(SERVER_URL, database, root, "pw")), /"roles_test_\w+_root", a superuser/);
+      const [after] = await query<{ rolsuper: boolean }>(SERVER_URL, "select rolsuper from pg_roles where rolname = $1", [root]);
+      assert.equal(after!.rolsuper, true, "the superuser kept its powers");
+    } finally {
+      await query(SERVER_URL, `drop role if exists ${root}`);
+    }
+    // beta's URL given to alpha's step: the role owns schema beta.
+    await assert.rejects(provisionServiceRole(adminUrl, "alpha", withLogin(SERVER_URL, database, other, "pw")), /owns schema beta: another service's/);
+    const [alpha] = await query<{ owner: string }>(adminUrl, "select pg_get_userbyid(nspowner) as owner from pg_namespace where nspname = 'alpha'");
+    assert.equal(alpha!.owner, role, "alpha is still its own role's");
+  });
+
   it("refuses a service URL that names the admin's own role", async () => {
     const admin = new URL(SERVER_URL).username;
     await assert.rejects(provisionServiceRole(adminUrl, "alpha", withLogin(SERVER_URL, database, admin)), /not the admin's/);

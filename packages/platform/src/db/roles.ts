@@ -59,6 +59,7 @@ export async function provisionServiceRole(adminUrl: string, schema: string, ser
       "select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls from pg_roles where rolname = $1",
       [role],
     );
+    await refuseToAdopt(admin, role, schema, existing[0]?.rolsuper ?? false);
     const secret = password ? ` password ${pg.escapeLiteral(scramVerifier(password))}` : "";
     if (existing.length === 0) {
       await admin.query(`create role ${id(role)} login${secret}`);
@@ -89,6 +90,27 @@ export async function provisionServiceRole(adminUrl: string, schema: string, ser
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * A role the step must not take over: a superuser (making it a service's would strip the powers
+ * of an operator's account, or leave them if stripping failed), or a role that owns another
+ * schema, objects in one or a database (another service's role, or an operator's: the URL names
+ * the wrong role). The step stops, naming it, and changes nothing.
+ */
+async function refuseToAdopt(admin: pg.Client, role: string, schema: string, superuser: boolean): Promise<void> {
+  if (superuser) throw new Error(`DATABASE_URL names "${role}", a superuser: a service's role must be one of its own, made by this step`);
+  const { rows } = await admin.query<{ what: string }>(
+    `select 'schema ' || nspname as what from pg_namespace where nspowner = (select oid from pg_roles where rolname = $1) and nspname <> $2
+     union all
+     select 'objects in schema ' || n.nspname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where c.relowner = (select oid from pg_roles where rolname = $1) and n.nspname <> $2
+     union all
+     select 'database ' || datname from pg_database where datdba = (select oid from pg_roles where rolname = $1)
+     limit 1`,
+    [role, schema],
+  );
+  if (rows[0]) throw new Error(`DATABASE_URL names "${role}", which owns ${rows[0].what}: another service's or an operator's role, not this service's own`);
 }
 
 /**
