@@ -19,6 +19,7 @@ export {
   outputStoreShape,
   z,
 } from "./config";
+export { clientBucket } from "./client-bucket";
 export { AppError, ERROR_CODES, errorBody, type ErrorCode, fromGrpcError, notReady, toGrpcError } from "./errors";
 export {
   call,

@@ -1,8 +1,7 @@
 import { identityV1 } from "@pressroom/contracts";
-import { AppError, unary } from "@pressroom/platform";
+import { AppError, clientBucket, unary } from "@pressroom/platform";
 import { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent } from "@pressroom/domain";
 import type { IdentityDeps } from "../deps";
-import { signupBucket } from "./signup-bucket";
 import * as keys from "./keys.repository";
 import { isWellFormedKey } from "./secrets";
 
@@ -52,7 +51,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       if (email.length > 254 || !EMAIL.test(email)) {
         throw new AppError("PAYLOAD_INVALID", "email: not a valid e-mail address", 'Send {"email": "you@example.com"}.');
       }
-      const attempt = await keys.takeSignupAttempt(deps.db, signupBucket(req.clientIp), deps.signupLimitPerHour);
+      const attempt = await keys.takeSignupAttempt(deps.db, clientBucket(req.clientIp), deps.signupLimitPerHour);
       if (!attempt.allowed) {
         throw new AppError(
           "SIGNUP_THROTTLED",

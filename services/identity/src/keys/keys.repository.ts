@@ -188,7 +188,7 @@ export interface SignupAttempt {
 }
 
 /**
- * Records a signup attempt for a client's bucket (see signupBucket) and says
+ * Records a signup attempt for a client's bucket (see clientBucket in the platform kit) and says
  * whether it is within the limit of attempts in any hour. Serialised per
  * bucket with an advisory lock so parallel attempts cannot slip past the
  * limit; attempts older than the window are deleted on the way.

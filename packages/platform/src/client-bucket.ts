@@ -17,12 +17,13 @@ function ipv6Groups(address: string): number[] | undefined {
 }
 
 /**
- * The bucket a signup is throttled in: the IPv4 address itself (also when
- * written as IPv4-mapped IPv6), or the /64 network of an IPv6 address, since
- * one subscriber usually holds a whole /64. Which address is the client's
- * (behind trusted proxies) the gateway decides before it calls Signup.
+ * The bucket a client's requests are throttled in (identity's signups, the
+ * gateway's anonymous reads): the IPv4 address itself (also when written as
+ * IPv4-mapped IPv6), or the /64 network of an IPv6 address, since one
+ * subscriber usually holds a whole /64. Which address is the client's (behind
+ * trusted proxies) the gateway decides.
  */
-export function signupBucket(clientIp: string): string {
+export function clientBucket(clientIp: string): string {
   const ip = clientIp.trim();
   if (isIPv4(ip)) return ip;
   if (!isIPv6(ip)) return ip || "unknown";
