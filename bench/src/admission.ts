@@ -69,7 +69,7 @@ export async function admission(count: number): Promise<string> {
     const get = async (path: string, apiKey?: string) =>
       expect(await fetch(`${stack.baseUrl}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} }), 200, path);
     const admit = async (renderJobId: string, keyId = nextKey().keyId) => {
-      const response = await call(metering, metering.admit, { keyId, plan: "business", renderJobId, idempotency: undefined });
+      const response = await call(metering, metering.admit, meteringV1.AdmitRequest.fromPartial({ keyId, plan: "business", renderJobId }));
       if (response.decision !== meteringV1.Decision.DECISION_ALLOWED) throw new Error(`Admit answered ${meteringV1.Decision[response.decision]}`);
     };
     const healthCheck = (client: Client) =>

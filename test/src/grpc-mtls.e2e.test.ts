@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { credentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
-import { identityV1 } from "@pressroom/contracts";
+import { identityV1, meteringV1 } from "@pressroom/contracts";
 import { createGrpcClient, ensureGrpcCertificates, type GrpcPeer } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { clientsAs, startHarness, WITHOUT_RENDER, type Harness, type PeerClients } from "./test-support/harness";
@@ -138,7 +138,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
     assert.equal((await statusOf(webhook.identity, webhook.identity.authenticate, { apiKey: DEMO_API_KEY })).code, GrpcStatus.PERMISSION_DENIED);
 
     const render = as("render");
-    const admitted = await statusOf(render.metering, render.metering.admit, { keyId, plan: "free", renderJobId: "", idempotency: undefined });
+    const admitted = await statusOf(render.metering, render.metering.admit, meteringV1.AdmitRequest.fromPartial({ keyId, plan: "free" }));
     assert.equal(admitted.code, GrpcStatus.PERMISSION_DENIED, "render does not admit");
     assert.equal((await statusOf(render.identity, render.identity.getWebhookSecret, { keyId })).code, GrpcStatus.PERMISSION_DENIED);
 
@@ -151,7 +151,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
     const usage = await statusOf(admin.metering, admin.metering.setUsage, { keyId, plan: "starter", rendersUsed: "3", actor: "operator" });
     assert.equal(usage.code, GrpcStatus.OK, usage.details);
     assert.equal(
-      (await statusOf(admin.metering, admin.metering.admit, { keyId, plan: "starter", renderJobId: "", idempotency: undefined })).code,
+      (await statusOf(admin.metering, admin.metering.admit, meteringV1.AdmitRequest.fromPartial({ keyId, plan: "starter" }))).code,
       GrpcStatus.PERMISSION_DENIED,
       "the operator does not admit requests",
     );

@@ -35,7 +35,8 @@ describe("admitted jobs lost before submission", () => {
     await h?.stop();
   });
 
-  const admit = (keyId: string, renderJobId: string) => call(metering, metering.admit, { keyId, plan: "pro", renderJobId, idempotency: undefined });
+  const admit = (keyId: string, renderJobId: string) =>
+    call(metering, metering.admit, meteringV1.AdmitRequest.fromPartial({ keyId, plan: "pro", renderJobId }));
   const usage = async (keyId: string) => (await call(metering, metering.getUsage, { keyId, plan: "pro" })).usage!;
 
   it("refunds the unit of a job that never reached JetStream once its lease ends, and keeps the charge of one that did", async () => {

@@ -63,7 +63,7 @@ describe("admission across two metering processes", () => {
   const on = (i: number) => replicas[i % replicas.length]!.client;
   const admit = (i: number, request: Partial<meteringV1.AdmitRequest>) => {
     const client = on(i);
-    return call(client, client.admit, { keyId: "", plan: "free", renderJobId: "", idempotency: undefined, ...request });
+    return call(client, client.admit, meteringV1.AdmitRequest.fromPartial({ keyId: "", plan: "free", ...request }));
   };
   const usage = async (key: string, plan: string) => (await call(on(0), on(0).getUsage, { keyId: key, plan })).usage!;
   const setUsed = (key: string, plan: string, used: number) => {
@@ -295,7 +295,9 @@ describe("admission across two metering processes", () => {
     assert.ok(first.length < 40, "some calls died with the process");
     const survivor = replicas[1]!.client;
     const rest = await Promise.all(
-      Array.from({ length: 20 }, () => call(survivor, survivor.admit, { keyId: key, plan: "business", renderJobId: newId("job"), idempotency: undefined })),
+      Array.from({ length: 20 }, () =>
+        call(survivor, survivor.admit, meteringV1.AdmitRequest.fromPartial({ keyId: key, plan: "business", renderJobId: newId("job") })),
+      ),
     );
     // A call the dead process decided may have committed without its answer arriving: never more than LEFT, and the quota ends exactly full.
     assert.ok(count(first, Decision.DECISION_ALLOWED) + count(rest, Decision.DECISION_ALLOWED) <= LEFT);

@@ -1,10 +1,41 @@
-/** The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store. */
+/**
+ * The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store;
+ * `previewsPerMonth`: template previews it may render a month (at save, and for a preview.png that finds none stored),
+ * three times its renders, and none for the public demo key (which stores no template).
+ */
 export const PLANS = {
-  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, templates: 0, priceUsd: 0, public: true },
-  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, templates: 3, priceUsd: 0, public: false },
-  starter: { name: "Starter", rendersPerMonth: 1_000, requestsPerMinute: 60, concurrentRenders: 2, templates: 20, priceUsd: 9, public: false },
-  pro: { name: "Pro", rendersPerMonth: 10_000, requestsPerMinute: 300, concurrentRenders: 5, templates: 100, priceUsd: 29, public: false },
-  business: { name: "Business", rendersPerMonth: 100_000, requestsPerMinute: 1_000, concurrentRenders: 10, templates: 1_000, priceUsd: 99, public: false },
+  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, templates: 0, previewsPerMonth: 0, priceUsd: 0, public: true },
+  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, templates: 3, previewsPerMonth: 300, priceUsd: 0, public: false },
+  starter: {
+    name: "Starter",
+    rendersPerMonth: 1_000,
+    requestsPerMinute: 60,
+    concurrentRenders: 2,
+    templates: 20,
+    previewsPerMonth: 3_000,
+    priceUsd: 9,
+    public: false,
+  },
+  pro: {
+    name: "Pro",
+    rendersPerMonth: 10_000,
+    requestsPerMinute: 300,
+    concurrentRenders: 5,
+    templates: 100,
+    previewsPerMonth: 30_000,
+    priceUsd: 29,
+    public: false,
+  },
+  business: {
+    name: "Business",
+    rendersPerMonth: 100_000,
+    requestsPerMinute: 1_000,
+    concurrentRenders: 10,
+    templates: 1_000,
+    previewsPerMonth: 300_000,
+    priceUsd: 99,
+    public: false,
+  },
 } as const;
 
 export type PlanId = keyof typeof PLANS;

@@ -6,6 +6,11 @@ export const configSchema = z
     IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A concurrency slot whose job never finishes is reclaimed after this long (renewed while its job is queued or rendering). */
     SLOT_LEASE_SECONDS: env.int(15 * 60, 10),
+    /**
+     * A template preview's slot, released by the gateway when the preview ends, is reclaimed after this long when
+     * it never was (the gateway died); longer than the gateway waits for a preview (60 s). Never renewed.
+     */
+    PREVIEW_LEASE_SECONDS: env.int(120, 10),
     PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
     /** Postgres connections of this replica: each admission holds one for about a millisecond. */
     DB_POOL_MAX: env.int(20, 1),

@@ -3,7 +3,12 @@ import type { ColumnType, Generated } from "kysely";
 /** The metering schema, as the migrations leave it. */
 export interface MeteringDb {
   rate_events: { id: Generated<string>; key_id: string; at: Date };
-  usage_periods: { key_id: string; period_start: ColumnType<Date, string, string>; renders_used: ColumnType<string, number | undefined, number> };
+  usage_periods: {
+    key_id: string;
+    period_start: ColumnType<Date, string, string>;
+    renders_used: ColumnType<string, number | undefined, number>;
+    previews_used: ColumnType<string, number | undefined, number>;
+  };
   slots: {
     job_id: string;
     key_id: string;
@@ -11,7 +16,7 @@ export interface MeteringDb {
     acquired_at: ColumnType<Date, Date | undefined, never>;
     lease_expires_at: ColumnType<Date, Date, Date>;
   };
-  /** One row per render admitted: where its quota unit went, and whether it was refunded. */
+  /** One row per render or preview admitted: where its quota units went, of which count (kind), and whether they were refunded. */
   charges: {
     job_id: string;
     key_id: string;
@@ -19,6 +24,7 @@ export interface MeteringDb {
     charged_at: ColumnType<Date, Date, never>;
     refunded_at: Date | null;
     units: ColumnType<number, number | undefined, never>;
+    kind: ColumnType<"render" | "preview", "render" | "preview" | undefined, never>;
   };
   processed_events: { event_id: string; processed_at: ColumnType<Date, Date | undefined, never> };
   checkout_sessions: {

@@ -40,6 +40,7 @@ export function createServer(deps: MeteringDeps): GrpcService[] {
       db,
       logger,
       leaseSeconds: deps.config.SLOT_LEASE_SECONDS,
+      previewLeaseSeconds: deps.config.PREVIEW_LEASE_SECONDS,
       settleFinishedJobs: (keyId) => settleFinishedJobs({ db, jsm, logger }, keyId),
       onUsageCorrected: (correction) => publishUsageCorrected(js, correction),
     }),

@@ -11,6 +11,8 @@ export interface AdmissionDeps {
   db: Kysely<MeteringDb>;
   logger: Logger;
   leaseSeconds: number;
+  /** A preview's slot is reclaimed after this when the gateway that admitted it never released it. */
+  previewLeaseSeconds: number;
   /** Frees the slots of the key's jobs that already finished (see finished-jobs.ts); returns how many it still holds. */
   settleFinishedJobs: (keyId: string) => Promise<number>;
   /** Records an operator's correction (account.usage_corrected). */
@@ -52,6 +54,9 @@ function toUsage(snapshot: UsageSnapshot): meteringV1.Usage {
     rate: { limit: snapshot.rateLimit, remaining: snapshot.rateRemaining, resetSeconds: snapshot.rateReset },
     concurrencyLimit: snapshot.concurrencyLimit,
     inFlight: snapshot.inFlight,
+    previewsUsed: String(snapshot.previewsUsed),
+    previewsLimit: String(snapshot.previewsLimit),
+    previewsRemaining: String(Math.max(0, snapshot.previewsLimit - snapshot.previewsUsed)),
   };
 }
 
@@ -61,14 +66,23 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
   return {
     admit: unary(async (req: meteringV1.AdmitRequest) => {
       checkPlan(req.plan);
-      const input = { keyId: req.keyId, plan: req.plan, renderJobId: req.renderJobId, leaseSeconds: deps.leaseSeconds, units: Math.max(1, req.units ?? 1) };
+      const preview = req.kind === meteringV1.AdmissionKind.ADMISSION_KIND_PREVIEW;
+      if (preview && !req.renderJobId) throw new AppError("PAYLOAD_INVALID", "a preview's admission needs its id", "Pass the preview's id as render_job_id.");
+      const input = {
+        keyId: req.keyId,
+        plan: req.plan,
+        renderJobId: req.renderJobId,
+        leaseSeconds: preview ? deps.previewLeaseSeconds : deps.leaseSeconds,
+        units: Math.max(1, req.units ?? 1),
+        kind: preview ? ("preview" as const) : ("render" as const),
+      };
       const idempotency = req.idempotency;
       if (idempotency) checkIdempotencyKey(idempotency.key);
       const decide = (counted: boolean): Promise<IdempotentAdmitResult> =>
         idempotency
           ? admitIdempotent(deps.db, { ...input, counted, idempotencyKey: idempotency.key, requestDigest: idempotency.requestDigest })
           : admitRequest(deps.db, { ...input, counted });
-      let result = await decide(false);
+      let result = await decide(req.rateCounted);
       // Refused for a slot held by a job that has in fact finished: free it and decide once more (not counted again).
       if (result.decision === "concurrency_exceeded") {
         const stillHeld = await deps.settleFinishedJobs(req.keyId).catch((err: unknown) => {
@@ -77,7 +91,7 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
         });
         if (stillHeld < planOf(req.plan).concurrentRenders) result = await decide(true);
       }
-      recordDecision(result.decision, req.renderJobId !== "");
+      recordDecision(result.decision, preview ? "preview" : req.renderJobId !== "" ? "render" : "other");
       return {
         decision: DECISIONS[result.decision],
         rate: { limit: result.rateLimit, remaining: result.rateRemaining, resetSeconds: result.rateReset },

@@ -15,9 +15,12 @@ export interface AdmitResult {
 
 type Db = Kysely<MeteringDb>;
 
+/** What a job admitted is: a render (its units count against the month's renders) or a template preview (against its previews). */
+export type AdmissionKind = "render" | "preview";
+
 /**
  * One atomic admission decision: one statement, one round trip (see the
- * admit() SQL function of migration 20261121T200000). `counted`: decide again
+ * admit() SQL function of migration 20261203T100000). `counted`: decide again
  * for a request already counted in the rate window.
  */
 export interface AdmitInput {
@@ -28,14 +31,18 @@ export interface AdmitInput {
   counted?: boolean;
   /** The quota units a render job takes, all or none (a merged document: one per part); default 1. */
   units?: number;
+  /** Default "render". */
+  kind?: AdmissionKind;
 }
 
 export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResult> {
   const plan = planOf(input.plan);
+  const kind = input.kind ?? "render";
+  const limit = kind === "preview" ? plan.previewsPerMonth : plan.rendersPerMonth;
   const { rows } = await sql<{ decision: Decision; rate_remaining: number; rate_reset: number; retry_after: number }>`
     select decision, rate_remaining, rate_reset, retry_after
-    from admit(${input.keyId}, ${plan.requestsPerMinute}, ${plan.rendersPerMonth}, ${plan.concurrentRenders},
-               ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false}, ${input.units ?? 1})`.execute(db);
+    from admit(${input.keyId}, ${plan.requestsPerMinute}, ${limit}, ${plan.concurrentRenders},
+               ${input.renderJobId}, ${input.leaseSeconds}, ${input.counted ?? false}, ${input.units ?? 1}, ${kind})`.execute(db);
   const row = rows[0]!;
   return {
     decision: row.decision,
@@ -50,7 +57,7 @@ export type ReleaseOutcome = { released: boolean; refunded: boolean };
 
 /**
  * Frees a job's slot and, when asked, refunds its quota units to the period
- * it was charged in. Refunds are once per job (the charge row remembers),
+ * and the count (renders or previews) it was charged in. Refunds are once per job (the charge row remembers),
  * whatever the number of events or calls; the slot may already be gone
  * (reclaimed by its lease) and the refund still applies.
  */
@@ -62,12 +69,16 @@ async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<Rele
     .set({ refunded_at: sql<Date>`clock_timestamp()` })
     .where("job_id", "=", jobId)
     .where("refunded_at", "is", null)
-    .returning(["key_id", "units", sql<string>`period_start::text`.as("period")])
+    .returning(["key_id", "units", "kind", sql<string>`period_start::text`.as("period")])
     .executeTakeFirst();
   if (charge) {
     await trx
       .updateTable("usage_periods")
-      .set({ renders_used: sql`greatest(renders_used - ${charge.units}, 0)` })
+      .set(
+        charge.kind === "preview"
+          ? { previews_used: sql`greatest(previews_used - ${charge.units}, 0)` }
+          : { renders_used: sql`greatest(renders_used - ${charge.units}, 0)` },
+      )
       .where("key_id", "=", charge.key_id)
       .where("period_start", "=", sql<Date>`${charge.period}::date`)
       .execute();
@@ -182,6 +193,8 @@ export interface UsageSnapshot {
   rateReset: number;
   concurrencyLimit: number;
   inFlight: number;
+  previewsUsed: number;
+  previewsLimit: number;
 }
 
 /**
@@ -191,12 +204,20 @@ export interface UsageSnapshot {
  */
 export async function readUsage(db: Db, keyId: string, planId: string): Promise<UsageSnapshot> {
   const plan = planOf(planId);
-  const { rows } = await sql<{ period: string; used: string | null; rate_count: string; reset_ms: string | null; in_flight: string }>`
+  const { rows } = await sql<{
+    period: string;
+    used: string | null;
+    previews: string | null;
+    rate_count: string;
+    reset_ms: string | null;
+    in_flight: string;
+  }>`
     with t as (select clock_timestamp() as now),
     p as (select now, date_trunc('month', now at time zone 'UTC')::date as period from t)
     select
       p.period::text as period,
       (select renders_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as used,
+      (select previews_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as previews,
       (select count(*) from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as rate_count,
       (select extract(epoch from (min(r.at) + interval '60 seconds' - p.now)) * 1000
          from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as reset_ms,
@@ -216,6 +237,8 @@ export async function readUsage(db: Db, keyId: string, planId: string): Promise<
     rateReset: row.reset_ms === null ? 0 : Math.max(1, Math.ceil(Number(row.reset_ms) / 1000)),
     concurrencyLimit: plan.concurrentRenders,
     inFlight: Number(row.in_flight),
+    previewsUsed: Number(row.previews ?? 0),
+    previewsLimit: plan.previewsPerMonth,
   };
 }
 
