@@ -20,7 +20,7 @@ import {
   type sendUnaryData,
 } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
-import { fromGrpcError, toGrpcError } from "./errors";
+import { AppError, fromGrpcError, toGrpcError } from "./errors";
 import type { Logger } from "./logger";
 import { clientMetricsInterceptor, serverMetricsInterceptor } from "./telemetry/grpc-metrics";
 
@@ -279,11 +279,37 @@ type UnaryMethod<Req, Res> = (
   callback: (error: ServiceError | null, response: Res) => void,
 ) => ClientUnaryCall;
 
-/** Calls a unary method with a deadline; failures come back as AppError. */
-export function call<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 5_000): Promise<Res> {
+/**
+ * Calls a unary method with a deadline; failures come back as AppError. `signal` cancels the call
+ * (the server sees it cancelled: see callSignal), and the promise rejects with its reason.
+ */
+export function call<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 5_000, signal?: AbortSignal): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, response) =>
-      err ? reject(fromGrpcError(err)) : resolve(response),
-    );
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      pending.cancel();
+      reject(signal!.reason);
+    };
+    const pending = method.call(client, request, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, response) => {
+      signal?.removeEventListener("abort", onAbort);
+      if (err) reject(fromGrpcError(err));
+      else resolve(response);
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/**
+ * What a server's handler stops with: aborted when the caller cancels the call or goes away, or
+ * when the call's deadline passes (grpc-js answers DEADLINE_EXCEEDED but goes on running the handler).
+ */
+export function callSignal(serverCall: Pick<ServerUnaryCall<unknown, unknown>, "cancelled" | "once" | "getDeadline">): AbortSignal {
+  const controller = new AbortController();
+  const cancelled = () => controller.abort(new AppError("UNAVAILABLE", "the call was cancelled", "Retry with exponential backoff."));
+  if (serverCall.cancelled) cancelled();
+  else serverCall.once("cancelled", cancelled);
+  const deadline = serverCall.getDeadline();
+  const at = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+  if (!Number.isFinite(at)) return controller.signal;
+  return AbortSignal.any([controller.signal, AbortSignal.timeout(Math.max(0, at - Date.now()))]);
 }

@@ -23,6 +23,7 @@ export { clientBucket } from "./client-bucket";
 export { AppError, ERROR_CODES, errorBody, type ErrorCode, fromGrpcError, notReady, toGrpcError } from "./errors";
 export {
   call,
+  callSignal,
   type ClientConstructor,
   connectEarly,
   createGrpcClient,
@@ -105,6 +106,7 @@ export {
 export { RedactingSpanExporter, redactQueryValues, redactSecrets } from "./telemetry/redact";
 export { instrumentations, outgoingOrigin, shutdownTelemetry, startTelemetry, type TelemetryHandle } from "./telemetry/setup";
 export { SpanKind, tracer, withSpan } from "./telemetry/tracing";
+export { serveThread, ThreadPool, type ThreadPoolOptions, ThreadTaskFailed } from "./thread-pool";
 export {
   type AddressKind,
   checkPort,
