@@ -260,6 +260,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
             template: undefined,
             html: "<p>x</p>",
             assets: {},
+            checkOnly: false,
             maxTemplates: 1000,
             plan: "business",
           };

@@ -33,6 +33,11 @@ export const configSchema = z.object({
    * by its acceptance plus both plus a margin is ended failed when metering asks (worker/expiry.ts).
    */
   ...jobBoundsShape,
+  /** A template preview's own deadline (a save's, a preview.png's), template expansion included: past it the preview fails RENDER_FAILED, charged. */
+  RENDER_PREVIEW_DEADLINE_MS: env.int(10_000, 1_000),
+  /** Previews this process renders at once (its other slots stay with the render queue), and previews that may wait (past it: refused, retry). */
+  RENDER_PREVIEW_SLOTS: env.int(1, 1),
+  RENDER_PREVIEW_QUEUE: env.int(8, 0),
   RENDER_MAX_PAGES: env.int(500, 1),
   RENDER_MAX_OUTPUT_BYTES: env.int(50 * 1024 * 1024, 1024),
   /** The largest HTML a template may expand to (UTF-8 bytes); past it the job fails 422 RENDER_FAILED. */

@@ -57,7 +57,18 @@ export interface TemplateAssetsTable {
   content: Buffer;
 }
 
+/** A template version's preview (PNG of its sample data), rendered once and kept for the current version only. */
+export interface PreviewsTable {
+  owner: string;
+  id: string;
+  generation: number;
+  version: number;
+  png: Buffer;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface RenderDb {
   templates: TemplatesTable;
   template_assets: TemplateAssetsTable;
+  previews: PreviewsTable;
 }

@@ -47,13 +47,31 @@ export async function syncBuiltins(db: Kysely<RenderDb>, builtins: BuiltinTempla
   });
 }
 
-/** The current version of every template the owner sees: the public catalog's and, with an owner, its own live ones (of their current generation). */
+/**
+ * The current version of every template the owner sees: the public catalog's and, with an owner, its own live ones (of their current
+ * generation); a public template whose id the owner uses for its own (a built-in added later) is left out for that owner.
+ */
 export async function listLatest(db: Kysely<RenderDb>, owner = ""): Promise<TemplateRow[]> {
   return db
     .selectFrom("templates as t")
     .selectAll()
     .where("t.owner", "in", owner ? ["", owner] : [""])
     .where("t.deleted_at", "is", null)
+    .where(({ eb, or, not, exists, selectFrom }) =>
+      or([
+        eb("t.owner", "<>", ""),
+        not(
+          exists(
+            selectFrom("templates as o")
+              .select("o.id")
+              .whereRef("o.id", "=", "t.id")
+              .where("o.owner", "=", owner)
+              .where("o.owner", "<>", "")
+              .where("o.deleted_at", "is", null),
+          ),
+        ),
+      ]),
+    )
     .where(({ eb, selectFrom }) =>
       eb(
         "t.version",

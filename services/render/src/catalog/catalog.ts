@@ -24,15 +24,34 @@ export class TemplateCatalog {
   }
 
   /**
-   * The template an owner names by id: the public one, else its own (a create
-   * that names a public id is refused, so the two share no id); the current
-   * version, or `version`. Another account's templates are never found.
+   * The template an owner names by id: its own live one, else the public one;
+   * the current version, or `version` (of the own template's live generation).
+   * A create that names a public id is refused, but a built-in added later
+   * may take an id an account already uses: for that account the id still
+   * names its own. Another account's templates are never found.
    */
   async find(id: string, owner = "", version = 0): Promise<TemplateRow> {
-    const pub = await findTemplate(this.db, { owner: "", id, version });
-    const row = pub ?? (owner ? await findTemplate(this.db, { owner, id, version }) : undefined);
+    const own = owner ? await findTemplate(this.db, { owner, id }) : undefined;
+    const row = own
+      ? version && version !== own.version
+        ? await findTemplate(this.db, { owner, id, generation: own.generation, version })
+        : own
+      : await findTemplate(this.db, { owner: "", id, version });
     if (!row) throw templateNotFound(id);
     return row;
+  }
+
+  /** Whether some account has a live template of its own with a public template's id (a built-in added after it). */
+  async shadowed(id: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("templates")
+      .select("owner")
+      .where("id", "=", id)
+      .where("owner", "<>", "")
+      .where("deleted_at", "is", null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
@@ -92,8 +111,9 @@ export function imageSettingsOf(row: TemplateRow): { width: number; height: numb
   return row.image ? { width: row.image.width, height: row.image.height, deviceScaleFactor: row.image.device_scale_factor ?? 1 } : undefined;
 }
 
-export function toProto(row: TemplateRow): renderV1.Template {
+export function toProto(row: TemplateRow, shadowed = false): renderV1.Template {
   return {
+    shadowed,
     id: row.id,
     version: row.version,
     name: row.name,

@@ -78,12 +78,11 @@ export async function saveVersion(db: Kysely<RenderDb>, rules: SaveRules, versio
 }
 
 /**
- * The live versions (of the current generation) of the template an owner names by id, newest first: the
- * public one's, else its own (as TemplateCatalog.find); NOT_FOUND when neither
- * exists (or it was deleted).
+ * The live versions (of the current generation) of the template an owner names by id, newest first: its own's,
+ * else the public one's (as TemplateCatalog.find); NOT_FOUND when neither exists (or it was deleted).
  */
 export async function listVersions(db: Kysely<RenderDb>, owner: string, id: string): Promise<Pick<TemplateRow, "version" | "created_at">[]> {
-  for (const who of owner ? ["", owner] : [""]) {
+  for (const who of owner ? [owner, ""] : [""]) {
     const rows = await db
       .selectFrom("templates")
       .select(["version", "created_at"])

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { renderV1 } from "@pressroom/contracts";
-import { createDb, createLogger, migrateToLatest } from "@pressroom/platform";
+import { createDb, createLogger, fromGrpcError, migrateToLatest } from "@pressroom/platform";
 import { isolatedDatabase, provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { connect, type NatsConnection } from "nats";
@@ -18,19 +19,46 @@ import { TemplateCatalog } from "./catalog";
 import { syncBuiltins } from "./catalog.repository";
 import { catalogService } from "./catalog.grpc";
 import { TemplateExpander } from "./expander";
+import { PreviewQueue } from "./preview-queue";
 
 /**
- * Previews of own templates run the customer's HTML: at save and for
- * preview.png they render in the owner's windows (a window serves one API key
- * only), the public catalog's in the shared ones. Real PostgreSQL, NATS
- * JetStream, Chromium; the engine's calls are recorded on their way through.
+ * Previews run customers' HTML, so they are renders (issue 39): in the owner's windows, within
+ * their own deadline, stopped when their caller goes, through a bounded queue per process, and
+ * stored once rendered so that no replica renders a version's preview again. Real PostgreSQL,
+ * NATS JetStream and Chromium; the engine's calls are recorded on their way through.
  */
 
-function invoke<Req, Res>(handler: (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void, request: Req): Promise<Res> {
-  return new Promise((resolve, reject) => handler({ request } as ServerUnaryCall<Req, Res>, (err, res) => (err ? reject(err) : resolve(res!))));
+/** A unary call as grpc-js hands it to a handler: `cancel()` is the caller going away. */
+function invoke<Req, Res>(handler: (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void, request: Req): Promise<Res> & { cancel(): void } {
+  const call = Object.assign(new EventEmitter(), { request, cancelled: false, getDeadline: () => Infinity });
+  const answer = new Promise<Res>((resolve, reject) =>
+    handler(call as unknown as ServerUnaryCall<Req, Res>, (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res!))),
+  );
+  return Object.assign(answer, {
+    cancel: () => {
+      call.cancelled = true;
+      call.emit("cancelled", "cancelled");
+    },
+  });
 }
 
-describe("catalog previews: the owner's windows", () => {
+const PAGE = {
+  format: "A4",
+  landscape: false,
+  marginTop: "1cm",
+  marginRight: "1cm",
+  marginBottom: "1cm",
+  marginLeft: "1cm",
+  headerTemplate: "",
+  footerTemplate: "",
+};
+
+function saving(id: string, html: string, owner = "key-a"): renderV1.SaveTemplateRequest {
+  const template = renderV1.Template.fromPartial({ id, name: id, output: renderV1.OutputFormat.OUTPUT_FORMAT_PDF, page: PAGE, dataSchemaJson: "{}" });
+  return renderV1.SaveTemplateRequest.fromPartial({ owner, template: { ...template, sampleDataJson: '{"who":"Ada"}' }, html, maxTemplates: 50, plan: "pro" });
+}
+
+describe("catalog previews: renders of their own", () => {
   let database: { url: string; drop(): Promise<void> };
   let db: Kysely<RenderDb>;
   let engine: RenderEngine;
@@ -38,9 +66,10 @@ describe("catalog previews: the owner's windows", () => {
   let nats: PrivateNats;
   let nc: NatsConnection;
   let dir: string;
-  /** A catalog service with an empty preview cache. */
-  let fresh: () => renderV1.TemplateCatalogServiceServer;
+  /** A catalog service as another replica would have it: nothing in memory. */
+  let replica: (queue?: PreviewQueue) => renderV1.TemplateCatalogServiceServer;
   const keys: (string | undefined)[] = [];
+  const PREVIEW_DEADLINE_MS = 4_000;
 
   before(async () => {
     database = await isolatedDatabase("pressroom_render_test");
@@ -51,7 +80,7 @@ describe("catalog previews: the owner's windows", () => {
     nats = await startPrivateNats(path.join(dir, "nats"));
     await provisionNats(nats.url);
     nc = await connect({ servers: nats.url });
-    engine = await startEngine({ slots: 1 });
+    engine = await startEngine({ slots: 2, deadlineMs: 30_000 });
     const render = engine.render.bind(engine);
     engine.render = (job: RenderJob, options) => {
       keys.push(job.keyId);
@@ -59,7 +88,17 @@ describe("catalog previews: the owner's windows", () => {
     };
     expander = new TemplateExpander({ threads: 1, maxOutputBytes: 1024 * 1024 });
     const logger = createLogger("render-test", "silent");
-    fresh = () => catalogService({ catalog: new TemplateCatalog(db), expander, engine, db, js: nc.jetstream(), deadlineMs: 15_000, logger });
+    replica = (previewQueue = new PreviewQueue({ slots: 2, maxWaiting: 4 })) =>
+      catalogService({
+        catalog: new TemplateCatalog(db),
+        expander,
+        engine,
+        db,
+        js: nc.jetstream(),
+        previewDeadlineMs: PREVIEW_DEADLINE_MS,
+        previewQueue,
+        logger,
+      });
   });
 
   after(async () => {
@@ -72,38 +111,79 @@ describe("catalog previews: the owner's windows", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("renders an own template's preview with its owner's key, at save and for preview.png; a public one's with none", async () => {
-    const template: renderV1.Template = {
-      id: "mine",
-      version: 0,
-      name: "Mine",
-      description: "",
-      output: renderV1.OutputFormat.OUTPUT_FORMAT_PDF,
-      page: {
-        format: "A4",
-        landscape: false,
-        marginTop: "1cm",
-        marginRight: "1cm",
-        marginBottom: "1cm",
-        marginLeft: "1cm",
-        headerTemplate: "",
-        footerTemplate: "",
-      },
-      image: undefined,
-      dataSchemaJson: "{}",
-      sampleDataJson: JSON.stringify({ who: "Ada" }),
-      owner: "",
-      createdAt: "",
-      generation: 0,
-    };
-    const saving = fresh();
+  it("renders an own template's preview with its owner's key, once: stored with the version, read by any replica without rendering", async () => {
     keys.length = 0;
-    await invoke(saving.saveTemplate, { owner: "key-a", replace: false, template, html: "<p>{{who}}</p>", assets: {}, maxTemplates: 5, plan: "pro" });
+    await invoke(replica().saveTemplate, saving("mine", "<p>{{who}}</p>"));
+    assert.deepEqual(keys, ["key-a"], "the save rendered its preview in its owner's windows");
+    const other = replica();
+    const read = await invoke(other.getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "mine", owner: "key-a", render: true }));
+    assert.equal(read.rendered, false, "stored: nothing rendered, nothing to count");
+    assert.equal(Buffer.from(read.png).subarray(1, 4).toString("latin1"), "PNG");
     assert.deepEqual(keys, ["key-a"]);
+  });
+
+  it("answers absent for an own template without a stored preview unless the caller admitted a render; renders it then, once", async () => {
+    await invoke(replica().saveTemplate, saving("unstored", "<p>{{who}}</p>"));
+    await db.deleteFrom("previews").where("id", "=", "unstored").execute();
     keys.length = 0;
-    const reading = fresh();
-    await invoke(reading.getPreview, { id: "mine", owner: "key-a" });
-    await invoke(reading.getPreview, { id: "invoice", owner: "key-a" });
-    assert.deepEqual(keys, ["key-a", undefined]);
+    const service = replica();
+    const absent = await invoke(service.getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "unstored", owner: "key-a" }));
+    assert.deepEqual([absent.absent, absent.png.length, keys.length], [true, 0, 0]);
+    const rendered = await invoke(service.getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "unstored", owner: "key-a", render: true }));
+    assert.deepEqual([rendered.rendered, rendered.absent, keys], [true, false, ["key-a"]]);
+    const again = await invoke(replica().getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "unstored", owner: "key-a", render: true }));
+    assert.equal(again.rendered, false);
+  });
+
+  it("renders a public template's preview once, in the shared windows, whoever reads it", async () => {
+    await db.deleteFrom("previews").where("owner", "=", "").execute();
+    keys.length = 0;
+    const reads = [replica(), replica()].flatMap((service) =>
+      ["", "key-a", "key-b"].map((owner) => invoke(service.getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "invoice", owner }))),
+    );
+    const answers = await Promise.all(reads);
+    assert.ok(answers.every((answer) => !answer.absent && !answer.rendered && answer.png.length > 0));
+    assert.ok(keys.length >= 1 && keys.length <= 2 && keys.every((key) => key === undefined), `one render per replica at most: ${JSON.stringify(keys)}`);
+    keys.length = 0;
+    await invoke(replica().getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "invoice" }));
+    assert.deepEqual(keys, [], "stored");
+  });
+
+  it("fails a preview past its own deadline RENDER_FAILED, naming it", async () => {
+    await assert.rejects(invoke(replica().saveTemplate, saving("spins", "<script>for (;;) {}</script>")), (err: Error & { code?: string }) => {
+      assert.equal(err.code, "RENDER_FAILED");
+      assert.match(err.message, /the preview failed: .*4 s deadline/);
+      return true;
+    });
+  });
+
+  it("stops a preview whose caller goes away: its render ends at once and its slot serves the next", async () => {
+    const queue = new PreviewQueue({ slots: 1, maxWaiting: 0 });
+    const service = replica(queue);
+    const spinning = invoke(service.saveTemplate, saving("spins-cancelled", "<script>for (;;) {}</script>"));
+    const outcome = spinning.then(
+      () => "rendered",
+      (err: Error & { code?: string }) => err.code ?? err.message,
+    );
+    while (engine.stats().busySlots === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    spinning.cancel();
+    assert.equal(await outcome, "UNAVAILABLE", "cancelled, not failed by its deadline");
+    assert.equal(queue.running, 0);
+    assert.equal(engine.stats().busySlots, 0, "the engine's slot is free again");
+    const next = await invoke(service.saveTemplate, saving("after-cancel", "<p>next</p>"));
+    assert.equal(next.template?.id, "after-cancel");
+  });
+
+  it("bounds the previews waiting per process: past the queue, refused at once (UNAVAILABLE, retry)", async () => {
+    const queue = new PreviewQueue({ slots: 1, maxWaiting: 1 });
+    const service = replica(queue);
+    const running = invoke(service.saveTemplate, saving("q-running", "<script>for (;;) {}</script>"));
+    while (engine.stats().busySlots === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const waiting = invoke(service.saveTemplate, saving("q-waiting", "<p>waits</p>"));
+    while (queue.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await assert.rejects(invoke(service.saveTemplate, saving("q-refused", "<p>refused</p>")), { code: "UNAVAILABLE", message: /too many previews/ });
+    running.cancel();
+    await running.catch(() => undefined);
+    assert.equal((await waiting).template?.id, "q-waiting", "the waiting one ran once the slot was free");
   });
 });

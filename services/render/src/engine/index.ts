@@ -21,6 +21,6 @@ export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";
 export { engineSettings } from "./options";
 export { openChromium } from "./chromium";
 export { Slot, type SlotDeps } from "./slot";
-export { WaiterQueue } from "./fifo";
+export { FifoSemaphore, WaiterQueue } from "./fifo";
 export { layoutOf, paperPixels } from "./paper";
 export { deadlineOf } from "./job";
