@@ -177,6 +177,7 @@ describe("Pressroom over HTTP", () => {
         plan: "free",
         period: { start: "a", end: "b" },
         renders: { used: 1, limit: 100, remaining: 99 },
+        previews: { used: 2, limit: 300, remaining: 298 },
         rate_limit: { limit: 10, remaining: 9, reset_seconds: 30, window_seconds: 60 },
         concurrency: { limit: 1, in_flight: 0 },
       },
@@ -185,7 +186,9 @@ describe("Pressroom over HTTP", () => {
     };
     server.handler = (req, res) => json(res, 200, answers[req.url]);
     assert.equal((await client.templates()).templates[0]?.id, "invoice");
-    assert.equal((await client.usage()).renders.remaining, 99);
+    const usage = await client.usage();
+    assert.equal(usage.renders.remaining, 99);
+    assert.equal(usage.previews.remaining, 298);
     assert.deepEqual(await client.webhookSecret(), { secret: "whsec_abc" });
     assert.equal((await client.job("job_01/..")).status, "queued");
     assert.deepEqual(

@@ -177,7 +177,7 @@ export class Pressroom {
     return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);
   }
 
-  /** GET /v1/keys/usage: renders, rate limit and concurrency of this key. */
+  /** GET /v1/keys/usage: renders, previews, rate limit and concurrency of this key. */
   usage(): Promise<UsageResponse> {
     return this.#call<UsageResponse>("GET", "/v1/keys/usage");
   }

@@ -220,6 +220,8 @@ export interface UsageResponse {
   plan: Plan;
   period: { start: string; end: string };
   renders: { used: number; limit: number; remaining: number };
+  /** Template previews rendered this month (saves, preview.png not yet stored): their own allowance, beside the renders. */
+  previews: { used: number; limit: number; remaining: number };
   rate_limit: { limit: number; remaining: number; reset_seconds: number; window_seconds: number };
   concurrency: { limit: number; in_flight: number };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "@pressroom/platform";
 import { RecentOutputs } from "@pressroom/domain";
+import { AnonymousReads } from "./access/anonymous";
 import { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
 import { TrustedProxies } from "./client-ip";
@@ -8,6 +9,7 @@ import { OutcomeInbox } from "./jobs/job-watch";
 import type { JobBus } from "./jobs/submit";
 import { KEPT_OUTPUT_MAX_BYTES, type KeptOutputInfo } from "./output-delivery";
 import { TemplateDirectory } from "./templates/directory";
+import { CustomerSchemas } from "./templates/schemas";
 
 /** Everything the HTTP app needs; main.ts builds it, tests build their own. */
 export interface GatewayDeps {
@@ -15,6 +17,10 @@ export interface GatewayDeps {
   clients: Clients;
   auth: Authenticator;
   templates: TemplateDirectory;
+  /** Customers' data schemas, on threads of their own. */
+  schemas: CustomerSchemas;
+  /** Reads without a key: kept, and limited per client address. */
+  anonymous: AnonymousReads;
   bus: JobBus;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
@@ -26,17 +32,22 @@ export interface GatewayDeps {
   isReady: () => Promise<boolean>;
 }
 
-/** The gateway's deps around its connections: the caches, the outcome inbox and the settings the app reads. */
-export function gatewayDeps(config: Readonly<Config>, connected: Pick<GatewayDeps, "logger" | "clients" | "bus" | "isReady">): GatewayDeps {
+/** The gateway's deps around its connections: the caches, the schema threads, the outcome inbox and the settings the app reads. */
+export function gatewayDeps(
+  config: Readonly<Config>,
+  connected: Pick<GatewayDeps, "logger" | "clients" | "bus" | "isReady"> & { schemas: CustomerSchemas },
+): GatewayDeps {
   const { clients, bus } = connected;
+  const trustedProxies = new TrustedProxies(config.TRUSTED_PROXIES);
   return {
     ...connected,
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
     templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
+    anonymous: new AnonymousReads({ perMinute: config.ANONYMOUS_READS_PER_MINUTE, ttlMs: config.TEMPLATE_REFRESH_MS, trustedProxies }),
     outcomes: new OutcomeInbox(bus),
     syncWaitMs: config.SYNC_WAIT_MS,
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: KEPT_OUTPUT_MAX_BYTES }),
     maxBodyBytes: config.MAX_BODY_BYTES,
-    trustedProxies: new TrustedProxies(config.TRUSTED_PROXIES),
+    trustedProxies,
   };
 }

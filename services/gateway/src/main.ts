@@ -6,6 +6,7 @@ import { gatewayDeps } from "./deps";
 import { answerClientError } from "./errors";
 import { observeRenderQueue } from "./jobs/queue-metrics";
 import { createServer } from "./server";
+import { CustomerSchemas } from "./templates/schemas";
 
 runService({
   name: "gateway",
@@ -18,7 +19,9 @@ runService({
       tls,
     );
     closeWith("grpc clients", () => closeClients(clients));
-    return gatewayDeps(config, { logger, clients, bus, isReady });
+    const schemas = new CustomerSchemas({ threads: config.SCHEMA_THREADS });
+    closeWith("schema threads", () => schemas.close());
+    return gatewayDeps(config, { logger, clients, bus, isReady, schemas });
   },
   // A sync request may wait SYNC_WAIT_MS for its job, then write the document.
   build: (deps, { config }) => ({

@@ -35,9 +35,9 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const { identity, metering, catalog, storage } = deps.clients;
   const { auth, logger } = deps;
   const outputs = { storage, recentOutputs: deps.recentOutputs };
-  const { templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
-  const job = { ...outputs, auth, metering, logger, templates: directory, bus, outcomes, syncWaitMs, maxBodyBytes };
-  const templates = templateRoutes({ catalog, auth, metering });
+  const { templates: directory, schemas, anonymous, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
+  const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, outcomes, syncWaitMs, maxBodyBytes };
+  const templates = templateRoutes({ catalog, auth, metering, logger, schemas, anonymous });
   const keys = keyRoutes({ auth, identity, metering, trustedProxies: deps.trustedProxies });
   const billing = billingRoutes({ auth, metering, logger });
   const meta = metaRoutes({ isReady: deps.isReady, openApiDocument: () => openApiDocument(table) });

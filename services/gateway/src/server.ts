@@ -27,7 +27,7 @@ export function createServer(deps: GatewayDeps): Koa {
   });
 
   const router = new Router();
-  for (const route of [...routes(deps), ...pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates })]) {
+  for (const route of [...routes(deps), ...pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates, anonymous: deps.anonymous })]) {
     router.register(route.path, [route.method], route.handler);
   }
   app.use(allowedMethods());

@@ -238,7 +238,7 @@ class Pressroom:
         self._call("DELETE", f"/v1/templates/{_quote(id)}")
 
     def usage(self) -> Usage:
-        """GET /v1/keys/usage: renders, rate limit and concurrency of this key."""
+        """GET /v1/keys/usage: renders, previews, rate limit and concurrency of this key."""
         return Usage(self._call("GET", "/v1/keys/usage"))
 
     def webhook_secret(self) -> str:

@@ -107,6 +107,8 @@ class Usage(ApiObject):
     """``start``, ``end``."""
     renders: ApiObject
     """``used``, ``limit``, ``remaining``."""
+    previews: ApiObject
+    """Template previews rendered this month (saves, a preview.png not yet stored): ``used``, ``limit``, ``remaining``."""
     rate_limit: ApiObject
     """``limit``, ``remaining``, ``reset_seconds``, ``window_seconds``."""
     concurrency: ApiObject

@@ -178,6 +178,7 @@ class Rendering(Stack):
         usage = self.client.usage()
         self.assertEqual(usage.plan, "business")
         self.assertGreater(usage.renders.limit, 0)
+        self.assertEqual(usage.previews.limit, 3 * usage.renders.limit)
         self.assertRegex(self.client.webhook_secret(), r"^whsec_")
         result = self.client.render(html="<p>{{n}}</p>", data={"n": 1})
         job = self.client.job(result.id)

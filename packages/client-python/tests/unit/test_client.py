@@ -163,7 +163,11 @@ class Endpoints(ServerTest):
     def test_templates_usage_webhook_secret_and_job_are_keyed_gets(self) -> None:
         answers: dict[str, Any] = {
             "/v1/templates": {"templates": [{"id": "invoice", "name": "Invoice", "output": "pdf", "page": {"format": "A4"}}]},
-            "/v1/keys/usage": {"plan": "free", "renders": {"used": 1, "limit": 100, "remaining": 99}},
+            "/v1/keys/usage": {
+                "plan": "free",
+                "renders": {"used": 1, "limit": 100, "remaining": 99},
+                "previews": {"used": 2, "limit": 300, "remaining": 298},
+            },
             "/v1/keys/webhook-secret": {"secret": "whsec_abc"},
             "/v1/jobs/job_01%2F..": {"id": "job_01/..", "status": "queued", "events": [{"type": "job.accepted"}]},
         }
@@ -173,6 +177,7 @@ class Endpoints(ServerTest):
         self.assertEqual(templates[0]["page"].format, "A4")
         self.assertIsNone(templates[0].width, "a named field the answer lacks is None")
         self.assertEqual(self.client.usage().renders.remaining, 99)
+        self.assertEqual(self.client.usage().previews.remaining, 298)
         self.assertEqual(self.client.webhook_secret(), "whsec_abc")
         job = self.client.job("job_01/..")
         self.assertIsInstance(job, Job)

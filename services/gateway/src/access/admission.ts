@@ -6,9 +6,11 @@ import type { Authenticator, Principal } from "./auth";
 const { Decision } = meteringV1;
 
 /**
- * Asks metering once for this request: it takes a place in the key's rate
- * window (unless refused for rate) and, for a render admitted, a quota unit
- * and a concurrency slot. Sets the RateLimit headers on every keyed response.
+ * Asks metering for this request: it takes a place in the key's rate
+ * window (unless refused for rate, or `rateCounted`: an earlier Admit of the
+ * same request took it) and, for a render (or, by `kind`, a preview: see
+ * previews.ts) admitted, a quota unit and a concurrency slot. Sets the
+ * RateLimit headers on every keyed response.
  */
 export async function admit(
   ctx: Context,
@@ -17,8 +19,11 @@ export async function admit(
   renderJobId = "",
   idempotency?: meteringV1.Idempotency,
   units = 1,
+  rateCounted = false,
+  kind = meteringV1.AdmissionKind.ADMISSION_KIND_RENDER,
 ): Promise<meteringV1.AdmitResponse> {
-  const response = await call(metering, metering.admit, { keyId: principal.keyId, plan: principal.plan, renderJobId, idempotency, units });
+  const request = { keyId: principal.keyId, plan: principal.plan, renderJobId, idempotency, units, rateCounted, kind };
+  const response = await call(metering, metering.admit, request);
   if (response.rate) {
     ctx.set("RateLimit-Limit", String(response.rate.limit));
     ctx.set("RateLimit-Remaining", String(response.rate.remaining));

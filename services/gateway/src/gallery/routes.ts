@@ -10,6 +10,7 @@ import type { renderV1 } from "@pressroom/contracts";
 import { templateEntry } from "../catalog-entry";
 import { errors } from "../errors";
 import type { PageRoute } from "../route";
+import type { AnonymousReads } from "../access/anonymous";
 import type { TemplateDirectory } from "../templates/directory";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
@@ -83,14 +84,15 @@ function sendPage(ctx: Context, html: string, csp: string, status = 200): void {
   ctx.body = html;
 }
 
-/** What the pages use: the catalog for the gallery, the template directory for a template's page. */
+/** What the pages use: the catalog for the gallery, the template directory for a template's page, and the limit and cache of reads without a key. */
 export interface GalleryDeps {
   catalog: renderV1.TemplateCatalogServiceClient;
   templates: TemplateDirectory;
+  anonymous: AnonymousReads;
 }
 
 export function pageRoutes(deps: GalleryDeps): PageRoute[] {
-  const { catalog } = deps;
+  const { catalog, anonymous } = deps;
   const assets = new Assets();
 
   const asset = (prefix: string) => async (ctx: Context) => {
@@ -115,7 +117,8 @@ export function pageRoutes(deps: GalleryDeps): PageRoute[] {
       method: "GET",
       path: "/",
       handler: async (ctx) => {
-        const { templates } = await call(catalog, catalog.listTemplates, { owner: "" });
+        anonymous.admit(ctx);
+        const { templates } = await anonymous.cached("templates", () => call(catalog, catalog.listTemplates, { owner: "" }));
         sendPage(ctx, galleryPage(templates.map(templateEntry)), GALLERY_CSP);
       },
     },
@@ -125,11 +128,14 @@ export function pageRoutes(deps: GalleryDeps): PageRoute[] {
       path: "/templates/:id",
       handler: async (ctx) => {
         const id = ctx.params.id as string;
+        anonymous.admit(ctx);
         const info = TEMPLATE_ID_PATTERN.test(id)
-          ? await deps.templates.get(id).catch((err: unknown) => {
-              if (err instanceof AppError && err.code === "TEMPLATE_NOT_FOUND") return undefined;
-              throw err;
-            })
+          ? await anonymous
+              .cached(`page:${id}`, () => deps.templates.get(id))
+              .catch((err: unknown) => {
+                if (err instanceof AppError && err.code === "TEMPLATE_NOT_FOUND") return undefined;
+                throw err;
+              })
           : undefined;
         if (!info) return sendPage(ctx, notFoundPage(id), GALLERY_CSP, 404);
         sendPage(ctx, templatePage(templateEntry(info.template), `${ctx.protocol}://${ctx.host}`), GALLERY_CSP);

@@ -1,4 +1,4 @@
-import type { meteringV1 } from "@pressroom/contracts";
+import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
 import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import type { Context } from "koa";
@@ -9,6 +9,7 @@ import { readJsonObject } from "../body";
 import { errors } from "../errors";
 import { keepAnnouncedOutput, sendOutput, signedOutputOf, type OutputSource } from "../output-delivery";
 import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../templates/directory";
+import type { CustomerSchemas } from "../templates/schemas";
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
@@ -19,6 +20,8 @@ import { RenderSucceeded, type JobAccepted } from "./api";
 export interface JobDeps extends OutputSource, RecordDeps {
   auth: Authenticator;
   templates: TemplateDirectory;
+  /** Where own templates' data schemas run, after the rate limit. */
+  schemas: CustomerSchemas;
   bus: JobBus;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
@@ -45,18 +48,31 @@ function failedError(job: JobOutcome): AppError {
   return new AppError("INTERNAL_ERROR", "the render failed on our side; the quota unit was refunded", "Retry with exponential backoff.");
 }
 
+/** An own template's data, to check against its customer's schema once the request has passed the rate limit. */
+interface OwnData {
+  template: renderV1.Template;
+  data: Record<string, unknown>;
+  /** The request's field naming the template ("template_id", "documents[1].template_id"). */
+  field: string;
+}
+
+interface CheckedRequest {
+  request?: JobRequest;
+  template?: TemplateInfo;
+  idempotency?: meteringV1.Idempotency;
+  /** Own templates' data, checked after the rate limit (a customer's schema runs only for a request the key may make). */
+  ownData?: OwnData[];
+  problem?: unknown;
+}
+
 /**
  * Everything about a request that is checked before quota and concurrency:
- * the body, then the template (exists, right kind, data matches its schema).
- * A failure is returned, not thrown, so that the rate limit is answered
- * first; a failure to reach the catalog is returned the same way.
+ * the body, then the template (exists, right kind, data matches a public
+ * template's schema; an own template's data is left for after the rate
+ * limit). A failure is returned, not thrown, so that the rate limit is
+ * answered first; a failure to reach the catalog is returned the same way.
  */
-async function checkRequest(
-  deps: JobDeps,
-  kind: JobKind,
-  ctx: Context,
-  principal: Principal,
-): Promise<{ request?: JobRequest; template?: TemplateInfo; idempotency?: meteringV1.Idempotency; problem?: unknown }> {
+async function checkRequest(deps: JobDeps, kind: JobKind, ctx: Context, principal: Principal): Promise<CheckedRequest> {
   let body: Record<string, unknown>;
   try {
     body = await readJsonObject(ctx, deps.maxBodyBytes);
@@ -68,8 +84,8 @@ async function checkRequest(
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
   if (request.documents) {
-    const { parts, problem } = await checkParts(deps, principal, request.documents);
-    return parts ? { request: { ...request, documents: parts }, idempotency } : { problem };
+    const { parts, ownData, problem } = await checkParts(deps, principal, request.documents);
+    return parts ? { request: { ...request, documents: parts }, idempotency, ownData } : { problem };
   }
   if (!request.templateId) return { request, idempotency };
   const checked = await checkTemplate(
@@ -79,7 +95,19 @@ async function checkRequest(
     { templateId: request.templateId, version: request.templateVersion, data: request.data },
     "template_id",
   );
-  return checked.problem !== undefined ? { problem: checked.problem } : { request, template: checked.template, idempotency };
+  if (checked.problem !== undefined) return { problem: checked.problem };
+  return { request, template: checked.template, idempotency, ownData: checked.ownData && [checked.ownData] };
+}
+
+/** Own templates' data against their customers' schemas (on the schema threads), the first failure naming its part. */
+async function checkOwnData(deps: JobDeps, ownData: OwnData[]): Promise<AppError | undefined> {
+  for (const { template, data, field } of ownData) {
+    const problem = await deps.schemas.validate(template, data);
+    if (!problem) continue;
+    const part = /^documents\[\d+\]/.exec(field)?.[0];
+    return part ? new AppError(problem.code, `${part}: ${problem.message}`, problem.hint) : problem;
+  }
+  return undefined;
 }
 
 /** A request's template: it exists, makes what the route makes, and the data matches its schema. */
@@ -89,7 +117,7 @@ async function checkTemplate(
   kind: JobKind,
   { templateId, version, data }: { templateId: string; version: number | undefined; data: Record<string, unknown> },
   field: string,
-): Promise<{ template?: TemplateInfo; problem?: unknown }> {
+): Promise<{ template?: TemplateInfo; ownData?: OwnData; problem?: unknown }> {
   let template: TemplateInfo;
   try {
     template = await deps.templates.resolve(templateId, principal.keyId, version);
@@ -103,6 +131,7 @@ async function checkTemplate(
   if (kind === "image" && output === "pdf") {
     return { problem: errors.payload(`${field}: "${templateId}" makes a PDF document`, "Use POST /v1/render for document templates.") };
   }
+  if (template.template.owner) return { template, ownData: { template: template.template, data, field } };
   const dataProblem = checkTemplateData(template, data);
   return dataProblem ? { problem: dataProblem } : { template };
 }
@@ -111,14 +140,19 @@ async function checkTemplate(
  * Every template part of a merged document, checked as a template_id is, its failure naming the
  * part; the parts are returned with the owner, generation and version of their template as admitted.
  */
-async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[]): Promise<{ parts?: JobPart[]; problem?: unknown }> {
+async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[]): Promise<{ parts?: JobPart[]; ownData?: OwnData[]; problem?: unknown }> {
   const checked: JobPart[] = [];
+  const ownData: OwnData[] = [];
   for (const [index, part] of parts.entries()) {
     if (!part.templateId) {
       checked.push(part);
       continue;
     }
-    const { template, problem } = await checkTemplate(
+    const {
+      template,
+      ownData: own,
+      problem,
+    } = await checkTemplate(
       deps,
       principal,
       "render",
@@ -127,10 +161,11 @@ async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[])
     );
     if (problem instanceof AppError) return { problem: new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details) };
     if (problem !== undefined || !template) return { problem: problem ?? errors.internal() };
+    if (own) ownData.push(own);
     const { generation, version, owner } = template.template;
     checked.push({ ...part, templateGeneration: generation, templateVersion: version, templateOwner: owner });
   }
-  return { parts: checked };
+  return { parts: checked, ownData };
 }
 
 /** The job's outcome if it has ended, else waits for it up to `timeoutMs`. */
@@ -245,11 +280,20 @@ async function runJob(
 export function jobHandler(deps: JobDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);
-    const { request, template, idempotency, problem } = await checkRequest(deps, kind, ctx, principal);
+    const { request, template, idempotency, ownData, problem } = await checkRequest(deps, kind, ctx, principal);
     const jobId = newId("job");
-    const valid = problem === undefined && request !== undefined;
     const units = request?.documents?.length ?? 1;
-    const decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
+    let decision: meteringV1.AdmitResponse;
+    if (problem === undefined && ownData?.length) {
+      // A customer's schema runs only once the request has passed the rate limit; then quota and slot, not counted again.
+      throwIfRateLimited(await admit(ctx, deps.metering, principal));
+      const dataProblem = await checkOwnData(deps, ownData);
+      if (dataProblem) throw dataProblem;
+      decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true);
+    } else {
+      const valid = problem === undefined && request !== undefined;
+      decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
+    }
     throwIfRateLimited(decision);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();

@@ -13,6 +13,11 @@ export const Usage = z
     plan: Plan,
     period: z.strictObject({ start: dateTime(), end: dateTime() }).meta({ description: "The current UTC calendar month." }),
     renders: z.strictObject({ used: count(), limit: count(), remaining: count() }),
+    previews: z.strictObject({ used: count(), limit: count(), remaining: count() }).meta({
+      description:
+        "Template previews rendered this month (a save's, a preview.png not yet stored; a stored preview counts nothing): " +
+        "each holds a concurrency slot while it renders and counts here, three times the plan's renders, none for the demo key.",
+    }),
     rate_limit: z.strictObject({ limit: count(), remaining: count(), reset_seconds: count(), window_seconds: z.literal(60) }),
     concurrency: z.strictObject({ limit: z.int().min(1), in_flight: count() }),
   })

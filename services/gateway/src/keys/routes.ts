@@ -27,6 +27,7 @@ export function keyRoutes(deps: KeyDeps) {
         plan: Plan.parse(usage.plan),
         period: { start: usage.periodStart, end: usage.periodEnd },
         renders: { used: Number(usage.rendersUsed), limit: Number(usage.rendersLimit), remaining: Number(usage.rendersRemaining) },
+        previews: { used: Number(usage.previewsUsed), limit: Number(usage.previewsLimit), remaining: Number(usage.previewsRemaining) },
         rate_limit: { limit: usage.rate?.limit ?? 0, remaining: usage.rate?.remaining ?? 0, reset_seconds: usage.rate?.resetSeconds ?? 0, window_seconds: 60 },
         concurrency: { limit: usage.concurrencyLimit, in_flight: usage.inFlight },
       } satisfies z.input<typeof Usage>;

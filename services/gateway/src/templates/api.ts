@@ -69,6 +69,15 @@ const notFound = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEADERS) =>
     rate,
   );
 
+/** The errors of an operation a caller without a key may use: theirs are limited per client address. */
+const KEY_OPTIONAL_ERRORS = {
+  ...keyedErrors,
+  "429": errorResponse("RATE_LIMITED: too many requests this minute: the key's plan's limit, or without a key, this address's.", ["RATE_LIMITED"], {
+    ...OPTIONAL_RATE_HEADERS,
+    "Retry-After": headers.retryAfter,
+  }),
+};
+
 export const listTemplatesOperation: ZodOpenApiOperationObject = {
   operationId: "listTemplates",
   summary: "List the template catalog, and with a key your own templates",
@@ -79,7 +88,7 @@ export const listTemplatesOperation: ZodOpenApiOperationObject = {
   security: KEY_OPTIONAL,
   responses: {
     "200": jsonResponse("The templates, sorted by id.", TemplateList, { "Cache-Control": headers.cacheControl, ...OPTIONAL_RATE_HEADERS }),
-    ...keyedErrors,
+    ...KEY_OPTIONAL_ERRORS,
   },
 };
 
@@ -88,8 +97,22 @@ export const TemplateVersions = z
   .meta({ id: "TemplateVersions" });
 
 const BODY_RULES =
-  `At most ${grouped(MAX_TEMPLATE_BODY_BYTES)} bytes of JSON. The template is rendered once with its sample_data (its preview) before it is stored; ` +
-  "that render does not count against the monthly quota.";
+  `At most ${grouped(MAX_TEMPLATE_BODY_BYTES)} bytes of JSON. The template is rendered once with its sample_data (its preview) before it is stored: ` +
+  "a preview is a render of its own kind, admitted after the body and the id are checked: it holds one of the key's concurrency slots while it renders " +
+  "and counts one against the month's previews (previews in GET /v1/keys/usage; not the render quota), charged when it rendered or failed for the " +
+  "template (RENDER_FAILED) or when the caller went away, refunded when it failed on our side. It is stored with the version: reading it later renders nothing. " +
+  "data_schema must stay within the schema budget: patterns run on a linear-time engine (no backreferences or lookaround), uniqueItems needs a maxItems " +
+  "of at most 1,000, an enum at most 1,000 values, subschemas nest at most 32 deep, $ref only inside the schema and never in a loop that does not descend " +
+  "into the data, $id at the root only; a schema past it is refused, naming the keyword, and checking data against it has a time budget (250 ms, 1 s at save).";
+
+/** A preview refused by metering: its allowance, or the key's slots. */
+const PREVIEW_ADMISSION = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEADERS) =>
+  errorResponse(
+    "RATE_LIMITED: too many requests this minute (without a key: from this address). QUOTA_EXCEEDED: the month's previews are used up (the hint says so). " +
+      "CONCURRENCY_EXCEEDED: the key's renders and previews in flight fill its plan's slots.",
+    ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
+    { ...rate, "Retry-After": headers.retryAfter },
+  );
 
 const SAVE_ERRORS = {
   "422": errorResponse(
@@ -99,6 +122,7 @@ const SAVE_ERRORS = {
     ["PAYLOAD_INVALID", "RENDER_FAILED"],
     RATE_HEADERS,
   ),
+  "429": PREVIEW_ADMISSION(RATE_HEADERS),
 };
 
 export const createTemplateOperation: ZodOpenApiOperationObject = {
@@ -140,7 +164,7 @@ export const getTemplateOperation: ZodOpenApiOperationObject = {
   tags: ["Templates"],
   security: KEY_OPTIONAL,
   requestParams: idParam,
-  responses: { "200": jsonResponse("The template.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...keyedErrors },
+  responses: { "200": jsonResponse("The template.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...KEY_OPTIONAL_ERRORS },
 };
 
 export const templateVersionsOperation: ZodOpenApiOperationObject = {
@@ -156,7 +180,7 @@ export const templateVersionsOperation: ZodOpenApiOperationObject = {
       OPTIONAL_RATE_HEADERS,
     ),
     "404": notFound(OPTIONAL_RATE_HEADERS),
-    ...keyedErrors,
+    ...KEY_OPTIONAL_ERRORS,
   },
 };
 
@@ -166,7 +190,7 @@ export const templateVersionOperation: ZodOpenApiOperationObject = {
   tags: ["Templates"],
   security: KEY_OPTIONAL,
   requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
-  responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...keyedErrors },
+  responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...KEY_OPTIONAL_ERRORS },
 };
 
 export const deleteTemplateOperation: ZodOpenApiOperationObject = {
@@ -187,7 +211,10 @@ export const templatePreviewOperation: ZodOpenApiOperationObject = {
   operationId: "getTemplatePreview",
   summary: "A preview of a template rendered with its sample data",
   description:
-    "Public for the catalog's templates; an own template's with its key. Rendered once per template version and cached; conditional requests (If-None-Match) are answered 304.",
+    "Public for the catalog's templates; an own template's with its key. Rendered once per template version and stored: a read that finds it renders " +
+    "nothing and counts nothing. An own template's not yet stored (saved before previews were stored) is rendered as one of the key's previews: " +
+    "admitted and counted like a save's (previews in GET /v1/keys/usage). Without a key, reads are kept for a few seconds and limited per client address. " +
+    "Conditional requests (If-None-Match) are answered 304.",
   tags: ["Templates"],
   security: KEY_OPTIONAL,
   requestParams: { path: z.object({ id: TemplateId }) },
@@ -202,6 +229,8 @@ export const templatePreviewOperation: ZodOpenApiOperationObject = {
       headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, ...OPTIONAL_RATE_HEADERS }),
     },
     "404": notFound(OPTIONAL_RATE_HEADERS),
+    "422": errorResponse("RENDER_FAILED: the preview failed (script error, its deadline, limits); charged.", ["RENDER_FAILED"], RATE_HEADERS),
     ...keyedErrors,
+    "429": PREVIEW_ADMISSION(OPTIONAL_RATE_HEADERS),
   },
 };

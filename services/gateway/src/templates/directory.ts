@@ -2,12 +2,13 @@ import { renderV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import { templateNotFound } from "@pressroom/domain";
 import type { ValidateFunction } from "ajv/dist/2020";
-import { errors } from "../errors";
 import { ajv } from "./ajv";
+import { dataProblem } from "./schemas";
 
 export interface TemplateInfo {
   template: renderV1.Template;
-  validate: ValidateFunction;
+  /** The public catalog's schema, compiled here; an own template's runs on the schema threads (schemas.ts). */
+  validate?: ValidateFunction;
 }
 
 interface CachedTemplate {
@@ -17,8 +18,8 @@ interface CachedTemplate {
   refreshing: boolean;
 }
 
-/** Compiled data schemas kept: every public template's, and the most recent of customers' own. */
-const VALIDATORS_KEPT = 2_000;
+/** Compiled data schemas of the public catalog kept: every version in use, and more. */
+const VALIDATORS_KEPT = 200;
 
 /** How soon a refresh that failed (the render service is down) is tried again. */
 const RETRY_MS = 1_000;
@@ -29,10 +30,12 @@ const RETRY_MS = 1_000;
  *
  * Only the public catalog is cached by id. An account's own template, and a
  * pinned version of any template, is looked up at every admission (`resolve`):
- * a new version is used by the next request on every gateway at once. Ids
- * are unique across the public catalog and an account's own templates (a
- * create that names a public id is refused), so a public id found in the
- * cache is the template the account means.
+ * a new version is used by the next request on every gateway at once. A
+ * create that names a public id is refused, so a public id found in the cache
+ * is the template the account means, unless the catalog marks it `shadowed`
+ * (a built-in added after some account had a template of that id, which for
+ * that account still names its own): such an id is looked up with its owner
+ * every time.
  *
  * A known template is served from memory. Once its entry is older than
  * ttlMs, the next request still gets it and starts a refresh in the
@@ -66,8 +69,8 @@ export class TemplateDirectory {
    */
   async resolve(id: string, owner: string, version = 0): Promise<TemplateInfo> {
     if (version) return this.fetch(id, owner, version);
-    const cached = this.byId.get(id);
-    if (cached && (await cached.info.catch(() => undefined))) return this.get(id);
+    const cached = await this.byId.get(id)?.info.catch(() => undefined);
+    if (cached && !cached.template.shadowed) return this.get(id);
     const info = await this.fetch(id, owner);
     if (!info.template.owner && !this.byId.has(id)) {
       this.byId.set(id, { info: Promise.resolve(info), refreshAt: Date.now() + this.ttlMs, refreshing: false });
@@ -106,7 +109,7 @@ export class TemplateDirectory {
   private fetch(id: string, owner = "", version = 0): Promise<TemplateInfo> {
     return call(this.catalog, this.catalog.getTemplate, { id, owner, version }).then(({ template }) => {
       if (!template) throw templateNotFound(id);
-      return { template, validate: this.validator(template) };
+      return { template, validate: template.owner ? undefined : this.validator(template) };
     });
   }
 
@@ -116,7 +119,7 @@ export class TemplateDirectory {
     if (!validate) {
       const schema = JSON.parse(template.dataSchemaJson) as object;
       validate = ajv.compile(schema);
-      // Kept here, not in ajv: two versions (or two accounts' templates) may declare the same $id.
+      // Kept here, not in ajv: two versions may declare the same $id.
       ajv.removeSchema(schema);
       this.validators.set(key, validate);
       for (const oldest of this.validators.keys()) {
@@ -128,19 +131,8 @@ export class TemplateDirectory {
   }
 }
 
-/** Validates data against a template's schema: 422 naming the failing path. */
+/** Validates data against a public template's schema (ours, run here): 422 naming the failing path. */
 export function checkTemplateData(info: TemplateInfo, data: unknown): AppError | undefined {
-  if (info.validate(data)) return undefined;
-  const first = info.validate.errors?.[0];
-  if (!first) return errors.payload("data: does not match the template's schema");
-  const missing = first.keyword === "required" ? `/${String((first.params as { missingProperty?: string }).missingProperty)}` : "";
-  const extra = first.keyword === "additionalProperties" ? `/${String((first.params as { additionalProperty?: string }).additionalProperty)}` : "";
-  const path = `data${first.instancePath}${missing}${extra}`.replace(/\//g, ".").replace(/^data\./, "data.");
-  const message =
-    first.keyword === "required"
-      ? "is required"
-      : first.keyword === "additionalProperties"
-        ? "is not allowed by the template"
-        : (first.message ?? "is invalid");
-  return errors.payload(`${path}: ${message}`, `See the data_schema of template "${info.template.id}" in GET /v1/templates.`);
+  if (!info.validate || info.validate(data)) return undefined;
+  return dataProblem(info.template.id, info.validate.errors?.[0]);
 }

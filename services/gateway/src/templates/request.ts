@@ -5,13 +5,14 @@ import { bodyProblem, type FieldHints } from "../body";
 import { errors } from "../errors";
 import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_SCHEMA_BYTES, grouped } from "../limits";
 import { cssLength, paperFormat } from "../paper";
-import { ajv } from "./ajv";
 
 /**
  * The body of POST /v1/templates and PUT /v1/templates/{id}: one zod schema
- * (the OpenAPI document shows it), then the checks a schema cannot express
- * (data_schema is a JSON Schema, sample_data satisfies it). The render
- * service checks that the html compiles and renders its sample_data.
+ * (the OpenAPI document shows it). What a schema cannot express (data_schema
+ * is a JSON Schema within the schema budget, sample_data satisfies it) is
+ * checked on the schema threads (schemas.ts), once the request passed the
+ * rate limit; the render service checks that the html compiles and renders
+ * its sample_data.
  */
 
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -122,24 +123,6 @@ const HINTS: FieldHints = {
 
 export type TemplateInput = z.infer<typeof TemplateInput>;
 
-/** data_schema is a JSON Schema that compiles, and sample_data satisfies it. */
-function schemaProblem(schema: Record<string, unknown>, sample: Record<string, unknown>): AppError | undefined {
-  const hint = "Send a JSON Schema (draft 2020-12) as data_schema and sample_data that satisfies it.";
-  if (!ajv.validateSchema(schema))
-    return errors.payload(`data_schema: is not a valid JSON Schema: ${ajv.errorsText(ajv.errors, { dataVar: "data_schema" })}`, hint);
-  let validate;
-  try {
-    validate = ajv.compile(schema);
-  } catch (err) {
-    return errors.payload(`data_schema: does not compile: ${(err as Error).message}`, hint);
-  } finally {
-    ajv.removeSchema(schema);
-  }
-  if (validate(sample)) return undefined;
-  const first = validate.errors?.[0];
-  return errors.payload(`sample_data${(first?.instancePath ?? "").replace(/\//g, ".")}: ${first?.message ?? "does not satisfy data_schema"}`, hint);
-}
-
 /** Validates a template body; PUT's `pathId` must match its id when the body names one. */
 export function validateTemplate(body: Record<string, unknown>, pathId?: string): TemplateInput | AppError {
   const input = pathId !== undefined && body.id === undefined ? { ...body, id: pathId } : body;
@@ -147,7 +130,7 @@ export function validateTemplate(body: Record<string, unknown>, pathId?: string)
   if (!parsed.success) return bodyProblem(TemplateInput, input, parsed.error, HINTS);
   if (pathId !== undefined && parsed.data.id !== pathId)
     return errors.payload(`id: "${parsed.data.id}" is not the id in the path ("${pathId}")`, "Leave id out of the body, or send the same id.");
-  return schemaProblem(parsed.data.data_schema ?? { type: "object" }, parsed.data.sample_data ?? {}) ?? parsed.data;
+  return parsed.data;
 }
 
 /** The template as the render service stores it. */

@@ -3,17 +3,23 @@ import { call, type z } from "@pressroom/platform";
 import { TEMPLATE_ID_PATTERN, planOf, templateNotFound } from "@pressroom/domain";
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
+import type { AnonymousReads } from "../access/anonymous";
+import type { Principal } from "../access/auth";
+import { runPreview, type PreviewDeps } from "../access/previews";
 import { readJsonObject } from "../body";
 import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
 import type { TemplateList, TemplateVersions } from "./api";
 import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
+import type { CustomerSchemas } from "./schemas";
 
-/** The longest a save may take: its preview waits for a render slot, then renders. */
-const SAVE_DEADLINE_MS = 60_000;
+/** The longest a preview may take (a save's, a preview.png's): it waits in its render pod's bounded queue, then renders within its own deadline. */
+const PREVIEW_CALL_MS = 60_000;
 
-export interface TemplateRouteDeps extends KeyedDeps {
+export interface TemplateRouteDeps extends KeyedDeps, PreviewDeps {
   catalog: renderV1.TemplateCatalogServiceClient;
+  schemas: CustomerSchemas;
+  anonymous: AnonymousReads;
 }
 
 /** The id in the path; an id that cannot exist is not found, like one that does not. */
@@ -23,33 +29,41 @@ function pathId(ctx: Context): string {
   return id;
 }
 
-/** The caller's key id when the request has a key (checked and counted), "" when it has none: the public catalog only. */
-async function ownerOf(deps: KeyedDeps, ctx: Context): Promise<string> {
-  if (!ctx.get("authorization")) return "";
-  return (await keyed(deps, ctx)).keyId;
-}
-
 export function templateRoutes(deps: TemplateRouteDeps) {
-  const { catalog } = deps;
+  const { catalog, anonymous } = deps;
+
+  /** The caller when the request has a key (checked and counted); without one, its address is counted (anonymous.ts): the public catalog only. */
+  async function callerOf(ctx: Context): Promise<Principal | undefined> {
+    if (ctx.get("authorization")) return keyed(deps, ctx);
+    anonymous.admit(ctx);
+    return undefined;
+  }
+
+  /** A catalog read: the caller's own view, or for a caller without a key the public answer, kept (anonymous.ts). */
+  const read = <T>(caller: Principal | undefined, key: string, load: (owner: string) => Promise<T>): Promise<T> =>
+    caller ? load(caller.keyId) : anonymous.cached(key, () => load(""));
 
   async function save(ctx: Context, replace: boolean): Promise<void> {
     const principal = await keyed(deps, ctx);
     const id = replace ? pathId(ctx) : undefined;
     const input = validateTemplate(await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES), id);
     if (input instanceof Error) throw input;
-    const { template } = await call(
-      catalog,
-      catalog.saveTemplate,
-      {
-        owner: principal.keyId,
-        replace,
-        template: toProtoTemplate(input),
-        html: input.html,
-        assets: assetsOf(input),
-        maxTemplates: planOf(principal.plan).templates,
-        plan: principal.plan,
-      },
-      SAVE_DEADLINE_MS,
+    const schemaProblem = await deps.schemas.check(input.data_schema ?? { type: "object" }, input.sample_data ?? {});
+    if (schemaProblem) throw schemaProblem;
+    const request: renderV1.SaveTemplateRequest = {
+      owner: principal.keyId,
+      replace,
+      template: toProtoTemplate(input),
+      html: input.html,
+      assets: assetsOf(input),
+      maxTemplates: planOf(principal.plan).templates,
+      plan: principal.plan,
+      checkOnly: true,
+    };
+    // What would refuse the save (the id, the plan's limit, the source) answers before the preview is admitted.
+    await call(catalog, catalog.saveTemplate, request);
+    const { template } = await runPreview(deps, ctx, principal, ({ signal }) =>
+      call(catalog, catalog.saveTemplate, { ...request, checkOnly: false }, PREVIEW_CALL_MS, signal),
     );
     ctx.status = replace ? 200 : 201;
     ctx.set("Cache-Control", "no-store");
@@ -57,18 +71,19 @@ export function templateRoutes(deps: TemplateRouteDeps) {
   }
 
   async function getVersion(ctx: Context, version: number): Promise<void> {
-    const owner = await ownerOf(deps, ctx);
-    const { template } = await call(catalog, catalog.getTemplate, { id: pathId(ctx), owner, version });
-    ctx.set("Cache-Control", owner ? "private, no-store" : "public, max-age=60");
+    const caller = await callerOf(ctx);
+    const id = pathId(ctx);
+    const { template } = await read(caller, `template:${id}@${version}`, (owner) => call(catalog, catalog.getTemplate, { id, owner, version }));
+    ctx.set("Cache-Control", caller ? "private, no-store" : "public, max-age=60");
     ctx.body = templateEntry(template!);
   }
 
   return {
     /** GET /v1/templates: the public catalog; with a key, the caller's own templates too. */
     async listTemplates(ctx: Context) {
-      const owner = await ownerOf(deps, ctx);
-      const { templates } = await call(catalog, catalog.listTemplates, { owner });
-      ctx.set("Cache-Control", owner ? "private, no-store" : "public, max-age=60");
+      const caller = await callerOf(ctx);
+      const { templates } = await read(caller, "templates", (owner) => call(catalog, catalog.listTemplates, { owner }));
+      ctx.set("Cache-Control", caller ? "private, no-store" : "public, max-age=60");
       ctx.body = { templates: templates.map(templateEntry) } satisfies z.input<typeof TemplateList>;
     },
 
@@ -90,9 +105,10 @@ export function templateRoutes(deps: TemplateRouteDeps) {
 
     /** GET /v1/templates/<id>/versions: newest first. */
     async listVersions(ctx: Context) {
-      const owner = await ownerOf(deps, ctx);
-      const { versions } = await call(catalog, catalog.listTemplateVersions, { id: pathId(ctx), owner });
-      ctx.set("Cache-Control", owner ? "private, no-store" : "public, max-age=60");
+      const caller = await callerOf(ctx);
+      const id = pathId(ctx);
+      const { versions } = await read(caller, `versions:${id}`, (owner) => call(catalog, catalog.listTemplateVersions, { id, owner }));
+      ctx.set("Cache-Control", caller ? "private, no-store" : "public, max-age=60");
       ctx.body = { versions: versions.map((v) => ({ version: v.version, created_at: v.createdAt })) } satisfies z.input<typeof TemplateVersions>;
     },
 
@@ -103,13 +119,26 @@ export function templateRoutes(deps: TemplateRouteDeps) {
       ctx.status = 204;
     },
 
-    /** GET /v1/templates/<id>/preview.png: public for the catalog, an own template's with its key; rendered once per template version. */
+    /**
+     * GET /v1/templates/<id>/preview.png: public for the catalog, an own template's with its key. Stored once rendered (per
+     * template version); an own template's that is not (yet) is rendered as one of the key's previews, admitted and counted.
+     */
     async templatePreview(ctx: Context) {
-      const owner = await ownerOf(deps, ctx);
+      const caller = await callerOf(ctx);
       const id = pathId(ctx);
-      const preview = await call(catalog, catalog.getPreview, { id, owner }, 60_000);
+      const stored = (owner: string) => call(catalog, catalog.getPreview, { id, owner, render: false }, PREVIEW_CALL_MS);
+      let preview = await read(caller, `preview:${id}`, stored);
+      if (preview.absent && caller) {
+        preview = await runPreview(
+          deps,
+          ctx,
+          caller,
+          ({ signal }) => call(catalog, catalog.getPreview, { id, owner: caller.keyId, render: true }, PREVIEW_CALL_MS, signal),
+          (answer) => answer.rendered,
+        );
+      }
       ctx.status = 200;
-      ctx.set("Cache-Control", owner ? "private, max-age=300" : "public, max-age=300");
+      ctx.set("Cache-Control", caller ? "private, max-age=300" : "public, max-age=300");
       ctx.set("ETag", `"${id}-v${preview.version}"`);
       if (ctx.fresh) {
         ctx.status = 304;
