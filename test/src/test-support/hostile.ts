@@ -94,3 +94,29 @@ export function descendantProcesses(pid: number): { pid: number; name: string }[
 export async function busyRenderSlots(healthPort: number): Promise<number> {
   return total("pressroom_render_slots", await scrape(healthPort), { state: "busy" });
 }
+
+/** CPU time (user + system clock ticks) each living process under `pid` has used so far. */
+function cpuTicks(pid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
+  for (const { pid: child } of descendantProcesses(pid)) {
+    try {
+      const fields = readFileSync(`/proc/${child}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ticks.set(child, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      continue;
+    }
+  }
+  return ticks;
+}
+
+/** The process under `pid` that used the most CPU over the next `ms` (a renderer spinning in a script loop), with its ticks then. */
+export async function busiestProcess(pid: number, ms = 1_000): Promise<{ pid: number; ticks: number }> {
+  const before = cpuTicks(pid);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  let busiest = { pid: 0, ticks: -1 };
+  for (const [child, ticks] of cpuTicks(pid)) {
+    const used = ticks - (before.get(child) ?? ticks);
+    if (used > busiest.ticks) busiest = { pid: child, ticks: used };
+  }
+  return busiest;
+}

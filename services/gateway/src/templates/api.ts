@@ -140,8 +140,8 @@ export const createTemplateOperation: ZodOpenApiOperationObject = {
       RATE_HEADERS,
     ),
     "409": errorResponse("TEMPLATE_EXISTS: the public catalog or this account already has a template with this id.", ["TEMPLATE_EXISTS"], RATE_HEADERS),
-    ...SAVE_ERRORS,
     ...keyedErrors,
+    ...SAVE_ERRORS,
   },
 };
 
@@ -155,7 +155,7 @@ export const replaceTemplateOperation: ZodOpenApiOperationObject = {
   security: [{ bearerAuth: [] }],
   requestParams: idParam,
   requestBody: { required: true, content: { "application/json": { schema: TemplateReplacement } } },
-  responses: { "200": jsonResponse("The new version.", Template, RATE_HEADERS), "404": notFound(RATE_HEADERS), ...SAVE_ERRORS, ...keyedErrors },
+  responses: { "200": jsonResponse("The new version.", Template, RATE_HEADERS), "404": notFound(RATE_HEADERS), ...keyedErrors, ...SAVE_ERRORS },
 };
 
 export const getTemplateOperation: ZodOpenApiOperationObject = {
