@@ -180,7 +180,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
     assert.equal(response.status, 200);
     const headers = rateHeaders(response);
     const body = response.json;
-    assert.deepEqual(Object.keys(body).sort(), ["concurrency", "period", "plan", "rate_limit", "renders"]);
+    assert.deepEqual(Object.keys(body).sort(), ["concurrency", "period", "plan", "previews", "rate_limit", "renders"]);
     assert.equal(body.plan, "starter");
     assert.equal(body.rate_limit.limit, headers.limit);
     assert.equal(body.rate_limit.remaining, headers.remaining);
@@ -188,6 +188,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
     assert.ok(Math.abs(body.rate_limit.reset_seconds - headers.reset) <= 1);
     assert.equal(body.rate_limit.window_seconds, 60);
     assert.deepEqual(body.renders, { used: 1, limit: 1_000, remaining: 999 });
+    assert.deepEqual(body.previews, { used: 0, limit: 3_000, remaining: 3_000 });
     assert.deepEqual(body.concurrency, { limit: 2, in_flight: 1 });
     const now = new Date();
     assert.equal(body.period.start, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString());

@@ -103,7 +103,7 @@ const BODY_RULES =
   "template (RENDER_FAILED) or when the caller went away, refunded when it failed on our side. It is stored with the version: reading it later renders nothing. " +
   "data_schema must stay within the schema budget: patterns run on a linear-time engine (no backreferences or lookaround), uniqueItems needs a maxItems " +
   "of at most 1,000, an enum at most 1,000 values, subschemas nest at most 32 deep, $ref only inside the schema and never in a loop that does not descend " +
-  "into the data, $id at the root only; a schema past it is refused, naming the keyword, and checking data against it has a time budget (250 ms, 1 s at save).";
+  "into the data, $id at the root only; a schema past it is refused, naming the keyword, and checking data against it has a time budget (1 s).";
 
 /** A preview refused by metering: its allowance, or the key's slots. */
 const PREVIEW_ADMISSION = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEADERS) =>

@@ -18,7 +18,10 @@ export class SchemaCompiler {
   private readonly meta = newAjv();
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(private readonly maxCompiled: number) {}
+  constructor(private readonly maxCompiled: number) {
+    // Compiles the meta-schema now, before the thread takes a task: no task pays for it.
+    this.meta.validateSchema({});
+  }
 
   /** Compiled schemas kept now. */
   get size(): number {
