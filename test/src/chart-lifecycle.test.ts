@@ -1,0 +1,194 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { chartTopology, consumers, streams } from "@pressroom/platform";
+import { everyRender, evaluation, rendered } from "./test-support/chart-renders";
+import { CHART_DIR, type K8sObject, ofKind } from "./test-support/helm";
+import { type Container, deploymentOf, effectiveEnv, HEALTH_PORT, HTTP_PORT, type Probe, resolvePort, SERVICES } from "./test-support/workloads";
+
+/** The services' probes, shutdown, disruption budgets, placement and scaling, as rendered. */
+
+describe("the services' lifecycle", () => {
+  const isHealthProbe = (container: Container, probe: Probe | undefined, paths: string[]): string | undefined => {
+    if (!probe?.httpGet) return "no HTTP probe";
+    if (resolvePort(container, probe.httpGet.port) !== HEALTH_PORT) return `probes port ${probe.httpGet.port}, not ${HEALTH_PORT}`;
+    if (!paths.includes(probe.httpGet.path ?? "/")) return `probes ${probe.httpGet.path}`;
+    return undefined;
+  };
+
+  it("every service container has startup, readiness (/readyz) and liveness (/livez) probes on the health port", () => {
+    const problems = everyRender().flatMap(([name, objects]) =>
+      SERVICES.flatMap((service) =>
+        deploymentOf(objects, service)
+          .spec.template.spec.containers.filter((c) => c.name === service)
+          .flatMap((c) =>
+            [
+              ["startupProbe", isHealthProbe(c, c.startupProbe, ["/livez", "/readyz"])],
+              ["readinessProbe", isHealthProbe(c, c.readinessProbe, ["/readyz"])],
+              ["livenessProbe", isHealthProbe(c, c.livenessProbe, ["/livez"])],
+            ].flatMap(([probe, problem]) => (problem ? [`${name}: ${service} ${c.name} ${probe}: ${problem}`] : [])),
+          ),
+      ),
+    );
+    assert.deepEqual(problems, []);
+  });
+
+  it("every service's grace period outlasts its shutdown bound; render's outlasts the render deadline plus the drain", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of SERVICES) {
+        const pod = deploymentOf(objects, service).spec.template.spec;
+        const env = effectiveEnv(pod.containers[0]!, objects);
+        const graceMs = (pod.terminationGracePeriodSeconds ?? 30) * 1000;
+        const shutdownMs = Number(env.SHUTDOWN_TIMEOUT_MS ?? 20_000);
+        assert.ok(graceMs > shutdownMs, `${name}: ${service} grace ${graceMs} ms ≤ SHUTDOWN_TIMEOUT_MS ${shutdownMs}`);
+        if (service === "render") {
+          const deadlineMs = Number(env.RENDER_DEADLINE_MS ?? 30_000);
+          assert.ok(graceMs > deadlineMs + shutdownMs, `${name}: render grace ${graceMs} ms ≤ deadline ${deadlineMs} + drain ${shutdownMs}`);
+        }
+      }
+    }
+  });
+
+  it("a PodDisruptionBudget covers every service's pods", () => {
+    for (const [name, objects] of everyRender()) {
+      const budgets = ofKind<K8sObject & { spec: { selector: { matchLabels?: Record<string, string> } } }>(objects, "PodDisruptionBudget");
+      for (const service of SERVICES) {
+        const labels = deploymentOf(objects, service).spec.template.metadata?.labels ?? {};
+        const covering = budgets.filter((b) => Object.entries(b.spec.selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
+        assert.equal(covering.length, 1, `${name}: ${covering.length} PodDisruptionBudgets cover ${service}`);
+      }
+    }
+  });
+});
+
+describe("the services' placement, exposure and secrets", () => {
+  it("render and gateway pods spread across nodes or zones", () => {
+    for (const [name, objects] of everyRender()) {
+      for (const service of ["render", "gateway"]) {
+        const deployment = deploymentOf(objects, service);
+        const labels = deployment.spec.template.metadata?.labels ?? {};
+        const spread =
+          (deployment.spec.template.spec as { topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[] })
+            .topologySpreadConstraints ?? [];
+        const own = spread.filter(
+          (c) =>
+            Object.entries(c.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+            c.labelSelector?.matchLabels?.["app.kubernetes.io/component"] === service,
+        );
+        assert.ok(own.length > 0, `${name}: ${service} has no topology spread over its own pods`);
+      }
+    }
+  });
+
+  it("the Ingress routes its host to the gateway Service's HTTP port", () => {
+    const objects = rendered("everything on");
+    const ingresses = ofKind<
+      K8sObject & {
+        spec: { rules: { host?: string; http: { paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[] } }[] };
+      }
+    >(objects, "Ingress");
+    assert.equal(ingresses.length, 1);
+    const rule = ingresses[0]!.spec.rules.find((r) => r.host === "pdf.example.com");
+    assert.ok(rule, "no rule for the host set");
+    const gatewayLabels = deploymentOf(objects, "gateway").spec.template.metadata?.labels ?? {};
+    const container = deploymentOf(objects, "gateway").spec.template.spec.containers[0]!;
+    for (const { backend } of rule.http.paths) {
+      const service = ofKind<
+        K8sObject & { spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] } }
+      >(objects, "Service").find((s) => s.metadata.name === backend.service.name);
+      assert.ok(service, `no Service ${backend.service.name}`);
+      assert.ok(
+        Object.entries(service.spec.selector ?? {}).every(([k, v]) => gatewayLabels[k] === v),
+        `${service.metadata.name} does not select the gateway`,
+      );
+      const port = service.spec.ports.find((p) => p.port === backend.service.port.number || (p.name !== undefined && p.name === backend.service.port.name));
+      assert.ok(port, "the backend port is not one of the Service's");
+      assert.equal(resolvePort(container, port.targetPort ?? port.port), HTTP_PORT);
+    }
+    assert.equal(ofKind(rendered("evaluation"), "Ingress").length, 0, "no Ingress unless enabled");
+  });
+
+  it("with existingSecret the services read that Secret and no other", () => {
+    // With NATS users on, so that the gateway, which holds no other secret, reads its NATS password.
+    const objects = evaluation({ set: ["existingSecret=pressroom-from-vault", "nats.auth.enabled=true"] });
+    for (const service of SERVICES) {
+      const container = deploymentOf(objects, service).spec.template.spec.containers[0]!;
+      const referenced = [
+        ...(container.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef.name] : [])),
+        ...(container.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])),
+      ];
+      assert.ok(referenced.length > 0, `${service} reads no Secret`);
+      assert.deepEqual([...new Set(referenced)], ["pressroom-from-vault"], `${service} reads ${referenced.join(", ")}`);
+    }
+  });
+});
+
+interface ScaledObject extends K8sObject {
+  spec: {
+    scaleTargetRef: { name: string; kind?: string };
+    minReplicaCount?: number;
+    maxReplicaCount?: number;
+    triggers: { type: string; metadata: Record<string, string> }[];
+  };
+}
+
+describe("the render pool scales on the RENDER work queue", () => {
+  it("the chart's topology file names the TypeScript topology's render stream and consumer", () => {
+    const topology = JSON.parse(readFileSync(path.join(CHART_DIR, "files", "nats-topology.json"), "utf8")) as { render: { stream: string; consumer: string } };
+    assert.deepEqual(topology.render, { stream: streams.RENDER, consumer: consumers.renderWorkers });
+    assert.deepEqual(topology, chartTopology(), "the file is what `npm run chart:topology` writes from the code: run it");
+  });
+
+  it("a KEDA ScaledObject scales the render Deployment with the nats-jetstream trigger on the real stream and consumer", () => {
+    const objects = evaluation({ set: ["render.keda.enabled=true", "render.keda.minReplicas=2", "render.keda.maxReplicas=17", "render.keda.lagThreshold=13"] });
+    const scaled = ofKind<ScaledObject>(objects, "ScaledObject");
+    assert.equal(scaled.length, 1);
+    const renderDeployment = deploymentOf(objects, "render");
+    assert.equal(scaled[0]!.spec.scaleTargetRef.name, renderDeployment.metadata.name);
+    assert.equal(scaled[0]!.spec.minReplicaCount, 2);
+    assert.equal(scaled[0]!.spec.maxReplicaCount, 17);
+    const triggers = scaled[0]!.spec.triggers;
+    assert.equal(triggers.length, 1);
+    assert.equal(triggers[0]!.type, "nats-jetstream");
+    assert.equal(triggers[0]!.metadata.stream, streams.RENDER);
+    assert.equal(triggers[0]!.metadata.consumer, consumers.renderWorkers);
+    assert.equal(String(triggers[0]!.metadata.lagThreshold), "13");
+    assert.equal(renderDeployment.spec.replicas, undefined, "render's replicas are KEDA's to set");
+  });
+
+  it("with KEDA off there is no ScaledObject and render runs its configured replicas", () => {
+    const objects = evaluation({ set: ["render.keda.enabled=false", "render.replicas=3"] });
+    assert.deepEqual(ofKind(objects, "ScaledObject"), []);
+    assert.equal(deploymentOf(objects, "render").spec.replicas, 3);
+  });
+
+  it("the gateway scales on CPU with an HPA", () => {
+    const objects = evaluation({
+      set: [
+        "gateway.autoscaling.enabled=true",
+        "gateway.autoscaling.minReplicas=2",
+        "gateway.autoscaling.maxReplicas=9",
+        "gateway.autoscaling.targetCPUUtilizationPercentage=65",
+      ],
+    });
+    const hpas = ofKind<
+      K8sObject & {
+        spec: Record<string, unknown> & {
+          scaleTargetRef: { kind: string; name: string };
+          metrics: { resource?: { name: string; target: { averageUtilization?: number } } }[];
+        };
+      }
+    >(objects, "HorizontalPodAutoscaler");
+    assert.equal(hpas.length, 1);
+    const hpa = hpas[0]!;
+    assert.equal(hpa.apiVersion, "autoscaling/v2");
+    assert.deepEqual(hpa.spec.scaleTargetRef.name, deploymentOf(objects, "gateway").metadata.name);
+    assert.equal(hpa.spec.minReplicas, 2);
+    assert.equal(hpa.spec.maxReplicas, 9);
+    assert.deepEqual(
+      hpa.spec.metrics.map((m) => [m.resource?.name, m.resource?.target.averageUtilization]),
+      [["cpu", 65]],
+    );
+  });
+});
