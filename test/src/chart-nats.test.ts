@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { chartTopology, NATS_COMPONENTS, natsPermissions } from "@pressroom/platform";
+import { connect } from "nats";
+import { stringify } from "yaml";
+import { bundledNats, checkNatsConf, runBundledNats } from "./test-support/bundled-nats";
 import { evaluation, FREE_UPGRADES, NATS_USERS, rendered } from "./test-support/chart-renders";
 import { component, type K8sObject, ofKind, render, renderError } from "./test-support/helm";
 import { allContainers, type Container, deploymentOf, SERVICES } from "./test-support/workloads";
@@ -12,6 +14,11 @@ import { allContainers, type Container, deploymentOf, SERVICES } from "./test-su
 /** The bundled NATS's users: the code's allow-lists, each component connecting as itself. */
 
 describe("the bundled NATS's users", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "pressroom-chart-nats-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
   const natsConf = (set: string[]): string => {
     const config = ofKind<K8sObject & { data: Record<string, string> }>(evaluation({ set: ["nats.auth.enabled=true", ...set] }), "ConfigMap").find(
       (c) => component(c) === "nats",
@@ -37,16 +44,48 @@ describe("the bundled NATS's users", () => {
   it("are the code's allow-lists, in a configuration the real nats-server accepts", () => {
     const text = natsConf([]);
     assertUsers(text, chartTopology().users);
-    const dir = mkdtempSync(path.join(tmpdir(), "pressroom-nats-conf-"));
-    try {
-      const file = path.join(dir, "nats.conf");
-      writeFileSync(file, text.replace("/data/jetstream", path.join(dir, "js")));
-      const passwords = Object.fromEntries(NATS_COMPONENTS.map((name) => [`NATS_PASSWORD_${name.toUpperCase()}`, `pw-${name}`]));
-      const binary = existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server";
-      const check = spawnSync(binary, ["-c", file, "-t"], { env: { ...process.env, ...passwords, POD_NAME: "nats-0" }, encoding: "utf8" });
-      assert.equal(check.status, 0, `nats-server -t: ${check.stdout}${check.stderr}`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const check = checkNatsConf(path.join(dir, "allow-lists"), bundledNats(rendered("evaluation")));
+    assert.ok(check.ok, `nats-server -t: ${check.output}`);
+  });
+
+  /**
+   * nats-server reads a $VARIABLE's value as configuration: unquoted, a password like these (a
+   * number, a date, a boolean, a comment) fails the server's start, or stops short of itself.
+   */
+  const HOSTILE = ["7K9xQ2mL", "3e5", "3Gi7aa", "0x1F", "12:30", "2026-11-27T10:00:00Z", "true", "a#b", "a b", "$HOME", "a\\d", 'say "hi"', "{x}", "[1]"];
+
+  it("start and let each user in with passwords nats-server would misread unquoted, and no one with a wrong one", async () => {
+    const passwords = Object.fromEntries(NATS_USERS.map((user, i) => [user, HOSTILE[i]!]));
+    const more = HOSTILE.slice(NATS_USERS.length);
+    for (const [round, set] of [passwords, Object.fromEntries(NATS_USERS.map((user, i) => [user, more[i % more.length]!]))].entries()) {
+      const values = path.join(dir, `hostile-${round}.yaml`);
+      writeFileSync(values, stringify({ secrets: { natsPasswords: set } }));
+      const nats = bundledNats(evaluation({ valuesFiles: [values] }));
+      assert.deepEqual(nats.passwords, set, "the Secret holds the passwords given");
+      const check = checkNatsConf(path.join(dir, `hostile-${round}`), nats);
+      assert.ok(check.ok, `nats-server -t: ${check.output}`);
+      const server = await runBundledNats(path.join(dir, `hostile-${round}`), nats);
+      try {
+        for (const [user, pass] of Object.entries(set)) {
+          const nc = await connect({ servers: server.url, user, pass, maxReconnectAttempts: 0 });
+          await nc.close();
+          await assert.rejects(
+            connect({ servers: server.url, user, pass: `${pass}x`, maxReconnectAttempts: 0 }),
+            /AUTHORIZATION_VIOLATION|Authorization/i,
+            user,
+          );
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  });
+
+  it("refuse a password the single quotes cannot hold", () => {
+    for (const value of ["it's", "two\nlines"]) {
+      const file = path.join(dir, "quote.yaml");
+      writeFileSync(file, stringify({ secrets: { natsPasswords: { render: value } } }));
+      assert.match(renderError({ valuesFiles: [file], set: [FREE_UPGRADES] }), /natsPasswords\/render.*does not match pattern/);
     }
   });
 });
@@ -74,7 +113,7 @@ describe("NATS with a user per service by default (issue 30)", () => {
     const objects = rendered("evaluation");
     const conf = ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => component(c) === "nats")!.data["nats.conf"]!;
     assert.match(conf, /authorization \{/);
-    for (const user of NATS_USERS) assert.match(conf, new RegExp(`user: ${user}, password: \\$NATS_PASSWORD_${user.toUpperCase()},`));
+    for (const user of NATS_USERS) assert.match(conf, new RegExp(`user: ${user}, password: \\$NATS_PASSWORD_${user.toUpperCase()}_QUOTED,`));
     const credentials = natsCredentials(objects);
     for (const user of NATS_USERS) assert.deepEqual(credentials[user], { user, passwordKey: `NATS_PASSWORD_${user.toUpperCase()}` }, user);
   });

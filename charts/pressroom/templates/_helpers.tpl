@@ -114,6 +114,12 @@ jetstream {
   store_dir: /data/jetstream
 }
 {{- if .Values.nats.auth.enabled }}
+{{- /*
+nats-server reads a $VARIABLE's value as configuration, not as text: a password such as 7K9…
+or 3e5… would be a number, and the server would not start. So each password reaches it
+single-quoted (NATS_PASSWORD_<COMPONENT>_QUOTED, pressroom.natsPasswordEnv), a raw string
+whatever its characters but a single quote or a line break (the values schema refuses those).
+*/}}
 {{- /* One user per component, allowed only what it uses (files/nats-topology.json, written from packages/platform/src/nats/access.ts). */}}
 {{- $users := (.Files.Get "files/nats-topology.json" | fromJson).users }}
 {{- /* The file names the default output bucket; storage's OUTPUT_BUCKET, when set, replaces it. */}}
@@ -122,7 +128,7 @@ authorization {
   users = [
     {{- range $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
     {{- $permissions := get $users $component }}
-    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject | replace "$O.outputs." (printf "$O.%s." $bucket) | replace "OBJ_outputs" (printf "OBJ_%s" $bucket) }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
+    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}_QUOTED, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject | replace "$O.outputs." (printf "$O.%s." $bucket) | replace "OBJ_outputs" (printf "OBJ_%s" $bucket) }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
     {{- end }}
   ]
 }
@@ -165,4 +171,15 @@ authorization {
 - name: grpc-tls
   mountPath: {{ include "pressroom.grpcTlsDir" . }}
   readOnly: true
+{{- end -}}
+
+{{/* The bundled NATS server's password variables: each component's from the Secret, and the same single-quoted for nats.conf (pressroom.natsConf). */}}
+{{- define "pressroom.natsPasswordEnv" -}}
+{{- range $i, $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
+{{- $name := printf "NATS_PASSWORD_%s" (upper $component) }}
+{{- if $i }}{{ "\n" }}{{ end }}
+{{- include "pressroom.secretEnv" (dict "root" $ "name" $name) }}
+- name: {{ $name }}_QUOTED
+  value: {{ printf "'$(%s)'" $name | quote }}
+{{- end }}
 {{- end -}}
