@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { evaluation } from "./test-support/chart-renders";
+import { evaluation, rendered } from "./test-support/chart-renders";
 import { type K8sObject, ofKind } from "./test-support/helm";
 import { documentedMetrics } from "./test-support/prometheus";
 import { metricsOfQuery } from "./test-support/promql";
@@ -51,6 +51,26 @@ describe("monitoring (issue 16)", () => {
       );
       assert.ok(scraped, `no ServiceMonitor endpoint scrapes ${service}'s /metrics on ${HEALTH_PORT}`);
     }
+  });
+
+  it("carries the labels a Prometheus selects by (kube-prometheus-stack's release), beside the chart's own", () => {
+    const objects = evaluation({
+      set: [
+        "metrics.serviceMonitor.enabled=true",
+        "metrics.prometheusRule.enabled=true",
+        "metrics.serviceMonitor.labels.release=kube-prometheus-stack",
+        "metrics.prometheusRule.labels.release=kube-prometheus-stack",
+        "metrics.prometheusRule.labels.role=alert-rules",
+      ],
+    });
+    const [monitor] = ofKind(objects, "ServiceMonitor");
+    const [rule] = ofKind(objects, "PrometheusRule");
+    assert.equal(monitor?.metadata.labels?.release, "kube-prometheus-stack");
+    assert.deepEqual([rule?.metadata.labels?.release, rule?.metadata.labels?.role], ["kube-prometheus-stack", "alert-rules"]);
+    for (const object of [monitor!, rule!]) assert.equal(object.metadata.labels?.["app.kubernetes.io/name"], "pressroom");
+    const production = rendered("production");
+    for (const kind of ["ServiceMonitor", "PrometheusRule"])
+      assert.equal(ofKind(production, kind)[0]?.metadata.labels?.release, "kube-prometheus-stack", `production ${kind}`);
   });
 
   it("the PrometheusRule alerts on exported metrics only", () => {

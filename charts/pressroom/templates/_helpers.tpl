@@ -1,10 +1,15 @@
-{{/* The release's base name: the release name, or release-chart when the release name lacks the chart's. */}}
+{{/*
+The release's base name: fullnameOverride, else the release name, or release-chart when the release
+name lacks the chart's; at most 41 characters, so that <fullname>-postgresql, the longest StatefulSet
+name, stays within the 52 a StatefulSet may have (its pods' controller-revision-hash label is the
+name and a 10-character hash, within a label's 63).
+*/}}
 {{- define "pressroom.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
-{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
-{{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- $name := .Values.fullnameOverride -}}
+{{- if not $name -}}
+{{- $name = ternary .Release.Name (printf "%s-%s" .Release.Name .Chart.Name) (contains .Chart.Name .Release.Name) -}}
 {{- end -}}
+{{- $name | trunc 41 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* Name of one component's objects: pressroom.name (dict "root" $ "component" "gateway"). */}}
@@ -28,9 +33,12 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 
+{{/* One of Pressroom's images: [<registry>/]<repository>/<component>:<tag>. */}}
 {{- define "pressroom.image" -}}
 {{- $image := .root.Values.image -}}
-{{- printf "%s%s/%s:%s" $image.registry $image.repository .component (default .root.Chart.AppVersion $image.tag) -}}
+{{- $repository := $image.repository -}}
+{{- with trimSuffix "/" $image.registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end -}}
+{{- printf "%s/%s:%s" $repository .component (default .root.Chart.AppVersion $image.tag) -}}
 {{- end -}}
 
 {{- define "pressroom.secretName" -}}
@@ -181,5 +189,32 @@ authorization {
 {{- include "pressroom.secretEnv" (dict "root" $ "name" $name) }}
 - name: {{ $name }}_QUOTED
   value: {{ printf "'$(%s)'" $name | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The port of otel.endpoint: the one it names, else its scheme's (http 80, https 443). */}}
+{{- define "pressroom.otelPort" -}}
+{{- $url := urlParse .Values.otel.endpoint -}}
+{{- $hostPort := splitList ":" $url.host -}}
+{{- if gt (len $hostPort) 1 }}{{ last $hostPort }}{{ else }}{{ ternary "443" "80" (eq $url.scheme "https") }}{{ end -}}
+{{- end -}}
+
+{{/* The OpenTelemetry collector as NetworkPolicy peers: its pods (otel.collector.namespace, podLabels) and its addresses (cidrs). */}}
+{{- define "pressroom.otelCollectorPeers" -}}
+{{- $collector := .Values.otel.collector -}}
+{{- if not (or $collector.podLabels $collector.cidrs) -}}
+{{- fail "otel.endpoint is set with networkPolicy.enabled: name its collector, otel.collector.podLabels (with otel.collector.namespace) or otel.collector.cidrs, the only destination the NetworkPolicies open for telemetry" -}}
+{{- end -}}
+{{- if $collector.podLabels }}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ required "otel.collector.namespace is required with otel.collector.podLabels" $collector.namespace }}
+  podSelector:
+    matchLabels:
+      {{- toYaml $collector.podLabels | nindent 6 }}
+{{- end }}
+{{- range $cidr := $collector.cidrs }}
+- ipBlock:
+    cidr: {{ $cidr }}
 {{- end }}
 {{- end -}}

@@ -98,12 +98,14 @@ export function helm(args: string[]): HelmResult {
 export interface RenderOptions {
   valuesFiles?: string[];
   set?: string[];
+  /** The release's name (default RELEASE). */
+  release?: string;
 }
 
-function templateArgs({ valuesFiles = [], set = [] }: RenderOptions): string[] {
+function templateArgs({ valuesFiles = [], set = [], release = RELEASE }: RenderOptions): string[] {
   return [
     "template",
-    RELEASE,
+    release,
     CHART_DIR,
     "--namespace",
     NAMESPACE,
