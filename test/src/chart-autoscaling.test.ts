@@ -3,8 +3,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { chartTopology, consumers, streams } from "@pressroom/platform";
-import { evaluation, NATS_USERS } from "./test-support/chart-renders";
-import { CHART_DIR, type K8sObject, ofKind } from "./test-support/helm";
+import { evaluation, FREE_UPGRADES, NATS_USERS } from "./test-support/chart-renders";
+import { CHART_DIR, type K8sObject, ofKind, renderError } from "./test-support/helm";
 import { deploymentOf } from "./test-support/workloads";
 
 /** The render pool scaled by KEDA on the RENDER queue, the gateway by an HPA, and the bounds the values may set. */
@@ -98,5 +98,48 @@ describe("the render pool scales on the RENDER work queue", () => {
       hpa.spec.metrics.map((m) => [m.resource?.name, m.resource?.target.averageUtilization]),
       [["cpu", 65]],
     );
+  });
+});
+
+describe("values that would fail later are refused (issue 45)", () => {
+  const refused = (set: string[]) => renderError({ set: [FREE_UPGRADES, ...set] });
+
+  it("a gateway minimum of 0 (the HPA cannot scale to zero, and the gateway is the only way in)", () => {
+    assert.match(refused(["gateway.autoscaling.enabled=true", "gateway.autoscaling.minReplicas=0"]), /gateway\/autoscaling\/minReplicas.*minimum/);
+    assert.match(refused(["gateway.replicas=0"]), /gateway\/replicas.*minimum/);
+  });
+
+  it("a minimum above its maximum, for the gateway's HPA and render's ScaledObject, naming both values", () => {
+    assert.match(
+      refused(["gateway.autoscaling.minReplicas=5", "gateway.autoscaling.maxReplicas=3"]),
+      /gateway\.autoscaling\.minReplicas \(5\) is above gateway\.autoscaling\.maxReplicas \(3\)/,
+    );
+    assert.match(
+      refused(["render.keda.minReplicas=12", "render.keda.maxReplicas=10"]),
+      /render\.keda\.minReplicas \(12\) is above render\.keda\.maxReplicas \(10\)/,
+    );
+  });
+
+  it("a Chromium port that is one of the worker's own (gRPC 7000, health 9090) in the same pod", () => {
+    for (const port of [7000, 9090]) assert.match(refused([`render.chromium.port=${port}`]), /render\/chromium\/port/);
+  });
+
+  it("fewer than two render pods, which would leave the template catalog down while one drains", () => {
+    assert.match(refused(["render.keda.minReplicas=1"]), /render\/keda\/minReplicas.*minimum/);
+    assert.match(refused(["render.keda.enabled=false", "render.replicas=1"]), /render\/replicas.*minimum/);
+  });
+
+  it("the same values at their limits are accepted (the control)", () => {
+    const objects = evaluation({
+      set: [
+        "gateway.autoscaling.enabled=true",
+        "gateway.autoscaling.minReplicas=3",
+        "gateway.autoscaling.maxReplicas=3",
+        "render.keda.minReplicas=2",
+        "render.keda.maxReplicas=2",
+        "render.chromium.port=9223",
+      ],
+    });
+    assert.equal(ofKind<ScaledObject>(objects, "ScaledObject")[0]!.spec.minReplicaCount, 2);
   });
 });

@@ -1,6 +1,6 @@
 {{/*
-Refusals of insecure values, each naming the value that accepts the risk (issue 30).
-Included once, by services.yaml.
+Refusals of insecure values, each naming the value that accepts the risk (issue 30), and of
+values that would fail later which JSON Schema cannot see (issue 45). Included once, by services.yaml.
 */}}
 {{- define "pressroom.checks" -}}
 {{- if and (eq .Values.billing.provider "local") (not .Values.billing.local.allowFreeUpgrades) }}
@@ -14,6 +14,13 @@ Included once, by services.yaml.
 {{- if not (get $.Values.secrets.natsPasswords $component) }}
 {{- fail (printf "secrets.natsPasswords.%s is required with an external NATS (nats.enabled=false): the password of its user %q there (or put NATS_PASSWORD_%s in existingSecret)" $component $component (upper $component)) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- /* What JSON Schema cannot compare: one value against another. */}}
+{{- range $bounds := list (list "gateway.autoscaling" .Values.gateway.autoscaling) (list "render.keda" .Values.render.keda) }}
+{{- $name := index $bounds 0 }}{{ $scaling := index $bounds 1 }}
+{{- if gt (int $scaling.minReplicas) (int $scaling.maxReplicas) }}
+{{- fail (printf "%s.minReplicas (%d) is above %s.maxReplicas (%d)" $name (int $scaling.minReplicas) $name (int $scaling.maxReplicas)) }}
 {{- end }}
 {{- end }}
 {{- end -}}
