@@ -62,6 +62,11 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
     assert.equal(certificates(objects).length, GRPC_PEERS.length + 1);
   });
 
+  it("the chart's CA keeps its key when cert-manager renews it, so peers renewed before and after it trust each other (issue 45)", () => {
+    const ca = certificates(rendered("evaluation")).find((c) => c.spec.isCA)!;
+    assert.equal(ca.spec.privateKey?.rotationPolicy, "Never", "see packages/platform/src/grpc-ca-rotation.test.ts: a new key would break peers");
+  });
+
   it("the issuer is the one values name (the production example: a ClusterIssuer); the chart then makes no CA", () => {
     const objects = rendered("production");
     for (const peer of GRPC_PEERS)

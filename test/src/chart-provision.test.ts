@@ -1,10 +1,24 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { everyRender, evaluation, FREE_UPGRADES, rendered } from "./test-support/chart-renders";
-import { type K8sObject, ofKind, renderError } from "./test-support/helm";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parse } from "yaml";
+import { databasePoolSize as webhookPoolSize } from "../../services/webhook/src/config";
+import { everyRender, evaluation, FREE_UPGRADES, NATS_USERS, rendered } from "./test-support/chart-renders";
+import { type K8sObject, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
+import { parseConfig } from "./test-support/service-configs";
 import { allContainers, type Container, deploymentOf, effectiveEnv, MIGRATED, SERVICES, type Workload } from "./test-support/workloads";
 
 /** The provision Job (migrations, then the NATS provisioning) and each service's own database credential. */
+
+const steps = (job: Workload): Container[] => [...(job.spec.template.spec.initContainers ?? []), ...job.spec.template.spec.containers];
+const commandOf = (c: Container): string => [...(c.command ?? []), ...(c.args ?? [])].join(" ");
+const isProvision = (c: Container): boolean => /packages\/platform\/dist\/nats\/provision-main\.js/.test(commandOf(c));
+const migrationOf = (c: Container): string | undefined =>
+  /(^|\s)(node\s+)?(\S*\/)?dist\/migrate\.js\b/.test(commandOf(c)) ? /pressroom\/([a-z]+)[:@]/.exec(c.image)?.[1] : undefined;
+const setupJobs = (objects: K8sObject[]): Workload[] =>
+  ofKind<Workload>(objects, "Job").filter((job) => steps(job).some((c) => isProvision(c) || migrationOf(c)));
 
 describe("migrations and NATS provisioning run once, before the services", () => {
   const hooks = (o: K8sObject): string[] =>
@@ -13,13 +27,6 @@ describe("migrations and NATS provisioning run once, before the services", () =>
       .map((h) => h.trim())
       .filter(Boolean);
   const weight = (o: K8sObject): number => Number(o.metadata.annotations?.["helm.sh/hook-weight"] ?? 0);
-  const steps = (job: Workload): Container[] => [...(job.spec.template.spec.initContainers ?? []), ...job.spec.template.spec.containers];
-  const commandOf = (c: Container): string => [...(c.command ?? []), ...(c.args ?? [])].join(" ");
-  const isProvision = (c: Container): boolean => /packages\/platform\/dist\/nats\/provision-main\.js/.test(commandOf(c));
-  const migrationOf = (c: Container): string | undefined =>
-    /(^|\s)(node\s+)?(\S*\/)?dist\/migrate\.js\b/.test(commandOf(c)) ? /pressroom\/([a-z]+)[:@]/.exec(c.image)?.[1] : undefined;
-  const setupJobs = (objects: K8sObject[]): Workload[] =>
-    ofKind<Workload>(objects, "Job").filter((job) => steps(job).some((c) => isProvision(c) || migrationOf(c)));
 
   it("with external NATS and Postgres the Job is a pre-install,pre-upgrade hook", () => {
     const jobs = setupJobs(rendered("production"));
@@ -170,5 +177,82 @@ describe("each service's own database credential (issue 30)", () => {
       adminRefs.every((e) => e.valueFrom!.secretKeyRef!.optional === true),
       "an absent admin URL skips the role step",
     );
+  });
+});
+
+describe("PostgreSQL connections within the server's limit at the most replicas (issue 45)", () => {
+  /** PostgreSQL keeps 3 connections for superusers (superuser_reserved_connections); the provision Job holds 2 (a migration's admin and role). */
+  const KEPT = 3 + 2;
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "pressroom-chart-pools-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Each database service's most connections: the pool its config reads, times its most replicas (an HPA's or KEDA's maximum, else its count). */
+  const pools = (objects: K8sObject[]): Record<string, number> =>
+    Object.fromEntries(
+      MIGRATED.map((service) => {
+        const deployment = deploymentOf(objects, service);
+        const container = deployment.spec.template.spec.containers[0]!;
+        const { config, problems } = parseConfig(service, effectiveEnv(container, objects), path.join(dir, service));
+        assert.deepEqual(problems, [], service);
+        const pool = service === "webhook" ? webhookPoolSize(config as { WEBHOOK_CONCURRENCY: number }) : (config!.DATABASE_POOL_MAX as number);
+        const scaled = ofKind<K8sObject & { spec: { scaleTargetRef: { name: string }; maxReplicaCount?: number; maxReplicas?: number } }>(
+          objects,
+          "ScaledObject",
+        )
+          .concat(ofKind(objects, "HorizontalPodAutoscaler"))
+          .find((s) => s.spec.scaleTargetRef.name === deployment.metadata.name);
+        const replicas = scaled ? (scaled.spec.maxReplicaCount ?? scaled.spec.maxReplicas)! : deployment.spec.replicas!;
+        return [service, replicas * pool];
+      }),
+    );
+  const total = (objects: K8sObject[]) => Object.values(pools(objects)).reduce((a, b) => a + b, 0);
+
+  it("the evaluation install: under the bundled server's max_connections, as it is started", () => {
+    const objects = rendered("evaluation");
+    const server = ofKind<Workload>(objects, "StatefulSet").find((s) => s.metadata.name.endsWith("-postgresql"))!;
+    const args = server.spec.template.spec.containers[0]!.args ?? [];
+    const maxConnections = Number(/^max_connections=(\d+)$/.exec(args[args.indexOf("-c") + 1] ?? "")?.[1]);
+    assert.ok(maxConnections > 0, `postgres ${args.join(" ")}`);
+    assert.ok(total(objects) + KEPT <= maxConnections, `${JSON.stringify(pools(objects))} + ${KEPT} > ${maxConnections}`);
+  });
+
+  it("the production example: under the max_connections its values give the external server", () => {
+    const values = parse(readFileSync(PRODUCTION_VALUES, "utf8")) as { postgresql: { maxConnections: number } };
+    // With the Secret the chart makes instead of the operator's, so that every setting can be read.
+    const objects = render({
+      valuesFiles: [PRODUCTION_VALUES],
+      set: [
+        "existingSecret=",
+        "secrets.stripeSecretKey=sk_test_pools",
+        "secrets.stripeWebhookSecret=whsec_pools",
+        "secrets.webhookSecretEncryptionKey=" + "a1".repeat(32),
+        ...MIGRATED.map((service) => `secrets.databaseUrls.${service}=postgres://pressroom_${service}:pw@db.internal/pressroom`),
+        ...NATS_USERS.map((user) => `secrets.natsPasswords.${user}=pw-${user}`),
+      ],
+    });
+    assert.ok(total(objects) + KEPT <= values.postgresql.maxConnections, `${JSON.stringify(pools(objects))} + ${KEPT} > ${values.postgresql.maxConnections}`);
+    assert.ok(pools(objects).render! >= 40, "render's pool counts KEDA's 40 pods");
+  });
+
+  it("pools that could take more are refused at install, naming each service's share", () => {
+    assert.match(
+      renderError({ set: [FREE_UPGRADES, "render.keda.maxReplicas=60"] }),
+      /pools at their most replicas \(identity 10, metering 20, render 240, storage 10, webhook 40\).*come to 330, over postgresql\.maxConnections \(200\)/,
+    );
+  });
+});
+
+describe("the provision Job waits for PostgreSQL and NATS instead of failing (issue 45)", () => {
+  it("each migration waits provision.waitSeconds for PostgreSQL, the NATS step as long, both within the Job's deadline", () => {
+    const objects = evaluation({ set: ["provision.waitSeconds=120"] });
+    const [job] = setupJobs(objects);
+    const env = (c: Container) => effectiveEnv(c, objects);
+    for (const c of steps(job!).filter((step) => migrationOf(step))) assert.equal(env(c).DATABASE_WAIT_MS, "120000", c.name);
+    const provision = steps(job!).find(isProvision)!;
+    assert.equal(env(provision).NATS_CONNECT_ATTEMPTS, "240", "an attempt every half second");
+    assert.ok((job!.spec as unknown as { activeDeadlineSeconds: number }).activeDeadlineSeconds > 2 * 120, "the deadline outlasts both waits");
   });
 });

@@ -121,6 +121,8 @@ export const grpcServiceShape = (server: GrpcServerName) => ({
   GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   GRPC_PORT: env.grpcPort(server),
   DATABASE_URL: z.string().min(1),
+  /** The most PostgreSQL connections one replica's pool opens: times the replicas, within the server's max_connections (docs/capacity.md). */
+  DATABASE_POOL_MAX: env.int(10, 1),
   ...natsUrlShape,
 });
 

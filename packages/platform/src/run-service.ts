@@ -24,6 +24,7 @@ export interface ServiceConfig {
   HTTP_PORT?: number;
   HTTP_HOST?: string;
   DATABASE_URL?: string;
+  DATABASE_POOL_MAX?: number;
   NATS_URL?: string;
   NATS_USER?: string;
   NATS_PASSWORD?: string;
@@ -49,7 +50,7 @@ export interface ServiceContext<C extends ServiceConfig> {
   readonly tls: GrpcTls;
   /** Whether /readyz answers ready. */
   isReady: () => Promise<boolean>;
-  /** Postgres as the service's own role (DATABASE_URL), in its schema. */
+  /** Postgres as the service's own role (DATABASE_URL), in its schema; a pool of `max` connections, by default DATABASE_POOL_MAX's. */
   database: <DB>(schema: string, options?: { max?: number }) => Kysely<DB>;
   /** NATS (NATS_URL, NATS_USER, NATS_PASSWORD), once the streams, consumers and buckets in `needs` exist. */
   nats: (needs: TopologyNeeds) => Promise<Bus>;
@@ -133,7 +134,7 @@ export async function startService<C extends ServiceConfig, D>(
     isReady: () => lifecycle.isReady(),
     database: <DB>(schema: string, dbOptions: { max?: number } = {}) => {
       if (!config.DATABASE_URL) throw new Error(`${name} has no DATABASE_URL`);
-      const db = createDb<DB>({ url: config.DATABASE_URL, schema, logger, ...dbOptions });
+      const db = createDb<DB>({ url: config.DATABASE_URL, schema, logger, max: dbOptions.max ?? config.DATABASE_POOL_MAX });
       connections.postgres.push(db as Kysely<unknown>);
       lifecycle.addReadinessCheck(() => pingDb(db));
       return db;

@@ -12,11 +12,11 @@ import { configSchema as webhook } from "../../../services/webhook/src/config";
 export const CONFIG_SCHEMAS: Record<string, z.ZodType> = { gateway, identity, metering, render, storage, webhook, chromium };
 
 /**
- * The problems a container's config schema finds in its environment, as the service would
- * report them at start; the gRPC certificate paths (files mounted in the pod) point at
- * placeholder files here, since only their presence is checked.
+ * A container's environment parsed by its config schema, as the service parses it at start: the
+ * settings, or the problems it would report; the gRPC certificate paths (files mounted in the
+ * pod) point at placeholder files here, since only their presence is checked.
  */
-export function configProblems(container: string, env: Record<string, string>, dir: string): string[] {
+export function parseConfig(container: string, env: Record<string, string>, dir: string): { config?: Record<string, unknown>; problems: string[] } {
   const schema = CONFIG_SCHEMAS[container];
   if (!schema) throw new Error(`no config schema for the container ${container}`);
   mkdirSync(dir, { recursive: true });
@@ -30,5 +30,10 @@ export function configProblems(container: string, env: Record<string, string>, d
       }),
   );
   const parsed = schema.safeParse({ ...env, ...files });
-  return parsed.success ? [] : parsed.error.issues.map((issue) => `${container}: ${issue.path.join(".")}: ${issue.message}`);
+  return parsed.success
+    ? { config: parsed.data as Record<string, unknown>, problems: [] }
+    : { problems: parsed.error.issues.map((issue) => `${container}: ${issue.path.join(".")}: ${issue.message}`) };
 }
+
+/** The problems a container's config schema finds in its environment (parseConfig). */
+export const configProblems = (container: string, env: Record<string, string>, dir: string): string[] => parseConfig(container, env, dir).problems;
