@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { SHUTDOWN_ANSWER_RESERVE_MS } from "@pressroom/platform";
 import { everyRender, evaluation, rendered } from "./test-support/chart-renders";
 import { type K8sObject, ofKind } from "./test-support/helm";
 import { type Container, deploymentOf, effectiveEnv, HEALTH_PORT, HTTP_PORT, type Probe, resolvePort, SERVICES } from "./test-support/workloads";
@@ -45,6 +46,35 @@ describe("the services' lifecycle", () => {
         }
       }
     }
+  });
+
+  it("the gateway drains within its grace period: the delay, then the longest sync wait, then the answers, all from the same values (issue 45)", () => {
+    const drain = (objects: K8sObject[]) => {
+      const pod = deploymentOf(objects, "gateway").spec.template.spec;
+      const env = effectiveEnv(pod.containers[0]!, objects);
+      return {
+        delayMs: Number(env.SHUTDOWN_DELAY_MS),
+        syncWaitMs: Number(env.SYNC_WAIT_MS),
+        shutdownMs: Number(env.SHUTDOWN_TIMEOUT_MS),
+        graceMs: pod.terminationGracePeriodSeconds! * 1000,
+      };
+    };
+    for (const [name, objects] of [
+      ...everyRender(),
+      ["longer waits", evaluation({ set: ["gateway.syncWaitSeconds=120", "gateway.shutdownDelaySeconds=20"] })] as const,
+    ]) {
+      const { delayMs, syncWaitMs, shutdownMs, graceMs } = drain(objects);
+      assert.ok(delayMs > 0, `${name}: the gateway keeps serving a while after it turns not ready`);
+      // A sync request that arrived just before the listener closed waits its full SYNC_WAIT_MS before the runner answers it now.
+      assert.ok(shutdownMs - SHUTDOWN_ANSWER_RESERVE_MS >= delayMs + syncWaitMs, `${name}: SHUTDOWN_TIMEOUT_MS ${shutdownMs} cuts a sync wait short`);
+      assert.ok(graceMs > shutdownMs, `${name}: grace ${graceMs} ms ≤ SHUTDOWN_TIMEOUT_MS ${shutdownMs}`);
+    }
+    assert.deepEqual(drain(evaluation({ set: ["gateway.syncWaitSeconds=120", "gateway.shutdownDelaySeconds=20"] })), {
+      delayMs: 20_000,
+      syncWaitMs: 120_000,
+      shutdownMs: 150_000,
+      graceMs: 160_000,
+    });
   });
 
   it("a PodDisruptionBudget covers every service's pods", () => {

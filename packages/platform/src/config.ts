@@ -67,6 +67,11 @@ export const baseConfigShape = {
   LOG_LEVEL: env.logLevel(),
   HEALTH_PORT: env.port(0),
   SHUTDOWN_TIMEOUT_MS: env.int(20_000, 1000),
+  /**
+   * How long a stopping service keeps serving, not ready, before it stops accepting: the time the
+   * endpoints and load balancers in front of it take to stop sending it requests (part of SHUTDOWN_TIMEOUT_MS).
+   */
+  SHUTDOWN_DELAY_MS: env.int(0),
   /** This service's NATS user and password, where the server requires them (the chart's per-service users). */
   NATS_USER: z.string().min(1).optional(),
   NATS_PASSWORD: z.string().optional(),
