@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, it } from "node:test";
 import { SHUTDOWN_ANSWER_RESERVE_MS } from "@pressroom/platform";
-import { everyRender, evaluation, rendered } from "./test-support/chart-renders";
-import { type K8sObject, ofKind } from "./test-support/helm";
+import { everyRender, evaluation, FREE_UPGRADES, rendered } from "./test-support/chart-renders";
+import { type K8sObject, ofKind, renderError } from "./test-support/helm";
 import { type Container, deploymentOf, effectiveEnv, HEALTH_PORT, HTTP_PORT, type Probe, resolvePort, SERVICES } from "./test-support/workloads";
 
 /** The services' probes, shutdown, disruption budgets and placement, as rendered (scaling: chart-autoscaling.test.ts). */
@@ -75,6 +78,22 @@ describe("the services' lifecycle", () => {
       shutdownMs: 150_000,
       graceMs: 160_000,
     });
+  });
+
+  it("refuses the gateway's drain settings under gateway.env, naming the value to set instead", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "pressroom-chart-drain-"));
+    try {
+      for (const [key, value] of [
+        ["SYNC_WAIT_MS", "gateway.syncWaitSeconds"],
+        ["SHUTDOWN_TIMEOUT_MS", "gateway.shutdownDelaySeconds and gateway.syncWaitSeconds"],
+      ]) {
+        const file = path.join(dir, `${key}.yaml`);
+        writeFileSync(file, `gateway:\n  env:\n    ${key}: "1000"\n`);
+        assert.ok(renderError({ valuesFiles: [file], set: [FREE_UPGRADES] }).includes(`set ${value}, not gateway.env.${key}`), key);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a PodDisruptionBudget covers every service's pods", () => {
