@@ -62,7 +62,7 @@ describe("generated values are accepted by what reads them, over many draws (iss
     const seen = new Set<string>();
     for (let draw = 0; draw < DRAWS; draw++) {
       // The database named as the test's own, so that the roles the URLs name are the test database's.
-      const objects = evaluation({ set: [`postgresql.database=${name}`, `postgresql.username=${name}_admin`] });
+      const objects = evaluation({ set: [`postgresql.database=${name}`, `postgresql.username=${name}_admin`], fresh: true });
       const secret = ofKind<K8sObject & { stringData: Record<string, string> }>(objects, "Secret")[0]!.stringData;
       for (const value of Object.values(secret)) seen.add(value);
 

@@ -19,7 +19,8 @@ export const ciValues = existsSync(path.join(CHART_DIR, "ci"))
 export const FREE_UPGRADES = "billing.local.allowFreeUpgrades=true";
 
 /** The chart with its defaults and the free upgrades accepted, plus `options`. */
-export const evaluation = (options: RenderOptions = {}): K8sObject[] => render({ ...options, set: [FREE_UPGRADES, ...(options.set ?? [])] });
+export const evaluation = (options: RenderOptions & { fresh?: boolean } = {}): K8sObject[] =>
+  render({ ...options, set: [FREE_UPGRADES, ...(options.set ?? [])] });
 
 export const NATS_USERS = ["gateway", "identity", "metering", "render", "storage", "webhook", "provision"] as const;
 
