@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import { component, type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
-import { type Endpoint, NetworkPolicies } from "./test-support/network-policy";
-import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES, workloads } from "./test-support/workloads";
+import { type K8sObject, NAMESPACE, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
+import { type Endpoint, NetworkPolicies, podEndpoints } from "./test-support/network-policy";
+import { GRPC_PORT, HEALTH_PORT, HTTP_PORT, MIGRATED, SERVICES } from "./test-support/workloads";
 
 /**
  * The NetworkPolicies of the default install (bundled NATS and Postgres),
@@ -43,15 +43,7 @@ describe("the NetworkPolicies", () => {
     // The evaluation install (the local provider's free upgrades accepted, as the chart requires).
     const objects: K8sObject[] = render({ set: ["networkPolicy.enabled=true", "billing.local.allowFreeUpgrades=true"] });
     policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {} });
-    workloads(objects).forEach((w, i) => {
-      const name = component(w) ?? w.metadata.name;
-      pods.set(name, {
-        ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
-        namespace: w.metadata.namespace ?? NAMESPACE,
-        labels: w.spec.template.metadata?.labels ?? {},
-        ports: [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers].flatMap((c) => c.ports ?? []),
-      });
-    });
+    for (const [name, endpoint] of podEndpoints(objects, NAMESPACE)) pods.set(name, endpoint);
   });
 
   it("deny by default: a pod of another namespace reaches no Pressroom port but the gateway's HTTP, nor Postgres or NATS", () => {
@@ -204,14 +196,7 @@ describe("the NetworkPolicies of the production example values", () => {
   before(() => {
     const objects: K8sObject[] = render({ valuesFiles: [PRODUCTION_VALUES] });
     policies = new NetworkPolicies(objects, NAMESPACE, { "kube-system": {}, shop: {}, nats: {}, db: {}, "ingress-nginx": {} });
-    workloads(objects).forEach((w, i) => {
-      pods.set(component(w) ?? w.metadata.name, {
-        ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
-        namespace: w.metadata.namespace ?? NAMESPACE,
-        labels: w.spec.template.metadata?.labels ?? {},
-        ports: [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers].flatMap((c) => c.ports ?? []),
-      });
-    });
+    for (const [name, endpoint] of podEndpoints(objects, NAMESPACE)) pods.set(name, endpoint);
   });
 
   it("bundles no NATS or Postgres, and a pod of another namespace reaches none of their ports", () => {

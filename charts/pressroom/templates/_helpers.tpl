@@ -1,10 +1,15 @@
-{{/* The release's base name: the release name, or release-chart when the release name lacks the chart's. */}}
+{{/*
+The release's base name: fullnameOverride, else the release name, or release-chart when the release
+name lacks the chart's; at most 41 characters, so that <fullname>-postgresql, the longest StatefulSet
+name, stays within the 52 a StatefulSet may have (its pods' controller-revision-hash label is the
+name and a 10-character hash, within a label's 63).
+*/}}
 {{- define "pressroom.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
-{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
-{{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- $name := .Values.fullnameOverride -}}
+{{- if not $name -}}
+{{- $name = ternary .Release.Name (printf "%s-%s" .Release.Name .Chart.Name) (contains .Chart.Name .Release.Name) -}}
 {{- end -}}
+{{- $name | trunc 41 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* Name of one component's objects: pressroom.name (dict "root" $ "component" "gateway"). */}}
@@ -28,9 +33,12 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 
+{{/* One of Pressroom's images: [<registry>/]<repository>/<component>:<tag>. */}}
 {{- define "pressroom.image" -}}
 {{- $image := .root.Values.image -}}
-{{- printf "%s%s/%s:%s" $image.registry $image.repository .component (default .root.Chart.AppVersion $image.tag) -}}
+{{- $repository := $image.repository -}}
+{{- with trimSuffix "/" $image.registry }}{{ $repository = printf "%s/%s" . $repository }}{{ end -}}
+{{- printf "%s/%s:%s" $repository .component (default .root.Chart.AppVersion $image.tag) -}}
 {{- end -}}
 
 {{- define "pressroom.secretName" -}}
@@ -114,6 +122,12 @@ jetstream {
   store_dir: /data/jetstream
 }
 {{- if .Values.nats.auth.enabled }}
+{{- /*
+nats-server reads a $VARIABLE's value as configuration, not as text: a password such as 7K9…
+or 3e5… would be a number, and the server would not start. So each password reaches it
+single-quoted (NATS_PASSWORD_<COMPONENT>_QUOTED, pressroom.natsPasswordEnv), a raw string
+whatever its characters but a single quote or a line break (the values schema refuses those).
+*/}}
 {{- /* One user per component, allowed only what it uses (files/nats-topology.json, written from packages/platform/src/nats/access.ts). */}}
 {{- $users := (.Files.Get "files/nats-topology.json" | fromJson).users }}
 {{- /* The file names the default output bucket; storage's OUTPUT_BUCKET, when set, replaces it. */}}
@@ -122,7 +136,7 @@ authorization {
   users = [
     {{- range $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
     {{- $permissions := get $users $component }}
-    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject | replace "$O.outputs." (printf "$O.%s." $bucket) | replace "OBJ_outputs" (printf "OBJ_%s" $bucket) }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
+    { user: {{ $component }}, password: $NATS_PASSWORD_{{ upper $component }}_QUOTED, permissions: { publish: { allow: [{{ range $i, $subject := $permissions.publish }}{{ if $i }}, {{ end }}"{{ $subject | replace "$O.outputs." (printf "$O.%s." $bucket) | replace "OBJ_outputs" (printf "OBJ_%s" $bucket) }}"{{ end }}] }, subscribe: { allow: [{{ range $i, $subject := $permissions.subscribe }}{{ if $i }}, {{ end }}"{{ $subject }}"{{ end }}] } } }
     {{- end }}
   ]
 }
@@ -165,4 +179,42 @@ authorization {
 - name: grpc-tls
   mountPath: {{ include "pressroom.grpcTlsDir" . }}
   readOnly: true
+{{- end -}}
+
+{{/* The bundled NATS server's password variables: each component's from the Secret, and the same single-quoted for nats.conf (pressroom.natsConf). */}}
+{{- define "pressroom.natsPasswordEnv" -}}
+{{- range $i, $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}
+{{- $name := printf "NATS_PASSWORD_%s" (upper $component) }}
+{{- if $i }}{{ "\n" }}{{ end }}
+{{- include "pressroom.secretEnv" (dict "root" $ "name" $name) }}
+- name: {{ $name }}_QUOTED
+  value: {{ printf "'$(%s)'" $name | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The port of otel.endpoint: the one it names, else its scheme's (http 80, https 443). */}}
+{{- define "pressroom.otelPort" -}}
+{{- $url := urlParse .Values.otel.endpoint -}}
+{{- $hostPort := splitList ":" $url.host -}}
+{{- if gt (len $hostPort) 1 }}{{ last $hostPort }}{{ else }}{{ ternary "443" "80" (eq $url.scheme "https") }}{{ end -}}
+{{- end -}}
+
+{{/* The OpenTelemetry collector as NetworkPolicy peers: its pods (otel.collector.namespace, podLabels) and its addresses (cidrs). */}}
+{{- define "pressroom.otelCollectorPeers" -}}
+{{- $collector := .Values.otel.collector -}}
+{{- if not (or $collector.podLabels $collector.cidrs) -}}
+{{- fail "otel.endpoint is set with networkPolicy.enabled: name its collector, otel.collector.podLabels (with otel.collector.namespace) or otel.collector.cidrs, the only destination the NetworkPolicies open for telemetry" -}}
+{{- end -}}
+{{- if $collector.podLabels }}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ required "otel.collector.namespace is required with otel.collector.podLabels" $collector.namespace }}
+  podSelector:
+    matchLabels:
+      {{- toYaml $collector.podLabels | nindent 6 }}
+{{- end }}
+{{- range $cidr := $collector.cidrs }}
+- ipBlock:
+    cidr: {{ $cidr }}
+{{- end }}
 {{- end -}}

@@ -69,6 +69,11 @@ export const baseConfigShape = {
   /** Where /livez, /readyz and /metrics listen: loopback, like gRPC; a container's 0.0.0.0 (the chart sets it) for the kubelet and Prometheus. */
   HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
   SHUTDOWN_TIMEOUT_MS: env.int(20_000, 1000),
+  /**
+   * How long a stopping service keeps serving, not ready, before it stops accepting: the time the
+   * endpoints and load balancers in front of it take to stop sending it requests (part of SHUTDOWN_TIMEOUT_MS).
+   */
+  SHUTDOWN_DELAY_MS: env.int(0),
   /** This service's NATS user and password, where the server requires them (the chart's per-service users). */
   NATS_USER: z.string().min(1).optional(),
   NATS_PASSWORD: z.string().optional(),
@@ -123,6 +128,8 @@ export const grpcServiceShape = (server: GrpcServerName) => ({
   GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   GRPC_PORT: env.grpcPort(server),
   DATABASE_URL: z.string().min(1),
+  /** The most PostgreSQL connections one replica's pool opens: times the replicas, within the server's max_connections (docs/capacity.md). */
+  DATABASE_POOL_MAX: env.int(10, 1),
   ...natsUrlShape,
 });
 

@@ -52,6 +52,7 @@ export {
   type ServiceContext,
   type ServiceDefinition,
   type ServiceParts,
+  SHUTDOWN_ANSWER_RESERVE_MS,
   startService,
 } from "./run-service";
 export { runMigrateEntrypoint, type Seed } from "./db/migrate-main";

@@ -6,14 +6,18 @@ import { shutdownTelemetry } from "./telemetry/setup";
 
 /**
  * Shutdown runs in this order, each stage after the previous one finished,
- * all within SHUTDOWN_TIMEOUT_MS: not ready → stop accepting requests → stop
+ * all within SHUTDOWN_TIMEOUT_MS: not ready (and, with SHUTDOWN_DELAY_MS, still
+ * serving while the endpoints drop it) → stop accepting requests → stop
  * consuming messages → finish the work in flight → close the connections it
- * used (NATS, clients, Postgres) → flush telemetry → exit.
+ * used (NATS, clients, Postgres) → flush telemetry → exit. Each step is given
+ * the time left.
  */
 export const SHUTDOWN_STAGES = ["notReady", "stopAccepting", "stopConsuming", "finishWork", "closeConnections", "flushTelemetry"] as const;
 export type ShutdownStage = (typeof SHUTDOWN_STAGES)[number];
 
-type Hook = { name: string; fn: () => Promise<void> | void };
+/** A shutdown step; `remainingMs` is what is left of SHUTDOWN_TIMEOUT_MS when it starts. */
+type HookFn = (remainingMs: number) => Promise<void> | void;
+type Hook = { name: string; fn: HookFn };
 
 export class Lifecycle {
   private readonly hooks = new Map<ShutdownStage, Hook[]>();
@@ -31,7 +35,7 @@ export class Lifecycle {
     this.on("flushTelemetry", "telemetry", () => shutdownTelemetry());
   }
 
-  on(stage: ShutdownStage, name: string, fn: () => Promise<void> | void): this {
+  on(stage: ShutdownStage, name: string, fn: HookFn): this {
     const list = this.hooks.get(stage) ?? [];
     list.push({ name, fn });
     this.hooks.set(stage, list);
@@ -68,7 +72,7 @@ export class Lifecycle {
         let timer: NodeJS.Timeout | undefined;
         try {
           await Promise.race([
-            Promise.resolve().then(hook.fn),
+            Promise.resolve(remaining).then(hook.fn),
             new Promise((_, reject) => {
               timer = setTimeout(() => reject(new Error("timed out")), remaining);
             }),

@@ -9,6 +9,7 @@ import type { Kysely } from "kysely";
 import { connect as connectNats } from "nats";
 import { pingDb } from "./db/db";
 import { ensureGrpcCertificates } from "./grpc-certificates";
+import { request } from "node:http";
 import { startService, type Bus, type ServiceConfig } from "./run-service";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -142,5 +143,67 @@ describe("runService's shutdown order", () => {
     ]);
     await assert.rejects(deps!.db.selectNoFrom((eb) => eb.lit(1).as("one")).execute(), "Postgres is closed");
     assert.equal(await accepts(started.healthPort), false, "the probe server stops last");
+  });
+
+  it("with SHUTDOWN_DELAY_MS: not ready at once but serving for the delay, then closed; a request still waiting near the bound is answered by answerNow, its connection closed", async () => {
+    const tls = (await ensureGrpcCertificates(join(dir, "tls"), ["storage"])).storage;
+    const config: ServiceConfig = {
+      LOG_LEVEL: "silent",
+      HEALTH_PORT: 0,
+      SHUTDOWN_TIMEOUT_MS: 8_000,
+      SHUTDOWN_DELAY_MS: 1_000,
+      GRPC_TLS_CA: tls.ca,
+      GRPC_TLS_CERT: tls.cert,
+      GRPC_TLS_KEY: tls.key,
+      HTTP_PORT: 0,
+      HTTP_HOST: "127.0.0.1",
+    };
+    const waiting = new Set<() => void>();
+    const events: string[] = [];
+    const started = await startService(
+      {
+        name: "drain-test",
+        config: () => config,
+        connect: () => ({}),
+        build: () => ({
+          http: {
+            requestTimeoutMs: 60_000,
+            // "/wait" waits for an outcome that never comes, until it is told to answer now.
+            listener: (req, res) => {
+              if (req.url !== "/wait") return res.end("ok");
+              waiting.add(() => res.writeHead(202).end("answered now"));
+            },
+            answerNow: () => {
+              events.push("answer now");
+              for (const answer of waiting) answer();
+            },
+          },
+        }),
+      },
+      { handleSignals: false },
+    );
+    const port = started.httpPort!;
+    const waited = new Promise<{ status?: number; connection?: string; body: string }>((resolve) => {
+      request({ port, host: "127.0.0.1", path: "/wait" }, (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        res.on("end", () => {
+          events.push("the waiting request answered");
+          resolve({ status: res.statusCode, connection: res.headers.connection, body });
+        });
+      }).end();
+    });
+    while (waiting.size === 0) await new Promise((resolve) => setImmediate(resolve));
+
+    const stopped = started.lifecycle.shutdown("test").then(() => events.push("stopped"));
+    assert.equal(await readyz(started.healthPort), 503, "not ready at once");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "ok", "still serving during the delay");
+    while (await accepts(port)) await new Promise((resolve) => setTimeout(resolve, 50));
+    events.push("listener closed");
+    assert.deepEqual(await waited, { status: 202, connection: "close", body: "answered now" });
+    await stopped;
+    // The client reads its answer's end about when the server, its connection closed, completes the stop.
+    assert.deepEqual(events.slice(0, 2), ["listener closed", "answer now"]);
+    assert.deepEqual(events.slice(2).sort(), ["stopped", "the waiting request answered"]);
   });
 });

@@ -1,4 +1,5 @@
-import { createServer as createHttpServer, type RequestListener } from "node:http";
+import { createServer as createHttpServer, type RequestListener, type ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Socket } from "node:net";
 import type { Client } from "@grpc/grpc-js";
 import type { Kysely } from "kysely";
@@ -17,6 +18,7 @@ export interface ServiceConfig {
   HEALTH_PORT: number;
   HEALTH_HOST?: string;
   SHUTDOWN_TIMEOUT_MS: number;
+  SHUTDOWN_DELAY_MS?: number;
   GRPC_TLS_CA: string;
   GRPC_TLS_CERT: string;
   GRPC_TLS_KEY: string;
@@ -25,6 +27,7 @@ export interface ServiceConfig {
   HTTP_PORT?: number;
   HTTP_HOST?: string;
   DATABASE_URL?: string;
+  DATABASE_POOL_MAX?: number;
   NATS_URL?: string;
   NATS_USER?: string;
   NATS_PASSWORD?: string;
@@ -50,7 +53,7 @@ export interface ServiceContext<C extends ServiceConfig> {
   readonly tls: GrpcTls;
   /** Whether /readyz answers ready. */
   isReady: () => Promise<boolean>;
-  /** Postgres as the service's own role (DATABASE_URL), in its schema. */
+  /** Postgres as the service's own role (DATABASE_URL), in its schema; a pool of `max` connections, by default DATABASE_POOL_MAX's. */
   database: <DB>(schema: string, options?: { max?: number }) => Kysely<DB>;
   /** NATS (NATS_URL, NATS_USER, NATS_PASSWORD), once the streams, consumers and buckets in `needs` exist. */
   nats: (needs: TopologyNeeds) => Promise<Bus>;
@@ -80,6 +83,12 @@ export interface ServiceParts {
     listener: RequestListener;
     requestTimeoutMs: number;
     onClientError?: (err: NodeJS.ErrnoException, socket: Socket) => void;
+    /**
+     * Once the listener is closed, the requests in flight may end by themselves until
+     * SHUTDOWN_ANSWER_RESERVE_MS before the shutdown's bound; then this is called to answer
+     * the ones still waiting at once (the gateway: its sync requests, 202 with their job).
+     */
+    answerNow?: () => void;
   };
   /** Started after the servers listen; stopped at stopConsuming, in the order given. */
   consumers?: Record<string, Consumer>;
@@ -99,6 +108,9 @@ export interface ServiceDefinition<C extends ServiceConfig, D> {
   connect: (context: ServiceContext<C>) => Promise<D> | D;
   build: (deps: D, context: ServiceContext<C>) => Promise<ServiceParts> | ServiceParts;
 }
+
+/** What a stopping HTTP server keeps, of SHUTDOWN_TIMEOUT_MS, for its answers and the stages after it (NATS, connections, telemetry). */
+export const SHUTDOWN_ANSWER_RESERVE_MS = 5_000;
 
 /**
  * Runs a service: reads its config, serves /livez, /readyz and /metrics,
@@ -134,7 +146,7 @@ export async function startService<C extends ServiceConfig, D>(
     isReady: () => lifecycle.isReady(),
     database: <DB>(schema: string, dbOptions: { max?: number } = {}) => {
       if (!config.DATABASE_URL) throw new Error(`${name} has no DATABASE_URL`);
-      const db = createDb<DB>({ url: config.DATABASE_URL, schema, logger, ...dbOptions });
+      const db = createDb<DB>({ url: config.DATABASE_URL, schema, logger, max: dbOptions.max ?? config.DATABASE_POOL_MAX });
       connections.postgres.push(db as Kysely<unknown>);
       lifecycle.addReadinessCheck(() => pingDb(db));
       return db;
@@ -175,21 +187,38 @@ export async function startService<C extends ServiceConfig, D>(
   if (parts.http) {
     if (config.HTTP_PORT === undefined || !config.HTTP_HOST) throw new Error(`${name} serves HTTP without HTTP_PORT and HTTP_HOST`);
     const { HTTP_PORT: port, HTTP_HOST: host } = config;
-    const { listener, requestTimeoutMs, onClientError } = parts.http;
+    const { listener, requestTimeoutMs, onClientError, answerNow } = parts.http;
     const server = createHttpServer(listener);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.requestTimeout = requestTimeoutMs;
     if (onClientError) server.on("clientError", onClientError);
+    // Once stopping, every answer closes its connection: a client keeping it alive would send its next request to a closed server.
+    const answering = new Set<ServerResponse>();
+    let closing = false;
+    server.on("request", (_request, response: ServerResponse) => {
+      if (closing) response.setHeader("connection", "close");
+      answering.add(response);
+      response.once("close", () => answering.delete(response));
+    });
     await new Promise<void>((resolve) => server.listen(port, host, resolve));
     const address = server.address();
     started.httpPort = typeof address === "object" && address ? address.port : port;
     lifecycle.on(
       "stopAccepting",
       "http",
-      () =>
+      (remainingMs) =>
         new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          closing = true;
+          for (const response of answering) if (!response.headersSent) response.setHeader("connection", "close");
+          // Connections whose answer had begun before the close go idle after it.
+          const idle = setInterval(() => server.closeIdleConnections(), 200);
+          const answer = setTimeout(() => answerNow?.(), Math.max(0, remainingMs - SHUTDOWN_ANSWER_RESERVE_MS));
+          server.close(() => {
+            clearInterval(idle);
+            clearTimeout(answer);
+            resolve();
+          });
           server.closeIdleConnections();
         }),
     );
@@ -207,6 +236,9 @@ export async function startService<C extends ServiceConfig, D>(
   for (const nc of connections.nats) lifecycle.on("closeConnections", "nats", () => nc.drain());
   for (const other of connections.others) lifecycle.on("closeConnections", other.name, other.close);
   for (const db of connections.postgres) lifecycle.on("closeConnections", "postgres", () => db.destroy());
+
+  const delayMs = config.SHUTDOWN_DELAY_MS ?? 0;
+  if (delayMs > 0) lifecycle.on("notReady", "endpoints delay", (remainingMs) => sleep(Math.min(delayMs, remainingMs)));
 
   lifecycle.setReady();
   logger.info({ healthPort: health.port, ...started, ...parts.ready }, `${name} ready`);

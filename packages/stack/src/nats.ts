@@ -36,7 +36,7 @@ export interface PrivateNats {
   restart(): Promise<void>;
 }
 
-function natsServerBinary(): string {
+export function natsServerBinary(): string {
   const found = spawnSync("sh", ["-c", "command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null"], { encoding: "utf8" }).stdout.trim().split("\n")[0];
   if (!found) throw new Error("nats-server was not found. Install it with: apt-get install -y nats-server (or set NATS_URL to a JetStream server).");
   return found;

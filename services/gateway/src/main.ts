@@ -23,8 +23,14 @@ runService({
     closeWith("schema threads", () => schemas.close());
     return gatewayDeps(config, { logger, clients, bus, isReady, schemas });
   },
-  // A sync request may wait SYNC_WAIT_MS for its job, then write the document.
+  // A sync request may wait SYNC_WAIT_MS for its job, then write the document; when the process
+  // stops, the waits still running near its bound answer 202 with their job (OutcomeInbox.answerNow).
   build: (deps, { config }) => ({
-    http: { listener: createServer(deps).callback(), requestTimeoutMs: config.SYNC_WAIT_MS + 30_000, onClientError: answerClientError },
+    http: {
+      listener: createServer(deps).callback(),
+      requestTimeoutMs: config.SYNC_WAIT_MS + 30_000,
+      onClientError: answerClientError,
+      answerNow: () => deps.outcomes.answerNow(),
+    },
   }),
 });

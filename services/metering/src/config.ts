@@ -13,7 +13,7 @@ export const configSchema = z
     PREVIEW_LEASE_SECONDS: env.int(120, 10),
     PUBLIC_BASE_URL: z.url().default(DEFAULT_PUBLIC_BASE_URL),
     /** Postgres connections of this replica: each admission holds one for about a millisecond. */
-    DB_POOL_MAX: env.int(20, 1),
+    DATABASE_POOL_MAX: env.int(20, 1),
     /** How long a checkout session can be confirmed or paid. */
     CHECKOUT_TTL_SECONDS: env.int(2 * 60 * 60, 60),
     /**

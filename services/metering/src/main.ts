@@ -17,7 +17,7 @@ runService({
   name: "metering",
   config: loadMeteringConfig,
   connect: async ({ config, logger, database, nats, grpcClient }): Promise<MeteringDeps> => {
-    const db = database<MeteringDb>("metering", { max: config.DB_POOL_MAX });
+    const db = database<MeteringDb>("metering");
     const bus = await nats({ streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] });
     const identity = grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity");
     return { config, db, bus, logger, billing: createBilling({ db, logger, keys: identityDirectory(identity), config }) };

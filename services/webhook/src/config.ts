@@ -49,4 +49,7 @@ export const configSchema = z
 
 export type Config = z.infer<typeof configSchema>;
 
+/** Connections of one replica's PostgreSQL pool: one per callback in flight (each holds its delivery's lock), and a few for the projections. */
+export const databasePoolSize = (config: Pick<Config, "WEBHOOK_CONCURRENCY">): number => config.WEBHOOK_CONCURRENCY + 4;
+
 export const loadWebhookConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);

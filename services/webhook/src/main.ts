@@ -5,7 +5,7 @@
  */
 import { identityV1 } from "@pressroom/contracts";
 import { consumers, runService, streams } from "@pressroom/platform";
-import { loadWebhookConfig } from "./config";
+import { databasePoolSize, loadWebhookConfig } from "./config";
 import type { WebhookDb } from "./db";
 import type { WebhookDeps } from "./deps";
 import { configuredPoster } from "./delivery/http";
@@ -20,7 +20,7 @@ runService({
   connect: async ({ config, logger, database, nats, grpcClient, closeWith }): Promise<WebhookDeps> => {
     const poster = configuredPoster(config, logger);
     closeWith("webhook poster", () => poster.close());
-    const db = database<WebhookDb>("webhook", { max: config.WEBHOOK_CONCURRENCY + 4 });
+    const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
     const needs = [consumers.webhookDispatch, consumers.auditProjection].map((name) => ({ stream: JOBS, name }));
     const bus = await nats({ streams: [JOBS, WEBHOOKS], consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }] });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { REPO_ROOT } from "@pressroom/stack";
@@ -98,12 +99,14 @@ export function helm(args: string[]): HelmResult {
 export interface RenderOptions {
   valuesFiles?: string[];
   set?: string[];
+  /** The release's name (default RELEASE). */
+  release?: string;
 }
 
-function templateArgs({ valuesFiles = [], set = [] }: RenderOptions): string[] {
+function templateArgs({ valuesFiles = [], set = [], release = RELEASE }: RenderOptions): string[] {
   return [
     "template",
-    RELEASE,
+    release,
     CHART_DIR,
     "--namespace",
     NAMESPACE,
@@ -112,11 +115,67 @@ function templateArgs({ valuesFiles = [], set = [] }: RenderOptions): string[] {
   ];
 }
 
-/** `helm template` of the chart; the objects it renders, in order. Fails on any helm error. */
-export function render(options: RenderOptions = {}): K8sObject[] {
-  const result = helm(templateArgs(options));
+let chartDigest: string | undefined;
+
+/** A digest of every file of the chart: a render of it is the same while they are. */
+function chartFilesDigest(): string {
+  if (chartDigest) return chartDigest;
+  const hash = createHash("sha256");
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else
+        hash
+          .update(`${path.relative(CHART_DIR, file)}\0`)
+          .update(readFileSync(file))
+          .update("\0");
+    }
+  };
+  walk(CHART_DIR);
+  chartDigest = hash.digest("hex");
+  return chartDigest;
+}
+
+let renders: string | undefined;
+
+/** The cache of this chart's renders; those of the chart's earlier states, an hour old, are removed. */
+function rendersDir(): string {
+  if (renders) return renders;
+  const root = path.join(path.dirname(helmBinary()), "renders");
+  renders = path.join(root, chartFilesDigest());
+  if (existsSync(root)) {
+    for (const entry of readdirSync(root)) {
+      const dir = path.join(root, entry);
+      if (dir !== renders && Date.now() - statSync(dir).mtimeMs > 3_600_000) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return renders;
+}
+
+/**
+ * `helm template` of the chart; the objects it renders, in order. Fails on any helm error.
+ * Test files share renders through a cache on disk (node_modules/.cache/pressroom-helm/renders),
+ * by helm's version and the chart's files, then the values files' contents and the arguments; `fresh` renders
+ * anew, for values the chart generates at each render.
+ */
+export function render(options: RenderOptions & { fresh?: boolean } = {}): K8sObject[] {
+  const args = templateArgs(options);
+  const key = createHash("sha256")
+    .update(JSON.stringify([args, (options.valuesFiles ?? []).map((file) => readFileSync(file, "utf8"))]))
+    .digest("hex");
+  const cached = path.join(rendersDir(), `${key}.json`);
+  if (!options.fresh && existsSync(cached)) return JSON.parse(readFileSync(cached, "utf8")) as K8sObject[];
+  const result = helm(args);
   if (result.status !== 0) throw new Error(`helm template failed (${result.status}): ${result.stderr}`);
-  return parseManifests(result.stdout);
+  const objects = parseManifests(result.stdout);
+  if (!options.fresh) {
+    mkdirSync(path.dirname(cached), { recursive: true });
+    const partial = `${cached}.${process.pid}`;
+    writeFileSync(partial, JSON.stringify(objects));
+    renameSync(partial, cached);
+  }
+  return objects;
 }
 
 /** `helm template` expected to fail: its error output. */

@@ -1,4 +1,5 @@
-import type { K8sObject } from "./helm";
+import { component, type K8sObject } from "./helm";
+import { workloads } from "./workloads";
 
 /**
  * Answers "may A reach B on port P" over a set of Kubernetes NetworkPolicies,
@@ -152,4 +153,18 @@ function portMatches(ports: PolicyPort[] | undefined, target: Endpoint, port: nu
     }
     return p.endPort === undefined ? p.port === port : port >= p.port && port <= p.endPort;
   });
+}
+
+/** Each workload's pods as one endpoint, by component (the release's namespace, the pod template's labels and ports, an address of its own). */
+export function podEndpoints(objects: K8sObject[], namespace: string): Map<string, Endpoint> {
+  const pods = new Map<string, Endpoint>();
+  workloads(objects).forEach((w, i) => {
+    pods.set(component(w) ?? w.metadata.name, {
+      ip: `10.244.${Math.floor(i / 200)}.${(i % 200) + 10}`,
+      namespace: w.metadata.namespace ?? namespace,
+      labels: w.spec.template.metadata?.labels ?? {},
+      ports: [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers].flatMap((c) => c.ports ?? []),
+    });
+  });
+  return pods;
 }

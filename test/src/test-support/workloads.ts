@@ -94,20 +94,36 @@ export function deploymentOf(objects: K8sObject[], service: string): Workload {
   return found[0] as Workload;
 }
 
-/** A container's environment as the kubelet would build it from literal values and the rendered ConfigMaps. */
+/**
+ * A container's environment as the kubelet would build it from literal values, the rendered
+ * ConfigMaps and Secrets (a key absent from them stays unset), and its dependent variables: in a
+ * literal value, $(NAME) of a variable defined before it becomes its value and $$ a single $
+ * (a reference to an unknown name stays as written).
+ */
 export function effectiveEnv(container: Container, objects: K8sObject[]): Record<string, string> {
-  const configMap = (name: string): Record<string, string> => {
-    const found = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === name) as (K8sObject & { data?: Record<string, string> }) | undefined;
-    return found?.data ?? {};
+  const dataOf = (kind: string, name: string): Record<string, string> => {
+    const found = objects.find((o) => o.kind === kind && o.metadata.name === name) as
+      (K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> }) | undefined;
+    if (kind === "ConfigMap") return found?.data ?? {};
+    const decoded = Object.fromEntries(Object.entries(found?.data ?? {}).map(([key, value]) => [key, Buffer.from(value, "base64").toString("utf8")]));
+    return { ...decoded, ...found?.stringData };
   };
   const env: Record<string, string> = {};
-  for (const source of container.envFrom ?? []) if (source.configMapRef) Object.assign(env, configMap(source.configMapRef.name));
+  for (const source of container.envFrom ?? []) if (source.configMapRef) Object.assign(env, dataOf("ConfigMap", source.configMapRef.name));
   for (const variable of container.env ?? []) {
-    if (variable.value !== undefined) env[variable.name] = variable.value;
-    const ref = variable.valueFrom?.configMapKeyRef;
-    if (ref && configMap(ref.name)[ref.key] !== undefined) env[variable.name] = configMap(ref.name)[ref.key]!;
+    if (variable.value !== undefined) env[variable.name] = expandReferences(variable.value, env);
+    const ref = variable.valueFrom?.configMapKeyRef ?? variable.valueFrom?.secretKeyRef;
+    const kind = variable.valueFrom?.configMapKeyRef ? "ConfigMap" : "Secret";
+    if (ref && dataOf(kind, ref.name)[ref.key] !== undefined) env[variable.name] = dataOf(kind, ref.name)[ref.key]!;
   }
   return env;
+}
+
+/** Kubernetes' expansion of $(NAME) references in an env value, against the variables defined before it. */
+export function expandReferences(value: string, defined: Record<string, string>): string {
+  return value.replace(/\$\$|\$\(([^)]*)\)/g, (match, name: string | undefined) =>
+    match === "$$" ? "$" : name !== undefined && name in defined ? defined[name]! : match,
+  );
 }
 
 /** The container port a probe's or rule's port (number or name) means. */

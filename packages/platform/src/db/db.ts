@@ -47,6 +47,37 @@ export async function migrateToLatest<DB>(db: Kysely<DB>, schema: string, migrat
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
+/** Errors of a server that is not there yet (not listening, not resolvable, starting up), as opposed to one that answers no. */
+const NOT_YET = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "57P03"]);
+
+function notYet(err: unknown): boolean {
+  const { code, message } = err as { code?: string; message?: string };
+  return (code !== undefined && NOT_YET.has(code)) || /Connection terminated unexpectedly/.test(message ?? "");
+}
+
+/**
+ * Waits until PostgreSQL at `url` answers, for at most `timeoutMs`: a one-off step started
+ * beside the database (the chart's provision Job at install) waits for it instead of failing.
+ * An answer that is a refusal (a wrong password, a missing database) fails at once.
+ */
+export async function waitForDatabase(url: string, timeoutMs: number, logger: Logger): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (!notYet(err) || Date.now() >= deadline) throw err;
+      if (attempt === 0) logger.info({ host: new URL(url).host, waitMs: timeoutMs }, "waiting for PostgreSQL to answer");
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
 /** Checks the database answers; used by readiness probes. */
 export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
   try {

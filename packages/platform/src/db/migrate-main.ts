@@ -1,8 +1,8 @@
 import type { Kysely, Migration } from "kysely";
-import { loadConfig } from "../config";
+import { env, loadConfig } from "../config";
 import { z } from "zod";
 import { createLogger, type Logger } from "../logger";
-import { createDb, migrateToLatest } from "./db";
+import { createDb, migrateToLatest, waitForDatabase } from "./db";
 import { provisionServiceRole } from "./roles";
 
 /**
@@ -21,11 +21,19 @@ export type Seed<DB> = (db: Kysely<DB>, logger: Logger) => Promise<void>;
  */
 export async function runMigrateEntrypoint<DB>(schema: string, migrations: Record<string, Migration>, seed?: Seed<DB>): Promise<void> {
   const config = loadConfig(
-    z.object({ DATABASE_URL: z.string().min(1), DATABASE_ADMIN_URL: z.string().min(1).optional(), LOG_LEVEL: z.string().default("info") }),
+    z.object({
+      DATABASE_URL: z.string().min(1),
+      DATABASE_ADMIN_URL: z.string().min(1).optional(),
+      LOG_LEVEL: z.string().default("info"),
+      /** How long to wait for PostgreSQL to answer before failing (the chart's Job starts beside the bundled server). */
+      DATABASE_WAIT_MS: env.int(60_000, 0),
+    }),
   );
   const logger = createLogger(`${schema}-migrate`, config.LOG_LEVEL);
   const db = createDb<DB>({ url: config.DATABASE_URL, schema, max: 1, logger });
   try {
+    // The admin's URL where given: the service's role may not exist yet.
+    await waitForDatabase(config.DATABASE_ADMIN_URL ?? config.DATABASE_URL, config.DATABASE_WAIT_MS, logger);
     if (config.DATABASE_ADMIN_URL) {
       const { created } = await provisionServiceRole(config.DATABASE_ADMIN_URL, schema, config.DATABASE_URL);
       logger.info({ schema }, created ? "the service's database role was created" : "the service's database role is up to date");

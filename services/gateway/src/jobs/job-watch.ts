@@ -28,6 +28,7 @@ export class OutcomeInbox {
   readonly id = nuid.next();
   private readonly watches = new Map<string, Set<JobWatch>>();
   private readonly sub: Subscription;
+  private answeringNow = false;
 
   constructor(private readonly bus: JobBus) {
     this.sub = bus.nc.subscribe(subjects.outcomes(this.id), {
@@ -55,7 +56,18 @@ export class OutcomeInbox {
     const set = this.watches.get(jobId);
     if (set) set.add(watch);
     else this.watches.set(jobId, new Set([watch]));
+    if (this.answeringNow) watch.giveUp();
     return watch;
+  }
+
+  /**
+   * The process is stopping: every wait ends now without an outcome, and every wait begun
+   * from now on at once, so each sync request answers 202 with its job, which keeps running
+   * (its client polls the Location). Called by the service runner before the shutdown's bound.
+   */
+  answerNow(): void {
+    this.answeringNow = true;
+    for (const watch of [...this.watches.values()].flatMap((set) => [...set])) watch.giveUp();
   }
 
   /** Jobs waited on now. */
@@ -99,6 +111,12 @@ export class JobWatch {
         );
       });
     });
+  }
+
+  /** Ends the wait without an outcome: at once if it is waiting, or as soon as it starts. */
+  giveUp(): void {
+    if (this.resolve) this.settle(undefined);
+    else this.close();
   }
 
   close(): void {
