@@ -128,7 +128,7 @@ export async function describe(doc: PDFDocument, request: DescribeRequest): Prom
   if (metadata?.title !== undefined) doc.setTitle(metadata.title, { showInWindowTitleBar: request.pdfua });
   if (metadata?.author !== undefined) doc.setAuthor(metadata.author);
   if (metadata?.subject !== undefined) doc.setSubject(metadata.subject);
-  if (metadata?.keywords.length) doc.setKeywords([metadata.keywords.join(", ")]);
+  if (metadata?.keywords?.length) doc.setKeywords([metadata.keywords.join(", ")]);
   if (metadata?.creator !== undefined) doc.setCreator(metadata.creator);
   const now = new Date();
   const created = doc.getCreationDate() ?? now;

@@ -9,7 +9,7 @@ import type { RenderEngine } from "../engine";
 import { RenderFailure } from "../engine";
 import { pdfFonts, pdfInfo, startEngine } from "../test-support/engine";
 import { merge, postProcess, postProcessingOf } from "./index";
-import type { jobEventsV1 } from "@pressroom/contracts";
+import type { RenderOptions } from "@pressroom/domain";
 
 /** Runs a Debian tool on the PDF in a temporary file; its stdout (and stderr with `withErr`). */
 function tool(cmd: string, args: (file: string) => string[], data: Uint8Array): { out: string; status: number | null } {
@@ -35,14 +35,7 @@ const rootOf = (pdf: Uint8Array) => {
 const qpdfCheck = (pdf: Uint8Array, password?: string) =>
   tool("qpdf", (f) => [...(password !== undefined ? [`--password=${password}`] : []), "--check", f], pdf);
 
-const options = (o: Partial<jobEventsV1.RenderOptions>): jobEventsV1.RenderOptions => ({
-  margin: undefined,
-  waitFor: undefined,
-  metadata: undefined,
-  watermark: undefined,
-  encrypt: undefined,
-  ...o,
-});
+const options = (o: RenderOptions): RenderOptions => o;
 const later = () => performance.now() + 30_000;
 
 const HTML = `<!doctype html><html lang="en"><head><title>Invoice 42</title></head><body>

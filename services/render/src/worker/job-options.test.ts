@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import type { PageSettings } from "../engine";
-import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
+import { imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
 
 const template: PageSettings = {
   format: "Letter",
@@ -69,25 +69,5 @@ describe("a job's options", () => {
       format: "png",
       omitBackground: true,
     });
-  });
-
-  it("name the download after the request's filename, with the output's extension", () => {
-    assert.equal(filenameOf(undefined, "invoice-job_1", "pdf"), "invoice-job_1.pdf");
-    assert.equal(filenameOf(options({ filename: "Rechnung März" }), "x", "pdf"), "Rechnung März.pdf");
-    assert.equal(filenameOf(options({ filename: "card.PNG" }), "x", "png"), "card.PNG");
-    assert.equal(filenameOf(options({ filename: "photo.jpg" }), "x", "jpeg"), "photo.jpg");
-    assert.equal(filenameOf(options({ filename: "photo.JPEG" }), "x", "jpeg"), "photo.JPEG");
-    assert.equal(filenameOf(options({ filename: "photo.jpg" }), "x", "webp"), "photo.jpg.webp");
-  });
-
-  it("keep the download name within 200 characters, its extension included", () => {
-    const long = filenameOf(options({ filename: "a".repeat(200) }), "x", "pdf");
-    assert.equal(long, `${"a".repeat(196)}.pdf`);
-    assert.equal(filenameOf(options({ filename: "b".repeat(200) }), "x", "jpeg"), `${"b".repeat(195)}.jpeg`);
-    assert.equal(filenameOf(options({ filename: `${"c".repeat(195)}.pdf` }), "x", "pdf").length, 199);
-    // Not a half of a surrogate pair, nor a trailing dot or space, before the extension.
-    const emoji = filenameOf(options({ filename: `${"d".repeat(195)}🎉xyz` }), "x", "pdf");
-    assert.equal(emoji, `${"d".repeat(195)}.pdf`);
-    assert.equal(filenameOf(options({ filename: `${"e".repeat(194)}. ${"f".repeat(10)}` }), "x", "pdf"), `${"e".repeat(194)}.pdf`);
   });
 });

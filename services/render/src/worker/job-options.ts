@@ -1,4 +1,5 @@
 import type { jobEventsV1 } from "@pressroom/contracts";
+import { DEFAULT_MARGIN, DEFAULT_URL_VIEWPORT } from "@pressroom/domain";
 import type { PageSettings, PrintSettings, RenderJob, WaitCondition } from "../engine";
 
 /**
@@ -7,11 +8,6 @@ import type { PageSettings, PrintSettings, RenderJob, WaitCondition } from "../e
  * PDF is printed, when the page is ready, how an image is made. Pure: the
  * header and footer arrive already filled with the request's data.
  */
-
-/** The margin a page made for raw HTML or a url starts from: Chromium's own default. */
-const DEFAULT_MARGIN = "1cm";
-/** A url image's viewport when the request names none. */
-export const DEFAULT_URL_VIEWPORT = { width: 1280, height: 800 };
 
 /** Whether the options say anything about the paper, its margins or its header and footer. */
 function touchesPage(options: jobEventsV1.RenderOptions): boolean {
@@ -108,26 +104,4 @@ export function imageOf(
     ...(options?.quality !== undefined ? { quality: options.quality } : {}),
     ...(options?.omitBackground ? { omitBackground: true } : {}),
   };
-}
-
-/** The longest download name, its extension included (the gateway's limit on options.filename). */
-const MAX_FILENAME_LENGTH = 200;
-/** Other spellings of an output's extension a name may already end with. */
-const EXTENSION_ALIASES: Record<string, string[]> = { jpeg: ["jpg"] };
-
-/**
- * The download's file name: the request's (made safe by the gateway) with the output's extension
- * (kept when it already ends with it, `.jpg` for a jpeg too), cut so that the whole name is at
- * most 200 characters; or `<template or "document">-<job id>`.
- */
-export function filenameOf(options: jobEventsV1.RenderOptions | undefined, fallbackStem: string, extension: string): string {
-  const name = options?.filename;
-  if (!name) return `${fallbackStem}.${extension}`;
-  const lower = name.toLowerCase();
-  if ([extension, ...(EXTENSION_ALIASES[extension] ?? [])].some((ext) => lower.endsWith(`.${ext}`))) return name;
-  const stem = name
-    .slice(0, MAX_FILENAME_LENGTH - extension.length - 1)
-    .replace(/[\uD800-\uDBFF]$/, "")
-    .replace(/[\s.]+$/, "");
-  return `${stem}.${extension}`;
 }

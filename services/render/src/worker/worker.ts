@@ -21,6 +21,8 @@ import {
   readLastJobEvent,
   retainedAcceptance,
   foldJob,
+  downloadName,
+  optionsOfContract,
   storeOutput,
   type AnnouncedOutput,
   type JobState,
@@ -30,7 +32,7 @@ import { imageSettingsOf, pageSettingsOf, templateKey, type TemplateCatalog } fr
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
-import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
+import { imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
 import { outputLabelOf, renderMetrics } from "./metrics";
 
 export interface WorkerDeps {
@@ -199,7 +201,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const deadlineAt = started + this.deps.deadlineMs;
     const printed =
       accepted.documents.length > 0 ? await this.renderDocuments(job, accepted.documents, deadlineAt) : await this.renderOne(job, accepted, { holdPageUntil });
-    const steps = postProcessingOf(accepted.options);
+    const steps = postProcessingOf(optionsOfContract(accepted.options));
     const output =
       printed.contentType === "application/pdf" && wantsPostProcessing(steps)
         ? { ...printed, data: await postProcess(printed.data, steps, deadlineAt) }
@@ -259,7 +261,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     inbox: string,
   ): Promise<void> {
     const extension = outputLabelOf(output.contentType);
-    const filename = filenameOf(accepted.options, `${accepted.templateId || "document"}-${job.id}`, extension);
+    const filename = downloadName(accepted.options?.filename, `${accepted.templateId || "document"}-${job.id}`, extension);
     const stored = await storeOutput(
       { storage: this.deps.storage, js: this.deps.js, bucket: this.deps.outputBucket },
       {
