@@ -41,7 +41,7 @@ export async function postprocessBench(executablePath: string, doc: BenchDocumen
   let printed: Uint8Array;
   let pages: number;
   try {
-    const out = await engine.render({ html: doc.html, kind: "pdf", page: doc.pdf });
+    const out = await engine.render(doc.job);
     printed = out.data;
     pages = out.pages;
   } finally {

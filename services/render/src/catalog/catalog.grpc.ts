@@ -4,14 +4,15 @@ import { publishAccountEvent, templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
-import { RenderFailure, paperPixels, type RenderEngine } from "../engine";
-import { pageSettingsOf, templateKey, toProto, type TemplateCatalog } from "./catalog";
+import { RenderFailure, type RenderEngine } from "../engine";
+import { templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
+import { previewJob, type PreviewTemplate } from "./engine-job";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
 import { checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
 
-type PreviewSource = Pick<TemplateRow, "owner" | "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
+type PreviewSource = PreviewTemplate & Pick<TemplateRow, "body" | "sample_data">;
 
 /** Previews kept in memory: every public template's, and the most recent of customers' own. */
 const PREVIEWS_KEPT = 256;
@@ -38,12 +39,7 @@ export function catalogService(deps: {
 
   async function renderPng(source: PreviewSource, cacheKey: string | undefined, assets: ReadonlyMap<string, Uint8Array>): Promise<Buffer> {
     const html = await deps.expander.expand({ source: source.body, cacheKey, dataJson: JSON.stringify(source.sample_data), timeoutMs: deps.deadlineMs });
-    const page = pageSettingsOf(source);
-    const size = source.image ?? paperPixels(page?.format ?? "A4") ?? paperPixels("A4")!;
-    const image = page?.landscape ? { width: size.height, height: size.width } : size;
-    // An own template's customer HTML runs only in its owner's windows; the public catalog's in the shared ones.
-    const keyId = source.owner ? { keyId: source.owner } : {};
-    const output = await deps.engine.render({ html, kind: "png", image, assets, scriptErrors: source.settings.script_errors ?? "fail", ...keyId });
+    const output = await deps.engine.render(previewJob(source, html, assets));
     return Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength);
   }
 

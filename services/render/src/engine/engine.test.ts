@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
-import { RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
+import type { RenderOptions } from "@pressroom/domain";
+import { RenderEngine, RenderFailure, type SubresourceFetcher } from "./index";
 import {
   browserProcesses,
   connectingFetcher,
@@ -16,15 +17,12 @@ import {
   testLogger,
 } from "../test-support/engine";
 
-const A4_LANDSCAPE: PageSettings = {
+const A4_LANDSCAPE: RenderOptions = {
   format: "A4",
   landscape: true,
-  marginTop: "10mm",
-  marginRight: "10mm",
-  marginBottom: "10mm",
-  marginLeft: "10mm",
-  headerTemplate: "",
-  footerTemplate: "",
+  margin: { top: "10mm", right: "10mm", bottom: "10mm", left: "10mm" },
+  headerHtml: "",
+  footerHtml: "",
 };
 
 function failsWith(reason: RenderFailure["reason"]) {
@@ -51,7 +49,7 @@ describe("render engine: output", () => {
   });
 
   it("honours page settings: A4 landscape", async () => {
-    const out = await engine.render({ html: "<p>wide</p>", kind: "pdf", page: A4_LANDSCAPE });
+    const out = await engine.render({ html: "<p>wide</p>", kind: "pdf", options: A4_LANDSCAPE });
     const info = pdfInfo(out.data);
     assert.ok(Math.abs(info.widthPt - 841.9) < 2 && Math.abs(info.heightPt - 595.3) < 2, `${info.widthPt} x ${info.heightPt}`);
   });
@@ -61,7 +59,7 @@ describe("render engine: output", () => {
     const out = await engine.render({
       html: `<div style="break-after:page">first</div><div>second</div>`,
       kind: "pdf",
-      page: { ...A4_LANDSCAPE, landscape: false, marginTop: "20mm", marginBottom: "20mm", footerTemplate: footer },
+      options: { ...A4_LANDSCAPE, landscape: false, margin: { ...A4_LANDSCAPE.margin, top: "20mm", bottom: "20mm" }, footerHtml: footer },
     });
     assert.equal(out.pages, 2);
     const text = pdfText(out.data);
@@ -76,13 +74,17 @@ describe("render engine: output", () => {
   });
 
   it("renders a PNG of exactly the requested size", async () => {
-    const out = await engine.render({ html: "<body style='background:#246'><h1>Card</h1></body>", kind: "png", image: { width: 1200, height: 630 } });
+    const out = await engine.render({
+      html: "<body style='background:#246'><h1>Card</h1></body>",
+      kind: "png",
+      options: { imageWidth: 1200, imageHeight: 630 },
+    });
     assert.equal(out.contentType, "image/png");
     assert.deepEqual(pngSize(out.data), { width: 1200, height: 630 });
   });
 
   it("applies deviceScaleFactor to the PNG", async () => {
-    const out = await engine.render({ html: "<h1>Card</h1>", kind: "png", image: { width: 1200, height: 630, deviceScaleFactor: 2 } });
+    const out = await engine.render({ html: "<h1>Card</h1>", kind: "png", options: { imageWidth: 1200, imageHeight: 630, deviceScaleFactor: 2 } });
     assert.deepEqual(pngSize(out.data), { width: 2400, height: 1260 });
   });
 
@@ -93,7 +95,7 @@ describe("render engine: output", () => {
         Array.from({ length: 8 }, (_, i) =>
           i % 2
             ? four.render({ html: `<h1>job ${i}</h1>`, kind: "pdf" })
-            : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", image: { width: 400, height: 200 } }),
+            : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", options: { imageWidth: 400, imageHeight: 200 } }),
         ),
       );
       outs.forEach((out, i) => {
@@ -433,7 +435,7 @@ describe("render engine: limits", () => {
         assert.match((err as Error).message, /2000 bytes/);
         return true;
       });
-      await assert.rejects(small.render({ kind: "png", html: "<h1>x</h1>", image: { width: 800, height: 600 } }), failsWith("output_cap"));
+      await assert.rejects(small.render({ kind: "png", html: "<h1>x</h1>", options: { imageWidth: 800, imageHeight: 600 } }), failsWith("output_cap"));
     } finally {
       await small.close();
     }

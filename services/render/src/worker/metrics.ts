@@ -1,5 +1,6 @@
 import { COUNT_BUCKETS, bytesHistogram, meter, recordSince, secondsHistogram } from "@pressroom/platform";
-import type { ImageFormat, RenderEngine, RenderOutput } from "../engine";
+import type { ImageFormat } from "@pressroom/domain";
+import type { RenderEngine, RenderOutput } from "../engine";
 
 /** The `output` label: pdf, or the image's own format. */
 export type OutputLabel = "pdf" | ImageFormat;

@@ -28,11 +28,11 @@ import {
   type JobState,
 } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
-import { imageSettingsOf, pageSettingsOf, templateKey, type TemplateCatalog } from "../catalog/catalog";
+import { templateKey, type TemplateCatalog } from "../catalog/catalog";
+import { engineJob } from "../catalog/engine-job";
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
-import { imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
 import { outputLabelOf, renderMetrics } from "./metrics";
 
 export interface WorkerDeps {
@@ -212,9 +212,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
 
   /** Renders one document in a window only its key's jobs use (see the engine's README). */
   private async renderOne(job: JobState, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
-    const renderJob: RenderJob = { ...withinDeadline(await this.buildRenderJob(accepted), deadlineAt), keyId: job.keyId };
+    const renderJob = withinDeadline(await this.buildRenderJob(accepted, job.keyId), deadlineAt);
     const started = performance.now();
-    const outputLabel = renderJob.kind === "pdf" ? "pdf" : (renderJob.image?.format ?? "png");
+    const outputLabel = renderJob.kind === "pdf" ? "pdf" : (renderJob.options?.imageFormat ?? "png");
     return withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
       this.deps.engine.render(renderJob, call),
     ).then(
@@ -313,51 +313,32 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   }
 
   /**
-   * The job the engine renders: the template or raw HTML expanded off the
-   * event loop (or a url's page fetched through the network guard), the
-   * header and footer filled with the same data, and the request's options
-   * over the template's settings. The render gets what is left of the deadline.
+   * The job the engine renders: the template (exactly the version the job was admitted with,
+   * of its owner, "" the public catalog, even if deleted since) or raw HTML expanded off the
+   * event loop, or a url's page fetched through the network guard; the header and footer
+   * filled with the same data; the request's options over the template's settings (engineJob).
+   * The render gets what is left of the deadline.
    */
-  private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
+  private async buildRenderJob(accepted: jobEventsV1.JobAccepted, keyId: string): Promise<RenderJob> {
     const started = performance.now();
     const { deadlineMs, expander } = this.deps;
     const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
-    const options = accepted.options;
+    const options = optionsOfContract(accepted.options);
     const expand = (source: string, cacheKey?: string) => expander.expand({ source, cacheKey, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
-    const [header, footer] = await Promise.all([options?.headerHtml, options?.footerHtml].map((source) => (source === undefined ? undefined : expand(source))));
-    const headerFooter = { header, footer };
-    const waitFor = waitConditionOf(options);
-    const readiness = { ...(waitFor ? { waitFor } : {}), jobDeadlineMs: deadlineMs };
+    const [headerHtml, footerHtml] = await Promise.all([options.headerHtml, options.footerHtml].map((text) => (text === undefined ? undefined : expand(text))));
+    const filled = { ...options, headerHtml, footerHtml };
+    const timing = { jobDeadlineMs: deadlineMs };
     if (accepted.templateId) {
-      // Exactly the version the job was admitted with, of its owner's template ("" the public catalog), even if deleted since.
       const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner, accepted.templateGeneration);
       const [html, assets] = await Promise.all([expand(row.body, templateKey(row)), this.deps.catalog.assets(row)]);
       renderMetrics.templateExpanded(started);
-      return {
-        html,
-        kind: row.output,
-        page: row.output === "pdf" ? pageOf(pageSettingsOf(row), options, headerFooter) : undefined,
-        print: row.output === "pdf" ? printOf(options, true) : undefined,
-        image: row.output === "png" ? imageOf(imageSettingsOf(row), options) : undefined,
-        scriptErrors: row.settings.script_errors ?? "fail",
-        ...readiness,
-        assets,
-        deadlineMs: left(),
-      };
+      return { ...engineJob(row, { html, kind: row.output, options: filled, keyId, assets }), ...timing, deadlineMs: left() };
     }
     const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
     const html = accepted.url
       ? await this.deps.engine.fetchPage(accepted.url, { timeoutMs: left() })
       : await expand(accepted.html).finally(() => renderMetrics.templateExpanded(started));
-    return {
-      html,
-      kind,
-      page: kind === "pdf" ? pageOf(undefined, options, headerFooter) : undefined,
-      print: kind === "pdf" ? printOf(options, false) : undefined,
-      image: kind === "png" ? imageOf(undefined, options) : undefined,
-      ...readiness,
-      deadlineMs: left(),
-    };
+    return { ...engineJob(undefined, { html, kind, options: filled, keyId }), ...timing, deadlineMs: left() };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
