@@ -10,7 +10,7 @@ import type { renderV1 } from "@pressroom/contracts";
 import { templateEntry } from "../catalog-entry";
 import { errors } from "../errors";
 import type { PageRoute } from "../route";
-import type { TemplateDirectory } from "../templates/directory";
+import type { TemplateDirectory } from "../template-directory";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
 /**

@@ -8,7 +8,7 @@ import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, th
 import { readJsonObject } from "../body";
 import { errors } from "../errors";
 import { keepAnnouncedOutput, sendOutput, signedOutputOf, type OutputSource } from "../output-delivery";
-import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../templates/directory";
+import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../template-directory";
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";

@@ -5,7 +5,7 @@ import { bodyProblem, type FieldHints } from "../body";
 import { errors } from "../errors";
 import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_SCHEMA_BYTES, grouped } from "../limits";
 import { cssLength, paperFormat } from "../paper";
-import { ajv } from "./ajv";
+import { ajv } from "../ajv";
 
 /**
  * The body of POST /v1/templates and PUT /v1/templates/{id}: one zod schema

@@ -1,12 +1,23 @@
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, type EngineLogger, type EngineOptions, type SubresourceFetcher } from "../engine";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type EngineLogger, type EngineOptions, type SubresourceFetcher } from "../engine";
 
 /** Test-only helpers (real tools, real sockets; nothing mocked). */
+
+/** Asserts a RenderFailure of `reason`, retryable exactly when the reason is. */
+export function failsWith(reason: RenderFailure["reason"]) {
+  return (err: unknown) => {
+    assert.ok(err instanceof RenderFailure, `expected a RenderFailure, got ${String(err)}`);
+    assert.equal(err.reason, reason, err.message);
+    assert.equal(err.retryable, reason === "crashed" || reason === "page_lost");
+    return true;
+  };
+}
 
 /** An engine on the machine's Chromium (CHROMIUM_PATH, else the engine's default). */
 export function startEngine(options: Omit<EngineOptions, "executablePath">): Promise<RenderEngine> {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { RenderFailure, type RenderEngine } from "../engine";
 import { pdfInfo, pdfText, startEngine } from "../test-support/engine";
-import { createSubresourceFetcher } from "../producer/subresources";
+import { createSubresourceFetcher } from "./subresources";
 
 /** The engine with a request's options (as the producer hands them over), on real Chromium and a real local web server. */
 describe("render engine: a request's options", () => {

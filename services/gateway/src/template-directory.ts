@@ -2,7 +2,7 @@ import { renderV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import { templateNotFound } from "@pressroom/domain";
 import type { ValidateFunction } from "ajv/dist/2020";
-import { errors } from "../errors";
+import { errors } from "./errors";
 import { ajv } from "./ajv";
 
 export interface TemplateInfo {
