@@ -17,7 +17,8 @@ type Db = Kysely<MeteringDb>;
 
 /**
  * One atomic admission decision: one statement, one round trip (see the
- * admit() SQL function of migration 20261121T200000). `counted`: decide again
+ * admit() SQL function of migration 20261126T160000, the latest to define
+ * it: 20261121T200000's with a job's quota units). `counted`: decide again
  * for a request already counted in the rate window.
  */
 export interface AdmitInput {
