@@ -117,6 +117,8 @@ export interface RenderOptions {
   filename?: string;
   pdfa?: PdfaLevel;
   pdfua?: boolean;
+  /** Bookmarks from the document's headings (h1–h6), nested by level, in a tagged PDF. */
+  outline?: boolean;
   watermark?: Watermark;
   encrypt?: Encryption;
   /** An image's format (default png) and, for jpeg and webp, its quality 1 to 100. */

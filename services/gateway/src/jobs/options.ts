@@ -241,6 +241,7 @@ const DOCUMENT_SHAPE = {
   ).optional(),
   watermark: Watermark.optional(),
   encrypt: Encryption.optional(),
+  outline: flag("Bookmarks from the document's headings (h1 to h6), nested by level. Not for documents.").optional(),
 };
 
 /**

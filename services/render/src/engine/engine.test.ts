@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RenderOptions } from "@pressroom/domain";
 import { RenderEngine, RenderFailure, type SubresourceFetcher } from "./index";
-import { browserProcesses, failsWith, pdfInfo, pdfText, pngSize, startEngine, testLogger } from "../test-support/engine";
+import { browserProcesses, failsWith, pdfInfo, pdfOutline, pdfText, pngSize, startEngine, testLogger } from "../test-support/engine";
 
 const A4_LANDSCAPE: RenderOptions = {
   format: "A4",
@@ -45,6 +45,22 @@ describe("render engine: output", () => {
     const text = pdfText(out.data);
     assert.match(text, /Page 1 of 2/);
     assert.match(text, /Page 2 of 2/);
+  });
+
+  it("prints bookmarks from the document's headings, nested by level, only when asked (outline)", async () => {
+    const html = `<h1>Chapter one</h1><h2>Section 1.1</h2><h2>Section 1.2</h2><h1 style="break-before:page">Chapter two</h1>`;
+    const out = await engine.render({ html, kind: "pdf", options: { outline: true } });
+    assert.deepEqual(pdfOutline(out.data), [
+      {
+        title: "Chapter one",
+        kids: [
+          { title: "Section 1.1", kids: [] },
+          { title: "Section 1.2", kids: [] },
+        ],
+      },
+      { title: "Chapter two", kids: [] },
+    ]);
+    assert.deepEqual(pdfOutline((await engine.render({ html, kind: "pdf" })).data), []);
   });
 
   it("honours CSS @page size for raw HTML", async () => {

@@ -50,6 +50,7 @@ export interface PrintParams {
   scale?: number;
   printBackground?: boolean;
   pageRanges?: string;
+  generateDocumentOutline?: boolean;
 }
 
 /** What a job needs from a page before and after it loads. */
@@ -131,6 +132,7 @@ function printExtras(options: RenderOptions): Partial<PrintParams> {
     ...(options.scale === undefined ? {} : { scale: options.scale }),
     ...(options.printBackground === undefined ? {} : { printBackground: options.printBackground }),
     ...(options.pageRanges === undefined ? {} : { pageRanges: options.pageRanges }),
+    ...(options.outline ? { generateDocumentOutline: true } : {}),
   };
 }
 

@@ -46,6 +46,20 @@ export function pdfInfo(data: Uint8Array): { pages: number; widthPt: number; hei
   return { pages: Number(pages?.[1]), widthPt: Number(size?.[1]), heightPt: Number(size?.[2]) };
 }
 
+/** The PDF's outline (bookmarks) as qpdf reads it: each entry's title and its children. */
+export interface OutlineEntry {
+  title: string;
+  kids: OutlineEntry[];
+}
+
+export function pdfOutline(data: Uint8Array, password?: string): OutlineEntry[] {
+  const args = (file: string) => [...(password === undefined ? [] : [`--password=${password}`]), "--json", "--json-key=outlines", file];
+  const json = withTempFile(data, (file) => execFileSync("qpdf", args(file), { encoding: "utf8" }));
+  const entries = (list: { title: string; kids: unknown[] }[]): OutlineEntry[] =>
+    list.map((entry) => ({ title: entry.title, kids: entries(entry.kids as { title: string; kids: unknown[] }[]) }));
+  return entries((JSON.parse(json) as { outlines: { title: string; kids: unknown[] }[] }).outlines);
+}
+
 /** pdffonts' rows: name, type, and whether the font is embedded and has a Unicode map. */
 export function pdfFonts(data: Uint8Array): { name: string; type: string; embedded: boolean; unicode: boolean }[] {
   return withTempFile(data, (file) => execFileSync("pdffonts", [file], { encoding: "utf8" }))
