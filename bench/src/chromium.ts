@@ -61,7 +61,7 @@ async function startHost(executablePath: string): Promise<{ url: string; host: C
  * median per render.
  */
 export async function chromiumBench(executablePath: string, doc: BenchDocument, rounds: number, levels: number[]): Promise<string> {
-  const job: RenderJob = { html: doc.html, kind: "pdf", page: doc.pdf };
+  const job = doc.job;
   const rows: string[] = [];
   for (const concurrency of levels) {
     const host = await startHost(executablePath);

@@ -1,5 +1,6 @@
-import { compileTemplate, loadBuiltinTemplates, pageSettingsOf } from "@pressroom/render/catalog";
-import type { PageSettings } from "@pressroom/render/engine";
+import type { renderV1 } from "@pressroom/contracts";
+import { compileTemplate, engineJob, loadBuiltinTemplates, pageSettingsOf } from "@pressroom/render/catalog";
+import type { RenderJob } from "@pressroom/render/engine";
 
 export interface BenchDocument {
   name: string;
@@ -9,8 +10,10 @@ export interface BenchDocument {
   /** The exact HTML Pressroom renders for this template and data. */
   html: string;
   kind: "pdf" | "png";
-  /** The template's print settings, which the worker hands the engine with the HTML. */
-  pdf?: PageSettings;
+  /** What Pressroom's engine renders for it: the HTML with the template's settings (render's one place for that). */
+  job: RenderJob;
+  /** The template's page settings, for the engines compared (puppeteer's own pdf(), jsreport). */
+  pdf?: renderV1.PageSettings;
   image?: { width: number; height: number };
 }
 
@@ -32,6 +35,7 @@ export function benchDocuments(): BenchDocument[] {
       data: t.sampleData,
       html,
       kind: t.output,
+      job: engineJob({ ...t, owner: "" }, { html, kind: t.output, options: {}, keyId: "" }),
       pdf: pageSettingsOf(t),
       image: t.image ?? undefined,
     };

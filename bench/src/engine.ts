@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { RenderEngine, type EngineStats, type RenderJob } from "@pressroom/render/engine";
+import { RenderEngine, type EngineStats } from "@pressroom/render/engine";
 import type { BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { FreshContexts } from "./fresh-contexts";
@@ -67,7 +67,7 @@ async function burst(v: Variant, concurrency: number, count: number, record: boo
 type Renderer = Pick<RenderEngine, "render" | "close"> & { stats(): Pick<EngineStats, "preparing" | "browserPid"> };
 
 function engineVariant(name: string, renderer: Renderer, doc: BenchDocument): Variant {
-  const job: RenderJob = { html: doc.html, kind: "pdf", page: doc.pdf };
+  const job = doc.job;
   return variant({
     name,
     once: () => renderer.render(job),

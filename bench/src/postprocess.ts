@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { jobEventsV1 } from "@pressroom/contracts";
+import type { RenderOptions } from "@pressroom/domain";
 import { RenderEngine } from "@pressroom/render/engine";
 import { merge, postProcess, postProcessingOf } from "@pressroom/render/postprocess";
 import type { BenchDocument } from "./documents";
@@ -17,7 +17,7 @@ function cpuMs(): number {
   return (user + system) / 1000 + (Number(fields[13]) + Number(fields[14])) * TICK_MS;
 }
 
-const OPTIONS: [string, Partial<jobEventsV1.RenderOptions>][] = [
+const OPTIONS: [string, RenderOptions][] = [
   ["metadata", { metadata: { title: "Invoice", author: "Pressroom", subject: "Bench", keywords: ["a", "b"], creator: "bench" } }],
   ["watermark", { watermark: { text: "CONFIDENTIAL" } }],
   ["pdfua", { pdfua: true }],
@@ -41,7 +41,7 @@ export async function postprocessBench(executablePath: string, doc: BenchDocumen
   let printed: Uint8Array;
   let pages: number;
   try {
-    const out = await engine.render({ html: doc.html, kind: "pdf", page: doc.pdf });
+    const out = await engine.render(doc.job);
     printed = out.data;
     pages = out.pages;
   } finally {
@@ -49,7 +49,7 @@ export async function postprocessBench(executablePath: string, doc: BenchDocumen
   }
   const variants: [string, () => Promise<unknown>][] = [
     ...OPTIONS.map(([name, options]): [string, () => Promise<unknown>] => {
-      const steps = postProcessingOf(jobEventsV1.RenderOptions.fromPartial(options));
+      const steps = postProcessingOf(options);
       return [name, () => postProcess(printed, steps, performance.now() + 60_000)];
     }),
     ["merge of 3 (documents)", () => merge([printed, printed, printed], 60_000)],

@@ -120,6 +120,25 @@ describe("PDF post-processing and merged documents, end to end", () => {
     assert.equal(pdfInfo(pdf).Title, "Statement 3", "the document's <title> is kept");
   });
 
+  it("outline: bookmarks from the document's headings, kept in a PDF/A document", async () => {
+    const html = `${HTML}<h2>Transactions</h2><h1 style="break-before: page">Notes</h1>`;
+    const pdf = await download(await render({ html, data: { n: 5 }, options: { outline: true, pdfa: "PDF/A-2b" } }));
+    const outlines = JSON.parse(tool("qpdf", (f) => ["--json", "--json-key=outlines", f], pdf)) as { outlines: { title: string; kids: { title: string }[] }[] };
+    assert.deepEqual(
+      outlines.outlines.map((entry) => [entry.title, entry.kids.map((kid) => kid.title)]),
+      [
+        ["Statement 5", ["Transactions"]],
+        ["Notes", []],
+      ],
+    );
+    const plain = await download(await render({ html, data: { n: 6 } }));
+    assert.match(
+      tool("qpdf", (f) => ["--json", "--json-key=outlines", f], plain),
+      /"outlines": \[\]/,
+      "none unless asked",
+    );
+  });
+
   it("pdfua: tagged, marked, its language and title shown, XMP pdfuaid", async () => {
     const pdf = await download(await render({ html: HTML, data: { n: 4 }, options: { pdfua: true } }));
     assert.equal(pdfInfo(pdf).Tagged, "yes");

@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import { inspect } from "node:util";
 import { after, before, beforeEach, describe, it } from "node:test";
-import { Pressroom, PressroomClient, PressroomError, type FetchLike, type RenderSucceeded } from "./index";
-import { parseRetryAfter } from "./http";
+import { Pressroom, PressroomError, type FetchLike, type RenderSucceeded } from "./index";
 import { TestServer, closedPort, json } from "./test-support/server";
 
 const API_KEY = "pr_test_key_0123456789";
@@ -25,32 +23,6 @@ async function rejection(promise: Promise<unknown>): Promise<PressroomError> {
   }
   assert.fail("expected a rejection");
 }
-
-describe("Pressroom constructor", () => {
-  it("requires an apiKey", () => {
-    const Loose = Pressroom as unknown as new (options?: unknown) => Pressroom;
-    assert.throws(() => new Loose({}), /apiKey is required/);
-    assert.throws(() => new Loose(), /apiKey is required/);
-    assert.throws(() => new Pressroom({ apiKey: "" }), /apiKey is required/);
-  });
-
-  it("defaults baseUrl to http://localhost:8080 and drops trailing slashes", () => {
-    assert.equal(new Pressroom({ apiKey: API_KEY }).baseUrl, "http://localhost:8080");
-    assert.equal(new Pressroom({ apiKey: API_KEY, baseUrl: "https://api.example.com/" }).baseUrl, "https://api.example.com");
-    assert.throws(() => new Pressroom({ apiKey: API_KEY, baseUrl: "not a url" }), TypeError);
-    assert.throws(() => new Pressroom({ apiKey: API_KEY, timeoutMs: 0 }), TypeError);
-  });
-
-  it("is also exported as PressroomClient", () => {
-    assert.equal(PressroomClient, Pressroom);
-  });
-
-  it("never reveals the API key when logged or serialized", () => {
-    const client = new Pressroom({ apiKey: API_KEY });
-    assert.ok(!JSON.stringify(client).includes(API_KEY));
-    assert.ok(!inspect(client, { showHidden: true, depth: 5 }).includes(API_KEY));
-  });
-});
 
 describe("Pressroom over HTTP", () => {
   let server: TestServer;
@@ -388,17 +360,5 @@ describe("Pressroom without a server", () => {
     const err = await rejection(client.usage());
     assert.deepEqual([err.code, err.status], ["CONNECTION_ERROR", 0]);
     assert.ok(err.cause, "the network error is kept as cause");
-  });
-});
-
-describe("parseRetryAfter", () => {
-  it("reads delta-seconds and HTTP-dates", () => {
-    const now = Date.parse("2026-01-01T00:00:00Z");
-    assert.equal(parseRetryAfter("120", now), 120);
-    assert.equal(parseRetryAfter(" 5 ", now), 5);
-    assert.equal(parseRetryAfter("Thu, 01 Jan 2026 00:00:30 GMT", now), 30);
-    assert.equal(parseRetryAfter("Wed, 31 Dec 2025 23:00:00 GMT", now), 0);
-    assert.equal(parseRetryAfter("soon", now), undefined);
-    assert.equal(parseRetryAfter(null, now), undefined);
   });
 });

@@ -44,6 +44,8 @@ export interface RenderOptions {
   filename?: string;
   pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
   pdfua?: boolean;
+  /** Bookmarks from the document's headings (h1 to h6), nested by level; not with documents. */
+  outline?: boolean;
   /** Drawn as selectable text on every page; opacity 0–1 (default 0.15), angle in degrees (default 45). */
   watermark?: { text: string; opacity?: number; angle?: number; font_size?: number };
   /** AES-256; the passwords are never logged or kept in the job's events. A password must not start with - nor hold control characters. */

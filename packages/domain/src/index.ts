@@ -31,3 +31,33 @@ export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound } from "./templates";
 export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
 export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES } from "./paper";
+export {
+  camelKeys,
+  type CamelKeys,
+  DEFAULT_IMAGE_QUALITY,
+  DEFAULT_MARGIN,
+  DEFAULT_URL_VIEWPORT,
+  downloadName,
+  type EncryptPermissions,
+  type Encryption,
+  IMAGE_FORMATS,
+  type ImageFormat,
+  type KeysOutside,
+  type Margin,
+  type NoKeys,
+  MAX_FILENAME_LENGTH,
+  MAX_IMAGE_SIDE,
+  MEDIA_TYPES,
+  type MediaType,
+  optionsOfContract,
+  optionsToContract,
+  PDFA_LEVELS,
+  type PdfaLevel,
+  pdfaPart,
+  type PdfMetadata,
+  type RenderOptions,
+  safeFilename,
+  type WaitFor,
+  WATERMARK_DEFAULTS,
+  type Watermark,
+} from "./options";

@@ -8,8 +8,8 @@ import type { Config } from "./config";
 import { OutcomeInbox } from "./jobs/job-watch";
 import type { JobBus } from "./jobs/submit";
 import { KEPT_OUTPUT_MAX_BYTES, type KeptOutputInfo } from "./output-delivery";
-import { TemplateDirectory } from "./templates/directory";
-import { CustomerSchemas } from "./templates/schemas";
+import { TemplateDirectory } from "./template-directory";
+import { CustomerSchemas } from "./schemas/schemas";
 
 /** Everything the HTTP app needs; main.ts builds it, tests build their own. */
 export interface GatewayDeps {

@@ -6,7 +6,7 @@ import { gatewayDeps } from "./deps";
 import { answerClientError } from "./errors";
 import { observeRenderQueue } from "./jobs/queue-metrics";
 import { createServer } from "./server";
-import { CustomerSchemas } from "./templates/schemas";
+import { CustomerSchemas } from "./schemas/schemas";
 
 runService({
   name: "gateway",

@@ -1,7 +1,7 @@
 import type { Logger } from "@pressroom/platform/logger";
 import type { Config } from "./config";
 import { RenderEngine } from "./engine";
-import { createSubresourceFetcher } from "./worker/subresources";
+import { createSubresourceFetcher } from "./producer/subresources";
 
 /**
  * Begins the engine's start (Chromium's launch and the warm-up of its pages) with the service's

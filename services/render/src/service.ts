@@ -1,31 +1,37 @@
+import { storeOutput } from "@pressroom/domain";
 import type { ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
+import { EngineProducer } from "./producer/engine-producer";
+import { observeRenderPool } from "./producer/metrics";
 import { JobExpiry } from "./worker/expiry";
-import { observeRenderPool } from "./worker/metrics";
 import { RenderWorker } from "./worker/worker";
 
 /**
  * What render runs beside its catalog: the render worker (the RENDER queue's
- * consumer) and the expiry of overdue jobs on metering's request
- * (worker/expiry.ts). Nothing runs until the runner starts them; Chromium and
+ * consumer), which hands each job to the producer (the engine, templates,
+ * merging and post-processing) and stores what it makes, and the expiry of
+ * overdue jobs on metering's request (worker/expiry.ts). Nothing runs until the runner starts them; Chromium and
  * the template threads close once the renders in flight have ended.
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
   const { config, engine, logger } = deps;
   const { nc, js, jsm } = deps.bus;
+  const producer = new EngineProducer({
+    engine,
+    templates: deps.catalog,
+    expander: deps.expander,
+    deadlineMs: config.RENDER_DEADLINE_MS,
+    maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
+  });
+  const target = { storage: deps.storage, js, bucket: config.OUTPUT_BUCKET };
   const worker = new RenderWorker({
     nc,
     js,
     jsm,
     logger,
-    engine,
-    catalog: deps.catalog,
-    expander: deps.expander,
-    deadlineMs: config.RENDER_DEADLINE_MS,
-    storage: deps.storage,
-    outputBucket: config.OUTPUT_BUCKET,
+    producer,
+    store: (metadata, data) => storeOutput(target, metadata, data),
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
-    maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
     workerName: config.WORKER_NAME,
     slots: config.RENDER_SLOTS,
   });

@@ -11,7 +11,7 @@ import { templateEntry } from "../catalog-entry";
 import { errors } from "../errors";
 import type { PageRoute } from "../route";
 import type { AnonymousReads } from "../access/anonymous";
-import type { TemplateDirectory } from "../templates/directory";
+import type { TemplateDirectory } from "../template-directory";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
 /**

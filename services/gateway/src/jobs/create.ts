@@ -8,8 +8,8 @@ import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, th
 import { readJsonObject } from "../body";
 import { errors } from "../errors";
 import { keepAnnouncedOutput, sendOutput, signedOutputOf, type OutputSource } from "../output-delivery";
-import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../templates/directory";
-import type { CustomerSchemas } from "../templates/schemas";
+import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../template-directory";
+import type { CustomerSchemas } from "../schemas/schemas";
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";

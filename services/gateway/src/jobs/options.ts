@@ -1,24 +1,43 @@
-import { jobEventsV1 } from "@pressroom/contracts";
+import type { jobEventsV1 } from "@pressroom/contracts";
 import { z } from "@pressroom/platform";
-import { MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN } from "@pressroom/domain";
+import {
+  camelKeys,
+  type CamelKeys,
+  DEFAULT_IMAGE_QUALITY,
+  DEFAULT_MARGIN,
+  DEFAULT_URL_VIEWPORT,
+  IMAGE_FORMATS,
+  type KeysOutside,
+  type NoKeys,
+  MAX_FILENAME_LENGTH,
+  MAX_IMAGE_SIDE,
+  MAX_PAPER_IN,
+  MEDIA_TYPES,
+  MIN_PAPER_IN,
+  MIN_PRINTABLE_IN,
+  optionsToContract,
+  PDFA_LEVELS,
+  type RenderOptions as Options,
+  safeFilename,
+  WATERMARK_DEFAULTS,
+} from "@pressroom/domain";
 import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
 
 /**
  * The `options` object of POST /v1/render and /v1/image and the `url`
  * source, one zod schema each (shown in the OpenAPI document, checked by
- * validateJobRequest), and their mapping onto the job contract's
- * RenderOptions. Every object is strict: an unknown option is refused,
- * naming it. A merged document's part takes PartOptions (its page, header,
- * footer and readiness); the whole request takes RenderOptions (those and
- * what the PDF says about itself, its protection and its download name).
+ * validateJobRequest), offering the options of @pressroom/domain's
+ * RenderOptions under their snake_case names (checked at compile time: a
+ * schema field the definition lacks does not compile), and mapped onto the
+ * job contract by name. Every object is strict: an unknown option is
+ * refused, naming it. A merged document's part takes PartOptions (its page,
+ * header, footer and readiness); the whole request takes RenderOptions
+ * (those and what the PDF says about itself, its protection and its download
+ * name).
  */
 
-export const IMAGE_FORMATS = ["png", "jpeg", "webp"] as const;
-export const PDFA_LEVELS = ["PDF/A-1b", "PDF/A-2b", "PDF/A-3b"] as const;
 export const MAX_URL_LENGTH = 2_048;
 export const MAX_DELAY_MS = 10_000;
-export const MAX_FILENAME_LENGTH = 200;
-export const MAX_IMAGE_SIDE = 10_000;
 /** header_html and footer_html, each, in UTF-8 bytes. */
 export const MAX_HEADER_FOOTER_BYTES = 65_536;
 
@@ -37,7 +56,7 @@ export const Margin = z
   .meta({
     id: "Margin",
     description:
-      "Page margins; a side left out keeps the template's margin (1 cm for raw HTML and URLs). " +
+      `Page margins; a side left out keeps the template's margin (${DEFAULT_MARGIN} for raw HTML and URLs). ` +
       `They must leave at least ${MIN_PRINTABLE_IN} inch of the paper to print on, across and down.`,
   });
 
@@ -114,7 +133,7 @@ const PAGE_SHAPE = {
     .meta({ description: 'The pages to keep, e.g. "1-3,5" (from 1). Pages past the document\'s last are left out.' }),
   prefer_css_page_size: flag("Let the document's CSS @page size win over format, width and height.").optional(),
   media: z
-    .enum(["print", "screen"], { error: "must be print or screen" })
+    .enum(MEDIA_TYPES, { error: `must be ${MEDIA_TYPES.join(" or ")}` })
     .optional()
     .meta({ description: "The CSS media type the document is laid out for (default print)." }),
   header_html: Handlebars("header").optional(),
@@ -139,12 +158,22 @@ export const PdfMetadata = z
 export const Watermark = z
   .strictObject({
     text: text(200, "The stamp, drawn as selectable text on every page."),
-    opacity: z.number({ error: "must be a number from 0 to 1" }).min(0, "must be from 0 to 1").max(1, "must be from 0 to 1").optional().meta({
-      description: "0 (invisible) to 1; default 0.15.",
-    }),
-    angle: z.number({ error: "must be a number of degrees" }).min(-360, "must be from -360 to 360").max(360, "must be from -360 to 360").optional().meta({
-      description: "Degrees counter-clockwise; default 45.",
-    }),
+    opacity: z
+      .number({ error: "must be a number from 0 to 1" })
+      .min(0, "must be from 0 to 1")
+      .max(1, "must be from 0 to 1")
+      .optional()
+      .meta({
+        description: `0 (invisible) to 1; default ${WATERMARK_DEFAULTS.opacity}.`,
+      }),
+    angle: z
+      .number({ error: "must be a number of degrees" })
+      .min(-360, "must be from -360 to 360")
+      .max(360, "must be from -360 to 360")
+      .optional()
+      .meta({
+        description: `Degrees counter-clockwise; default ${WATERMARK_DEFAULTS.angle}.`,
+      }),
     font_size: z.number({ error: "must be a number" }).min(1, "must be from 1 to 500").max(500, "must be from 1 to 500").optional().meta({
       description: "Points; default: as large as fits the page.",
     }),
@@ -212,6 +241,7 @@ const DOCUMENT_SHAPE = {
   ).optional(),
   watermark: Watermark.optional(),
   encrypt: Encryption.optional(),
+  outline: flag("Bookmarks from the document's headings (h1 to h6), nested by level. Not for documents.").optional(),
 };
 
 /**
@@ -264,20 +294,20 @@ export const ImageOptions = z
       .min(1, "must be from 1 to 100")
       .max(100, "must be from 1 to 100")
       .optional()
-      .meta({ description: "jpeg and webp only: 1 to 100 (default 90)." }),
+      .meta({ description: `jpeg and webp only: 1 to 100 (default ${DEFAULT_IMAGE_QUALITY}).` }),
     omit_background: flag("png and webp only: a transparent background where the page paints none.").optional(),
     width: z
       .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
       .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
       .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
       .optional()
-      .meta({ description: "url only: the viewport's width in CSS pixels (default 1280)." }),
+      .meta({ description: `url only: the viewport's width in CSS pixels (default ${DEFAULT_URL_VIEWPORT.width}).` }),
     height: z
       .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
       .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
       .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
       .optional()
-      .meta({ description: "url only: the viewport's height in CSS pixels (default 800)." }),
+      .meta({ description: `url only: the viewport's height in CSS pixels (default ${DEFAULT_URL_VIEWPORT.height}).` }),
     device_scale_factor: z
       .int({ error: "must be 1, 2 or 3" })
       .min(1, "must be 1, 2 or 3")
@@ -330,66 +360,30 @@ function validRanges(ranges: string): boolean {
   });
 }
 
-/** A file name made safe for a Content-Disposition header and any file system ("" when nothing is left). */
-export function safeFilename(name: string): string {
-  return name
-    .normalize("NFC")
-    .replace(/[\p{Cc}/\\:*?"<>|]/gu, "_")
-    .replace(/^[\s.]+|[\s.]+$/g, "")
-    .slice(0, MAX_FILENAME_LENGTH);
-}
-
 export type RenderOptionsInput = z.infer<typeof RenderOptions>;
 export type ImageOptionsInput = z.infer<typeof ImageOptions>;
 
-function waitForOf(wait: z.infer<typeof WaitFor> | undefined): jobEventsV1.WaitFor | undefined {
-  return wait && { selector: wait.selector, expression: wait.expression, networkIdle: wait.network_idle, delayMs: wait.delay_ms };
-}
+// Every option of the schemas is an option of the domain's definition, under its camelCase name.
+type _RenderOptionsAreDefined = NoKeys<KeysOutside<CamelKeys<RenderOptionsInput>, Options>>;
+type _ImageOptionsAreDefined = NoKeys<KeysOutside<CamelKeys<Omit<ImageOptionsInput, "format" | "width" | "height">>, Options>>;
 
 /** A part's or a render's options as the job contract carries them. */
 export function renderOptionsOf(options: Partial<RenderOptionsInput>): jobEventsV1.RenderOptions {
-  return jobEventsV1.RenderOptions.fromPartial({
-    format: options.format,
-    width: options.width,
-    height: options.height,
-    landscape: options.landscape,
-    margin: options.margin && { ...options.margin },
-    scale: options.scale,
-    printBackground: options.print_background,
+  return optionsToContract({
+    ...camelKeys(options),
     pageRanges: options.page_ranges?.replace(/\s+/g, ""),
-    preferCssPageSize: options.prefer_css_page_size,
-    media: options.media,
-    headerHtml: options.header_html,
-    footerHtml: options.footer_html,
-    waitFor: waitForOf(options.wait_for),
-    metadata: options.metadata && { ...options.metadata, keywords: options.metadata.keywords ?? [] },
     filename: options.filename === undefined ? undefined : safeFilename(options.filename),
-    pdfa: options.pdfa,
-    pdfua: options.pdfua,
-    watermark: options.watermark && {
-      text: options.watermark.text,
-      opacity: options.watermark.opacity,
-      angle: options.watermark.angle,
-      fontSize: options.watermark.font_size,
-    },
-    encrypt: options.encrypt && {
-      userPassword: options.encrypt.user_password,
-      ownerPassword: options.encrypt.owner_password,
-      permissions: { ...options.encrypt.permissions },
-    },
   });
 }
 
-/** An image's options as the job contract carries them. */
+/** An image's options as the job contract carries them: its format and url viewport under the image's own names. */
 export function imageOptionsOf(options: ImageOptionsInput): jobEventsV1.RenderOptions {
-  return jobEventsV1.RenderOptions.fromPartial({
-    imageFormat: options.format,
-    quality: options.quality,
-    omitBackground: options.omit_background,
-    imageWidth: options.width,
-    imageHeight: options.height,
-    deviceScaleFactor: options.device_scale_factor,
-    waitFor: waitForOf(options.wait_for),
+  const { format, width, height, ...rest } = options;
+  return optionsToContract({
+    ...camelKeys(rest),
+    imageFormat: format,
+    imageWidth: width,
+    imageHeight: height,
     filename: options.filename === undefined ? undefined : safeFilename(options.filename),
   });
 }

@@ -88,6 +88,7 @@ describe("validateJobRequest: url and options", () => {
         metadata: { title: "T", keywords: ["a", "b"] },
         filename: 'a/b:"c".pdf',
         pdfua: true,
+        outline: true,
         watermark: { text: "DRAFT", opacity: 0.3 },
         encrypt: { owner_password: "secret", permissions: { print: true, copy: false, modify: false, annotate: false } },
       },
@@ -106,6 +107,7 @@ describe("validateJobRequest: url and options", () => {
     assert.equal(options.watermark?.opacity, 0.3);
     assert.equal(options.encrypt?.ownerPassword, "secret");
     assert.equal(options.encrypt?.permissions?.print, true);
+    assert.equal(options.outline, true);
     assert.equal(ok("render", { html: "x", data: {} }).options, undefined);
   });
 
@@ -256,10 +258,12 @@ describe("validateJobRequest: documents (a merged PDF)", () => {
     assert.match(message({ html: "x", documents: parts(1) }), /exactly one of template_id, html, url, documents/);
   });
 
-  it("takes only document-level options beside documents: page options go in a part, and no pdfua", () => {
+  it("takes only document-level options beside documents: page options go in a part, and no pdfua or outline", () => {
     assert.match(message({ documents: parts(2), options: { format: "A4" } }), /^options\.format: applies to one part: give it in the part's options/);
     assert.match(message({ documents: parts(2), options: { wait_for: { delay_ms: 10 } } }), /^options\.wait_for: applies to one part/);
     assert.match(message({ documents: parts(2), options: { pdfua: true } }), /^options\.pdfua: a merged document keeps no tag structure/);
+    assert.match(message({ documents: parts(2), options: { outline: true } }), /^options\.outline: a merged document keeps no outline/);
+    assert.match(message({ documents: [{ html: "x", options: { outline: true } }] }), /^documents\.0\.options: unknown option: outline/);
   });
 
   it("refuses pdfa with pdfua", () => {

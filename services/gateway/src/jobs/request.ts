@@ -167,12 +167,14 @@ export const RenderRequest = z
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .check((ctx) => {
     if (ctx.value.documents === undefined || !ctx.value.options) return;
-    for (const option of [...PAGE_OPTIONS, "pdfua"] as const) {
+    for (const option of [...PAGE_OPTIONS, "pdfua", "outline"] as const) {
       if (ctx.value.options[option] === undefined) continue;
       const message =
         option === "pdfua"
           ? "a merged document keeps no tag structure, so it cannot be PDF/UA"
-          : "applies to one part: give it in the part's options (documents[i].options)";
+          : option === "outline"
+            ? "a merged document keeps no outline: its parts' pages are joined without their bookmarks"
+            : "applies to one part: give it in the part's options (documents[i].options)";
       ctx.issues.push({ code: "custom", message, input: ctx.value, path: ["options", option] });
     }
   })

@@ -11,7 +11,7 @@ import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
 import type { TemplateList, TemplateVersions } from "./api";
 import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
-import type { CustomerSchemas } from "./schemas";
+import type { CustomerSchemas } from "../schemas/schemas";
 
 /** The longest a preview may take (a save's, a preview.png's): it waits in its render pod's bounded queue, then renders within its own deadline. */
 const PREVIEW_CALL_MS = 60_000;

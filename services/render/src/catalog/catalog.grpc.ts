@@ -4,9 +4,10 @@ import { publishAccountEvent, templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
-import { paperPixels, type RenderEngine } from "../engine";
-import { pageSettingsOf, templateKey, toProto, type TemplateCatalog } from "./catalog";
+import type { RenderEngine } from "../engine";
+import { templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
+import { previewJob, type PreviewTemplate } from "./engine-job";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
 import { checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
@@ -14,7 +15,7 @@ import type { PreviewQueue } from "./preview-queue";
 import { Previews } from "./previews";
 import { dropPreviews } from "./previews.repository";
 
-type PreviewSource = Pick<TemplateRow, "owner" | "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
+type PreviewSource = PreviewTemplate & Pick<TemplateRow, "body" | "sample_data">;
 
 export function catalogService(deps: {
   catalog: TemplateCatalog;
@@ -30,13 +31,7 @@ export function catalogService(deps: {
   async function renderPng(source: PreviewSource, cacheKey: string | undefined, assets: ReadonlyMap<string, Uint8Array>, signal: AbortSignal): Promise<Buffer> {
     const timeoutMs = deps.previewDeadlineMs;
     const html = await deps.expander.expand({ source: source.body, cacheKey, dataJson: JSON.stringify(source.sample_data), timeoutMs });
-    const page = pageSettingsOf(source);
-    const size = source.image ?? paperPixels(page?.format ?? "A4") ?? paperPixels("A4")!;
-    const image = page?.landscape ? { width: size.height, height: size.width } : size;
-    // An own template's customer HTML runs only in its owner's windows; the public catalog's in the shared ones.
-    const keyId = source.owner ? { keyId: source.owner } : {};
-    const job = { html, kind: "png" as const, image, assets, scriptErrors: source.settings.script_errors ?? "fail", deadlineMs: timeoutMs, ...keyId };
-    const output = await deps.engine.render(job, { signal });
+    const output = await deps.engine.render({ ...previewJob(source, html, assets), deadlineMs: timeoutMs }, { signal });
     return Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength);
   }
 

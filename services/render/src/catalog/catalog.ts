@@ -2,7 +2,6 @@ import { renderV1 } from "@pressroom/contracts";
 import { templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
-import type { PageSettings } from "../engine";
 import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository";
 import { loadAssets } from "./own-templates.repository";
 
@@ -92,8 +91,8 @@ export function templateKey(row: Pick<TemplateRow, "owner" | "id" | "generation"
   return `${row.owner}/${row.id}#${row.generation}@${row.version}`;
 }
 
-/** A PDF template's print settings, as the engine takes them. */
-export function pageSettingsOf(row: Pick<TemplateRow, "page">): PageSettings | undefined {
+/** A PDF template's page settings, as the catalog's contract describes them. */
+export function pageSettingsOf(row: Pick<TemplateRow, "page">): renderV1.PageSettings | undefined {
   if (!row.page) return undefined;
   return {
     format: row.page.format,

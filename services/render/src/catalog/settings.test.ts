@@ -11,7 +11,8 @@ import { RenderFailure, type RenderEngine } from "../engine";
 import { startEngine } from "../test-support/engine";
 import { migrations } from "../migrations";
 import { BUILTIN_DIR, loadBuiltinTemplates } from "./builtin-loader";
-import { TemplateCatalog, imageSettingsOf, pageSettingsOf } from "./catalog";
+import { TemplateCatalog } from "./catalog";
+import { engineJob } from "./engine-job";
 import { syncBuiltins, type TemplateRow } from "./catalog.repository";
 import { compileTemplate } from "./handlebars";
 
@@ -28,13 +29,7 @@ describe("template settings: script errors", () => {
 
   const render = async (catalog: TemplateCatalog, row: TemplateRow) => {
     const template = await catalog.get(row.id, row.version);
-    return engine.render({
-      html: compileTemplate(template.body)(row.sample_data),
-      kind: row.output,
-      page: pageSettingsOf(row),
-      image: imageSettingsOf(row),
-      scriptErrors: row.settings.script_errors ?? "fail",
-    });
+    return engine.render(engineJob(template, { html: compileTemplate(template.body)(row.sample_data), kind: row.output, options: {}, keyId: "" }));
   };
 
   before(async () => {

@@ -1,40 +1,18 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
-import { RenderEngine, RenderFailure, type PageSettings, type SubresourceFetcher } from "./index";
-import {
-  browserProcesses,
-  connectingFetcher,
-  pdfInfo,
-  pdfText,
-  pngSize,
-  recordingHttpServer,
-  startEngine,
-  tcpServer,
-  testLogger,
-} from "../test-support/engine";
+import type { RenderOptions } from "@pressroom/domain";
+import { RenderEngine, RenderFailure, type SubresourceFetcher } from "./index";
+import { browserProcesses, failsWith, pdfInfo, pdfOutline, pdfText, pngSize, startEngine, testLogger } from "../test-support/engine";
 
-const A4_LANDSCAPE: PageSettings = {
+const A4_LANDSCAPE: RenderOptions = {
   format: "A4",
   landscape: true,
-  marginTop: "10mm",
-  marginRight: "10mm",
-  marginBottom: "10mm",
-  marginLeft: "10mm",
-  headerTemplate: "",
-  footerTemplate: "",
+  margin: { top: "10mm", right: "10mm", bottom: "10mm", left: "10mm" },
+  headerHtml: "",
+  footerHtml: "",
 };
-
-function failsWith(reason: RenderFailure["reason"]) {
-  return (err: unknown) => {
-    assert.ok(err instanceof RenderFailure, `expected a RenderFailure, got ${String(err)}`);
-    assert.equal(err.reason, reason, err.message);
-    assert.equal(err.retryable, reason === "crashed" || reason === "page_lost");
-    return true;
-  };
-}
 
 describe("render engine: output", () => {
   let engine: RenderEngine;
@@ -51,7 +29,7 @@ describe("render engine: output", () => {
   });
 
   it("honours page settings: A4 landscape", async () => {
-    const out = await engine.render({ html: "<p>wide</p>", kind: "pdf", page: A4_LANDSCAPE });
+    const out = await engine.render({ html: "<p>wide</p>", kind: "pdf", options: A4_LANDSCAPE });
     const info = pdfInfo(out.data);
     assert.ok(Math.abs(info.widthPt - 841.9) < 2 && Math.abs(info.heightPt - 595.3) < 2, `${info.widthPt} x ${info.heightPt}`);
   });
@@ -61,12 +39,28 @@ describe("render engine: output", () => {
     const out = await engine.render({
       html: `<div style="break-after:page">first</div><div>second</div>`,
       kind: "pdf",
-      page: { ...A4_LANDSCAPE, landscape: false, marginTop: "20mm", marginBottom: "20mm", footerTemplate: footer },
+      options: { ...A4_LANDSCAPE, landscape: false, margin: { ...A4_LANDSCAPE.margin, top: "20mm", bottom: "20mm" }, footerHtml: footer },
     });
     assert.equal(out.pages, 2);
     const text = pdfText(out.data);
     assert.match(text, /Page 1 of 2/);
     assert.match(text, /Page 2 of 2/);
+  });
+
+  it("prints bookmarks from the document's headings, nested by level, only when asked (outline)", async () => {
+    const html = `<h1>Chapter one</h1><h2>Section 1.1</h2><h2>Section 1.2</h2><h1 style="break-before:page">Chapter two</h1>`;
+    const out = await engine.render({ html, kind: "pdf", options: { outline: true } });
+    assert.deepEqual(pdfOutline(out.data), [
+      {
+        title: "Chapter one",
+        kids: [
+          { title: "Section 1.1", kids: [] },
+          { title: "Section 1.2", kids: [] },
+        ],
+      },
+      { title: "Chapter two", kids: [] },
+    ]);
+    assert.deepEqual(pdfOutline((await engine.render({ html, kind: "pdf" })).data), []);
   });
 
   it("honours CSS @page size for raw HTML", async () => {
@@ -76,13 +70,17 @@ describe("render engine: output", () => {
   });
 
   it("renders a PNG of exactly the requested size", async () => {
-    const out = await engine.render({ html: "<body style='background:#246'><h1>Card</h1></body>", kind: "png", image: { width: 1200, height: 630 } });
+    const out = await engine.render({
+      html: "<body style='background:#246'><h1>Card</h1></body>",
+      kind: "png",
+      options: { imageWidth: 1200, imageHeight: 630 },
+    });
     assert.equal(out.contentType, "image/png");
     assert.deepEqual(pngSize(out.data), { width: 1200, height: 630 });
   });
 
   it("applies deviceScaleFactor to the PNG", async () => {
-    const out = await engine.render({ html: "<h1>Card</h1>", kind: "png", image: { width: 1200, height: 630, deviceScaleFactor: 2 } });
+    const out = await engine.render({ html: "<h1>Card</h1>", kind: "png", options: { imageWidth: 1200, imageHeight: 630, deviceScaleFactor: 2 } });
     assert.deepEqual(pngSize(out.data), { width: 2400, height: 1260 });
   });
 
@@ -93,7 +91,7 @@ describe("render engine: output", () => {
         Array.from({ length: 8 }, (_, i) =>
           i % 2
             ? four.render({ html: `<h1>job ${i}</h1>`, kind: "pdf" })
-            : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", image: { width: 400, height: 200 } }),
+            : four.render({ html: `<h1>job ${i}</h1>`, kind: "png", options: { imageWidth: 400, imageHeight: 200 } }),
         ),
       );
       outs.forEach((out, i) => {
@@ -211,175 +209,6 @@ describe("render engine: isolation between jobs on one page", () => {
   });
 });
 
-describe("render engine: network policy", () => {
-  let engine: RenderEngine;
-  before(async () => {
-    engine = await startEngine({ slots: 1, deadlineMs: 15_000 });
-  });
-  after(() => engine.close());
-
-  it("never shows a local file", async () => {
-    const out = await engine.render({
-      kind: "pdf",
-      html: `<iframe src="file:///etc/passwd" style="width:600px;height:300px"></iframe>
-        <object data="file:///etc/passwd" type="text/plain" width="600" height="300"></object>
-        <p id="f"></p><script>fetch("file:///etc/passwd").then((r) => r.text()).then((t) => f.textContent = t, (e) => f.textContent = "fetch failed")</script>`,
-    });
-    const text = pdfText(out.data);
-    assert.doesNotMatch(text, /root:/);
-  });
-
-  it("never lets Chromium reach a local server by itself", async () => {
-    const server = await recordingHttpServer();
-    try {
-      await engine.render({
-        kind: "pdf",
-        html: `<link rel="preconnect" href="http://127.0.0.1:${server.port}"><link rel="stylesheet" href="http://localhost:${server.port}/s.css">
-          <img src="http://127.0.0.1:${server.port}/img.png"><iframe src="http://127.0.0.1:${server.port}/frame"></iframe>
-          <script>fetch("http://127.0.0.1:${server.port}/fetch").catch(() => {}); navigator.sendBeacon("http://127.0.0.1:${server.port}/beacon", "x");
-          new Worker(URL.createObjectURL(new Blob(['fetch("http://127.0.0.1:${server.port}/worker").catch(() => {})'])));</script>`,
-      });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.deepEqual(server.hits, []);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it("gives a WebSocket nothing to connect to", async () => {
-    const server = await tcpServer();
-    try {
-      const out = await engine.render({
-        kind: "pdf",
-        html: `<p id="s">pending</p><script>
-          const ws = new WebSocket("ws://127.0.0.1:${server.port}/");
-          ws.onopen = () => s.textContent = "ws open"; ws.onerror = () => s.textContent = "ws error";
-          const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:${server.port}" }] }); pc.createDataChannel("x");
-          pc.createOffer().then((o) => pc.setLocalDescription(o));
-          </script>`,
-      });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(server.connections(), 0);
-      assert.doesNotMatch(pdfText(out.data), /ws open/);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it("dismisses dialogs and closes popups without hanging", async () => {
-    const out = await engine.render({
-      kind: "pdf",
-      deadlineMs: 10_000,
-      html: `<p id="s"></p><script>
-        alert("a"); const c = confirm("c"); const p = prompt("p");
-        window.open("https://popup.test/"); window.open("about:blank", "_blank");
-        addEventListener("beforeunload", (e) => { e.preventDefault(); e.returnValue = ""; });
-        s.textContent = "after dialogs confirm=" + c + " prompt=" + p;
-        </script><a id="d" href="data:text/plain,x" download="x.txt">d</a><script>d.click()</script>`,
-    });
-    assert.match(pdfText(out.data), /after dialogs confirm=false prompt=null/);
-    // The next render on the same page is unaffected by the beforeunload handler.
-    await engine.render({ kind: "pdf", html: "<p>next</p>" });
-  });
-
-  it("fails a document that navigates itself away", async () => {
-    await assert.rejects(engine.render({ kind: "pdf", html: `<script>location.href = "https://elsewhere.test/"</script>` }), failsWith("blocked_navigation"));
-    await assert.rejects(engine.render({ kind: "pdf", html: `<meta http-equiv="refresh" content="0">` }), failsWith("blocked_navigation"));
-    assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>still fine</p>" })).data), /still fine/);
-  });
-});
-
-describe("render engine: sub-requests", () => {
-  let engine: RenderEngine;
-  let silent: Awaited<ReturnType<typeof tcpServer>>;
-  let origin: Awaited<ReturnType<typeof recordingHttpServer>>;
-  const seen: string[] = [];
-
-  before(async () => {
-    silent = await tcpServer();
-    origin = await recordingHttpServer();
-    const fetcher: SubresourceFetcher = async (req) => {
-      seen.push(req.url.href);
-      // Redirect hops come back to the engine as 3xx; the fetcher never follows them.
-      if (req.url.hostname === "frame.test") {
-        if (req.url.pathname === "/") {
-          const html = `<img src="https://frame.test/in-frame.svg"><script>new Worker(URL.createObjectURL(new Blob(['fetch("https://frame.test/from-worker")'])))</script>`;
-          return { status: 200, headers: { "content-type": "text/html" }, body: Buffer.from(html) };
-        }
-        // The document's load (and so its print) waits until both workers have fetched, or 3 s:
-        // a worker that had not run by then would die with the document, unseen either way.
-        for (
-          let i = 0;
-          i < 150 && req.url.pathname === "/hold.svg" && !(seen.includes("https://frame.test/from-worker") && seen.includes("https://frame.test/top-worker"));
-          i++
-        ) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        return {
-          status: 200,
-          headers: { "content-type": "image/svg+xml" },
-          body: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'),
-        };
-      }
-      if (req.url.hostname === "gzip.test") {
-        assert.equal(req.headers["Accept-Encoding"], "gzip, deflate, br");
-        const js = gzipSync('document.getElementById("z").textContent = "decoded " + "gzip";');
-        return { status: 200, headers: { "content-type": "text/javascript", "content-encoding": "gzip" }, body: js };
-      }
-      if (req.url.hostname === "redirect.test") {
-        return req.url.pathname === "/start.js"
-          ? { status: 302, headers: { location: "https://redirect.test/final.js" }, body: Buffer.alloc(0) }
-          : {
-              status: 200,
-              headers: { "content-type": "text/javascript" },
-              body: Buffer.from('document.getElementById("s").textContent = "arrived after redirect";'),
-            };
-      }
-      return connectingFetcher(req);
-    };
-    engine = await startEngine({ slots: 1, subrequestTimeoutMs: 500, deadlineMs: 15_000, fetchSubresource: fetcher });
-  });
-  after(async () => {
-    await engine.close();
-    await silent.close();
-    await origin.close();
-  });
-
-  it("finishes when a sub-resource never answers (its own timeout, not the render's)", async () => {
-    const out = await engine.render({
-      kind: "pdf",
-      html: `<p id="s">loading</p><img src="http://127.0.0.1:${silent.port}/never.png" onerror="s.textContent='image gave up'">`,
-    });
-    assert.ok(silent.connections() >= 1, "the fetcher really connected");
-    assert.match(pdfText(out.data), /image gave up/);
-  });
-
-  it("sees the requests of cross-site frames and workers too", async () => {
-    await engine.render({
-      kind: "pdf",
-      html: `<iframe src="https://frame.test/"></iframe><script>new Worker(URL.createObjectURL(new Blob(['fetch("https://frame.test/top-worker")'])))</script>
-        <img src="https://frame.test/hold.svg">`,
-    });
-    assert.ok(seen.includes("https://frame.test/in-frame.svg"), "a cross-site frame's image");
-    assert.ok(seen.includes("https://frame.test/top-worker"), "a worker's fetch");
-    assert.ok(seen.includes("https://frame.test/from-worker"), "a cross-site frame's worker's fetch");
-  });
-
-  it("answers through the fetcher and replays redirects hop by hop", async () => {
-    const out = await engine.render({
-      kind: "pdf",
-      html: `<p id="s">no script</p><script src="https://redirect.test/start.js"></script><img src="http://127.0.0.1:${origin.port}/allowed">
-        <p id="z">not decoded</p><script src="https://gzip.test/z.js"></script>`,
-    });
-    assert.match(pdfText(out.data), /arrived after redirect/);
-    assert.match(pdfText(out.data), /decoded gzip/);
-    const hops = seen.filter((u) => u.startsWith("https://redirect.test/"));
-    assert.deepEqual(hops, ["https://redirect.test/start.js", "https://redirect.test/final.js"]);
-    // The fetcher (not Chromium) reached the local server.
-    assert.ok(origin.hits.includes("GET /allowed"), origin.hits.join(" "));
-  });
-});
-
 describe("render engine: limits", () => {
   let engine: RenderEngine;
   const logger = testLogger();
@@ -433,63 +262,9 @@ describe("render engine: limits", () => {
         assert.match((err as Error).message, /2000 bytes/);
         return true;
       });
-      await assert.rejects(small.render({ kind: "png", html: "<h1>x</h1>", image: { width: 800, height: 600 } }), failsWith("output_cap"));
+      await assert.rejects(small.render({ kind: "png", html: "<h1>x</h1>", options: { imageWidth: 800, imageHeight: 600 } }), failsWith("output_cap"));
     } finally {
       await small.close();
-    }
-  });
-});
-
-describe("render engine: a page lost while its document runs", () => {
-  // One slot and no spare: a lost page that were used again would fail every later job.
-  let engine: RenderEngine;
-  before(async () => {
-    engine = await startEngine({ slots: 1, sparePages: 0, rendererHeapMiB: 64 });
-  });
-  after(() => engine.close());
-
-  it("fails a document that closes its own window as its own doing, and never uses that page again", async () => {
-    const before = engine.stats();
-    await assert.rejects(engine.render({ kind: "pdf", html: "<p>work</p><script>window.close()</script>" }), (err: unknown) => {
-      failsWith("window_closed")(err);
-      assert.match((err as Error).message, /closed its own window/);
-      return true;
-    });
-    await assert.rejects(
-      engine.render({
-        kind: "pdf",
-        html: "<p>later</p><script>setTimeout(() => window.close(), 50); const t = Date.now(); while (Date.now() - t < 300) {}</script>",
-      }),
-      failsWith("window_closed"),
-    );
-    for (const n of [1, 2, 3]) assert.match(pdfText((await engine.render({ kind: "pdf", html: `<p>next ${n}</p>` })).data), new RegExp(`next ${n}`));
-    assert.equal(engine.stats().relaunches, before.relaunches, "the browser stayed up: only the pages were replaced");
-  });
-
-  it("fails a document whose renderer runs out of memory as its own doing, with the browser up", async () => {
-    const before = engine.stats();
-    await assert.rejects(
-      engine.render({ kind: "pdf", html: "<script>let a=[];for(;;)a.push(new Array(1e6).fill(1))</script>", deadlineMs: 20_000 }),
-      failsWith("renderer_crashed"),
-    );
-    assert.match(pdfText((await engine.render({ kind: "pdf", html: "<p>after the bomb</p>" })).data), /after the bomb/);
-    assert.equal(engine.stats().relaunches, before.relaunches);
-    assert.equal(engine.stats().browserPid, before.browserPid);
-  });
-
-  it("cannot tell whose fault pages lost together are: retryable", async () => {
-    const two = await startEngine({ slots: 2, sparePages: 0 });
-    try {
-      const busy = "<script>const t = Date.now(); while (Date.now() - t < 8000) {}</script>";
-      const jobs = [two.render({ kind: "pdf", html: busy, deadlineMs: 20_000 }), two.render({ kind: "pdf", html: busy, deadlineMs: 20_000 })];
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const renderers = browserProcesses(two.stats().browserPid!).filter((p) => p.args.includes("--type=renderer"));
-      assert.ok(renderers.length >= 2, `renderers: ${renderers.length}`);
-      for (const { pid } of renderers) process.kill(pid, "SIGKILL");
-      await Promise.all(jobs.map((job) => assert.rejects(job, failsWith("page_lost"))));
-      assert.match(pdfText((await two.render({ kind: "pdf", html: "<p>after</p>" })).data), /after/);
-    } finally {
-      await two.close();
     }
   });
 });

@@ -1,10 +1,11 @@
 import { FifoSemaphore } from "./fifo";
-import { Generation, GenerationGone, type GenerationOptions } from "./generation";
+import { Generation, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
 import { deadlineOf, NotStarted } from "./job";
 import { engineSettings } from "./options";
 import type { Slot } from "./slot";
 import { fetchPage } from "./url-source";
+import { PoolClosed } from "./window-pool";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
 
 /** The longest a job waits for a browser to come back before failing as `crashed`. */
@@ -160,7 +161,7 @@ export class RenderEngine {
         const generation = await this.liveGeneration(waitSignal);
         return { slot: await generation.take(key, waitSignal), generation };
       } catch (err) {
-        if (err instanceof GenerationGone) continue;
+        if (err instanceof PoolClosed) continue;
         if (signal?.aborted) throw signal.reason;
         if (giveUp.aborted) throw new RenderFailure("crashed", "no browser was available to render the document");
         throw err;
@@ -177,7 +178,7 @@ export class RenderEngine {
     });
     aborted.catch(() => undefined);
     await Promise.race([this.launching, aborted]);
-    throw new GenerationGone(); // loop round: current is set now
+    throw new PoolClosed(); // loop round: current is set now
   }
 
   private async launch(): Promise<Generation> {

@@ -45,7 +45,11 @@ describe("render engine: fonts", () => {
 
   it("draws CJK and emoji as glyphs, not boxes: different characters give different pixels", async () => {
     const png = (text: string) =>
-      engine.render({ kind: "png", html: `<body style="margin:0"><p style="font-size:40px;margin:8px">${text}</p></body>`, image: { width: 240, height: 80 } });
+      engine.render({
+        kind: "png",
+        html: `<body style="margin:0"><p style="font-size:40px;margin:8px">${text}</p></body>`,
+        options: { imageWidth: 240, imageHeight: 80 },
+      });
     // A missing glyph is drawn as the same box whatever the character, so two
     // different strings of missing glyphs would come out as identical images.
     const [japanese, chinese, korean, emojiA, emojiB, unassigned] = await Promise.all(

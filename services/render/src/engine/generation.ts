@@ -1,14 +1,11 @@
 import type { Browser, CDPSession, Protocol } from "puppeteer-core";
 import { openChromium, type LaunchSettings } from "./chromium";
 import { noop, withTimeout } from "./async";
-import { WaiterQueue } from "./fifo";
 import { browserStopped, pagesLost, rendererCrashed, windowClosed } from "./job";
 import type { SlotSettings } from "./options";
 import { Slot, type PageLoss } from "./slot";
 import { RenderFailure, type EngineLogger } from "./types";
-
-/** The generation stopped handing out pages (crash, recycle): take one from the next. */
-export class GenerationGone extends Error {}
+import { PoolClosed, WindowPool } from "./window-pool";
 
 export interface GenerationOptions {
   launch: LaunchSettings;
@@ -25,7 +22,6 @@ export interface GenerationOptions {
 }
 
 const CLOSE_MS = 3_000;
-const OPEN_FAILURES_BEFORE_RELAUNCH = 5;
 /**
  * How long after a page is lost the browser is watched before the loss is
  * judged: a browser that dies or is killed takes its pages with it within
@@ -35,46 +31,39 @@ const LOSS_VERDICT_MS = 500;
 /** The browser's answer to a round trip, when judging a lost page. */
 const ANSWER_MS = 2_000;
 /**
- * One Chromium process and its windows (a browser context and its page each).
- * A window serves one key only: a fresh one is bound to the key of its first
- * job, then reset after each job and kept for that key's next ones; when a
- * fresh window is needed and the browser holds `maxWindows`, the key window
- * idle the longest is disposed. Replaced as a whole when the browser
- * dies or hangs, and retired (after its in-flight jobs) when it is recycled.
- * With a Chromium started elsewhere (LaunchSettings.connectUrl), one connection
- * to it and its warm pages: closing or killing it drops the connection (which
- * disposes its contexts) and leaves the browser to whoever runs it.
+ * One Chromium process, its windows (a WindowPool: a window per key, reset
+ * between its jobs) and the blame for a window lost while its document ran
+ * (`judgeLoss`). Replaced as a whole when the browser dies or hangs, and
+ * retired (after its in-flight jobs) when it is recycled. With a Chromium
+ * started elsewhere (LaunchSettings.connectUrl), one connection to it and its
+ * warm pages: closing or killing it drops the connection (which disposes its
+ * contexts) and leaves the browser to whoever runs it.
  */
 export class Generation {
   state: "live" | "retiring" | "dead" = "live";
   renders = 0;
-  /** Windows opened since launch. */
-  opened = 0;
-  private busy = 0;
-  /** Pages being wiped or opened: work the engine does between jobs. */
-  private preparingCount = 0;
-  /** Windows being opened, then warmed up (registered in `slots` by then). */
-  private opening = 0;
-  private warming = 0;
   private closing = false;
-  private openFailures = 0;
-  private readonly slots = new Map<string, Slot>();
-  /** Reset windows bound to a key, free; the one idle the longest first. */
-  private readonly idle: Slot[] = [];
-  /** Warm windows no job has run in, free for any key. */
-  private readonly fresh: Slot[] = [];
-  /** Jobs waiting for a window, by key. */
-  private readonly waiters = new WaiterQueue<Slot, string>();
   /** When pages were lost lately (performance.now()), to tell a page lost alone from pages lost together. */
   private losses: number[] = [];
   private closed: Promise<void> | undefined;
+  private readonly pool: WindowPool<Slot>;
 
   private constructor(
     readonly id: number,
     private readonly browser: Browser,
     private readonly session: CDPSession,
     private readonly opts: GenerationOptions,
-  ) {}
+  ) {
+    this.pool = new WindowPool<Slot>({
+      open: () => Slot.open({ ...opts.slot, browser: session, onGone: (slot, loss) => this.pageGone(slot, loss) }),
+      spares: opts.spares,
+      maxWindows: opts.maxWindows,
+      logger: opts.logger,
+      logFields: { generation: id },
+      onBrowserStuck: () => this.kill(),
+      onDrained: () => void this.close(),
+    });
+  }
 
   /** Launches (or connects to) Chromium and resolves once every page is warm. */
   static async launch(id: number, opts: GenerationOptions): Promise<Generation> {
@@ -92,7 +81,7 @@ export class Generation {
         if (e.targetId) gen.pageGone(gen.slotOfTarget(e.targetId), "closed");
       });
       await session.send("Target.setDiscoverTargets", { discover: true });
-      await Promise.all(Array.from({ length: opts.pages }, () => gen.openSlot(true)));
+      await gen.pool.start(opts.pages);
       return gen;
     } catch (err) {
       if (generation) await generation.close();
@@ -113,105 +102,39 @@ export class Generation {
 
   /** Windows held, busy, free or being opened. */
   get windows(): number {
-    return this.slots.size + this.opening;
+    return this.pool.size;
+  }
+
+  /** Windows opened since launch. */
+  get opened(): number {
+    return this.pool.opened;
   }
 
   /** Free windows: a key's own, reset, and fresh ones. */
   get warmPages(): number {
-    return this.state === "live" ? this.idle.length + this.fresh.length : 0;
+    return this.state === "live" ? this.pool.free : 0;
   }
 
   get preparing(): number {
-    return this.state === "live" ? this.preparingCount : 0;
+    return this.state === "live" ? this.pool.preparing : 0;
   }
 
-  /**
-   * A warm window for one job of `key`: one of the key's own, reset, or else a
-   * fresh one, which is bound to the key from now on. Waits (FIFO among jobs that
-   * could take the same window) for a reset or a fresh window to be ready.
-   */
+  /** A warm window for one job of `key` (see WindowPool.take). */
   take(key: string, signal?: AbortSignal): Promise<Slot> {
-    if (this.state !== "live") return Promise.reject(new GenerationGone());
-    const slot = this.takeFree(key);
-    if (slot) {
-      this.topUp();
-      return Promise.resolve(slot);
-    }
-    const waiting = this.waiters.wait(signal, key);
-    this.topUp();
-    return waiting;
-  }
-
-  /** The key's own free window (the most recently used), or a fresh one bound to it; counted busy. */
-  private takeFree(key: string): Slot | undefined {
-    const own = this.idle.findLastIndex((slot) => slot.owner === key);
-    const slot = own === -1 ? this.fresh.shift() : this.idle.splice(own, 1)[0];
-    if (!slot) return undefined;
-    slot.owner = key;
-    this.busy++;
-    return slot;
-  }
-
-  /**
-   * Keeps `spares` fresh windows ready, and one more for each job waiting whose
-   * key has no window of its own coming back (busy or being reset), opening them
-   * while the browser holds fewer than `maxWindows` and disposing the key window
-   * idle the longest otherwise.
-   */
-  private topUp(): void {
-    if (this.state !== "live") return;
-    const free = new Set([...this.idle, ...this.fresh]);
-    const returning = new Set([...this.slots.values()].filter((slot) => !free.has(slot) && slot.reusable).map((slot) => slot.owner));
-    const unserved = this.waiters.tags.filter((key) => !returning.has(key)).length;
-    let short = this.opts.spares + unserved - this.fresh.length - this.opening - this.warming;
-    for (; short > 0; short--) {
-      if (this.windows >= this.opts.maxWindows) {
-        const oldest = this.idle.shift();
-        if (!oldest) return;
-        this.discard(oldest);
-      }
-      void this.openSlot(false).catch(noop);
-    }
+    if (this.state !== "live") return Promise.reject(new PoolClosed());
+    return this.pool.take(key, signal);
   }
 
   /** Gives a window back after its job: reset and kept for its key, or thrown away. */
   release(slot: Slot): void {
-    this.busy--;
-    if (this.state === "dead") return;
-    if (this.state === "retiring") {
-      this.slots.delete(slot.contextId);
-      if (this.busy === 0) void this.close();
-      return;
-    }
-    if (slot.reusable) {
-      this.preparingCount++;
-      slot.wipe().then(
-        () => {
-          this.preparingCount--;
-          this.makeIdle(slot);
-        },
-        (err: unknown) => {
-          this.preparingCount--;
-          if (this.state !== "live") return;
-          this.opts.logger?.warn({ err, generation: this.id }, "page wipe failed; replacing the page");
-          this.discard(slot);
-          this.topUp();
-        },
-      );
-    } else {
-      this.discard(slot);
-      this.topUp();
-    }
+    this.pool.release(slot);
   }
 
   /** Stops handing out pages; closes the browser once the jobs in flight are done. */
   retire(): void {
     if (this.state !== "live") return;
     this.state = "retiring";
-    this.waiters.rejectAll(new GenerationGone());
-    this.idle.length = 0;
-    this.fresh.length = 0;
-    if (this.busy === 0) void this.close();
+    this.pool.drain();
   }
 
   /** Kills the browser: in-flight jobs fail with `crashed`. Never hangs. */
@@ -265,10 +188,7 @@ export class Generation {
 
   private die(failure: RenderFailure): void {
     this.state = "dead";
-    for (const slot of this.slots.values()) slot.markBroken(failure);
-    this.waiters.rejectAll(new GenerationGone());
-    this.idle.length = 0;
-    this.fresh.length = 0;
+    this.pool.close(failure);
   }
 
   /**
@@ -281,13 +201,7 @@ export class Generation {
     const at = performance.now();
     this.losses = [...this.losses.filter((t) => at - t <= 2 * LOSS_VERDICT_MS), at];
     slot.lose(this.judgeLoss(loss, at));
-    for (const free of [this.idle, this.fresh]) {
-      const i = free.indexOf(slot);
-      if (i === -1) continue;
-      free.splice(i, 1);
-      this.discard(slot);
-      this.topUp();
-    }
+    this.pool.lost(slot);
   }
 
   /**
@@ -309,77 +223,15 @@ export class Generation {
   }
 
   private slotOfTarget(targetId: string): Slot | undefined {
-    for (const slot of this.slots.values()) if (slot.targetId === targetId) return slot;
-    return undefined;
+    return this.pool.find((slot) => slot.targetId === targetId);
   }
 
   /** Popups (window.open, target=_blank) get closed as soon as they exist. */
   private onTargetCreated(info: Protocol.Target.TargetInfo): void {
     if (info.type !== "page" || !info.browserContextId) return;
-    const owner = this.slots.get(info.browserContextId);
+    const owner = this.pool.byContext(info.browserContextId);
     if (owner && owner.targetId !== info.targetId) {
       void this.session.send("Target.closeTarget", { targetId: info.targetId }).catch(noop);
-    }
-  }
-
-  /** A window is free (reset for its key, or fresh): it goes to the first job waiting that may take it. */
-  private makeIdle(slot: Slot): void {
-    if (this.state !== "live") return;
-    (slot.owner === undefined ? this.fresh : this.idle).push(slot);
-    this.waiters.serveEach((key) => this.takeFree(key));
-    this.topUp();
-  }
-
-  /** Disposes a window's context; a browser that does not confirm it in time is killed. */
-  private discard(slot: Slot): void {
-    this.slots.delete(slot.contextId);
-    void slot.destroy().then((disposed) => {
-      if (this.state !== "live" || disposed) return;
-      this.opts.logger?.error({ generation: this.id }, "browser did not dispose a context in time; killing it");
-      this.kill();
-    });
-  }
-
-  /** Opens one fresh window. During launch a failure fails the launch; later it is retried, then the browser is relaunched. */
-  private async openSlot(launching: boolean): Promise<void> {
-    this.preparingCount++;
-    this.opening++;
-    this.opened++;
-    let slot: Slot | undefined;
-    try {
-      slot = await Slot.open({ ...this.opts.slot, browser: this.session, onGone: (s, loss) => this.pageGone(s, loss) });
-      // Register first so a popup or crash during the warm-up is attributed to this page.
-      this.slots.set(slot.contextId, slot);
-      this.opening--;
-      this.warming++;
-      try {
-        await slot.warmUp();
-      } catch (err) {
-        this.slots.delete(slot.contextId);
-        void slot.destroy();
-        throw err;
-      } finally {
-        this.warming--;
-      }
-      if (this.state !== "live") {
-        void slot.destroy();
-        return;
-      }
-      this.openFailures = 0;
-      this.makeIdle(slot);
-    } catch (err) {
-      if (!slot) this.opening--;
-      if (launching) throw err;
-      if (this.state !== "live") return;
-      this.openFailures++;
-      this.opts.logger?.warn({ err, generation: this.id, failures: this.openFailures }, "could not open a page");
-      if (this.openFailures >= OPEN_FAILURES_BEFORE_RELAUNCH) {
-        this.kill();
-        return;
-      }
-      setTimeout(() => this.topUp(), 100 * this.openFailures).unref();
-    } finally {
-      this.preparingCount--;
     }
   }
 

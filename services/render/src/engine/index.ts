@@ -4,15 +4,11 @@ export {
   type EngineLogger,
   type EngineOptions,
   type FailureReason,
-  type ImageFormat,
-  type PageSettings,
-  type PrintSettings,
   type RenderCallOptions,
   type RenderJob,
   type RenderOutput,
   type SubresourceBudget,
   type SubresourceFetcher,
-  type WaitCondition,
 } from "./types";
 export { countPdfPages } from "./pdf";
 export { outputCap } from "./job";

@@ -21,15 +21,12 @@ describe("paper", () => {
     const layout = layoutOf({
       html: "",
       kind: "pdf",
-      page: {
+      options: {
         format: "A4",
         landscape: true,
-        marginTop: "10mm",
-        marginRight: "10mm",
-        marginBottom: "10mm",
-        marginLeft: "10mm",
-        headerTemplate: "",
-        footerTemplate: "<span class=pageNumber></span>",
+        margin: { top: "10mm", right: "10mm", bottom: "10mm", left: "10mm" },
+        headerHtml: "",
+        footerHtml: "<span class=pageNumber></span>",
       },
     });
     assert.equal(layout.print?.landscape, true);
@@ -39,26 +36,34 @@ describe("paper", () => {
     assert.ok(layout.viewport.width > layout.viewport.height, "landscape content area");
   });
 
-  it("lets raw HTML choose its own page size", () => {
+  it("lets a document without a paper choose its own page size, on A4 with 1 cm margins otherwise", () => {
     const layout = layoutOf({ html: "", kind: "pdf" });
     assert.equal(layout.print?.preferCSSPageSize, true);
     assert.equal(layout.print?.displayHeaderFooter, false);
+    assert.deepEqual(
+      [layout.print?.paperWidth, layout.print?.paperHeight, layout.print?.marginTop, layout.print?.marginLeft],
+      [8.2677, 11.6929, 1 / 2.54, 1 / 2.54],
+    );
+    const margins = layoutOf({ html: "", kind: "pdf", options: { margin: { top: "2cm" }, landscape: true } });
+    assert.deepEqual([margins.print?.marginTop, margins.print?.marginBottom, margins.print?.landscape], [2 / 2.54, 1 / 2.54, true]);
+    assert.equal(margins.print?.preferCSSPageSize, true, "still no paper: the CSS @page size wins");
+    assert.equal(layoutOf({ html: "", kind: "pdf", options: { format: "A5" } }).print?.preferCSSPageSize, false);
   });
 
   it("refuses impossible jobs as invalid_document", () => {
     const invalid = (err: unknown) => err instanceof RenderFailure && err.reason === "invalid_document" && !err.retryable;
     assert.throws(() => layoutOf({ html: "", kind: "png" }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 0, height: 10 } }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, deviceScaleFactor: 4 as 2 } }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, format: "jpeg", omitBackground: true } }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "pdf", print: { scale: 3 } }), invalid);
-    assert.throws(() => layoutOf({ html: "", kind: "pdf", print: { pageRanges: "1-a" } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", options: { imageWidth: 0, imageHeight: 10 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", options: { imageWidth: 10, imageHeight: 10, deviceScaleFactor: 4 as 2 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "png", options: { imageWidth: 10, imageHeight: 10, imageFormat: "jpeg", omitBackground: true } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "pdf", options: { scale: 3 } }), invalid);
+    assert.throws(() => layoutOf({ html: "", kind: "pdf", options: { pageRanges: "1-a" } }), invalid);
     assert.throws(
       () =>
         layoutOf({
           html: "",
           kind: "pdf",
-          page: { format: "B7", landscape: false, marginTop: "", marginRight: "", marginBottom: "", marginLeft: "", headerTemplate: "", footerTemplate: "" },
+          options: { format: "B7" },
         }),
       invalid,
     );
@@ -67,41 +72,36 @@ describe("paper", () => {
         layoutOf({
           html: "",
           kind: "pdf",
-          page: {
-            format: "A6",
-            landscape: false,
-            marginTop: "3in",
-            marginRight: "",
-            marginBottom: "3in",
-            marginLeft: "",
-            headerTemplate: "",
-            footerTemplate: "",
-          },
+          options: { format: "A6", margin: { top: "3in", bottom: "3in" } },
         }),
       invalid,
     );
   });
 
-  const page = { landscape: false, marginTop: "0", marginRight: "0", marginBottom: "0", marginLeft: "0", headerTemplate: "", footerTemplate: "" };
+  const margin = { top: "0", right: "0", bottom: "0", left: "0" };
 
   it("takes a paper of width and height in CSS lengths, and refuses one out of range", () => {
-    const layout = layoutOf({ html: "", kind: "pdf", page: { ...page, format: "", width: "100mm", height: "4in" } });
+    const layout = layoutOf({ html: "", kind: "pdf", options: { margin, width: "100mm", height: "4in" } });
     assert.ok(Math.abs(layout.print!.paperWidth - 100 / 25.4) < 1e-9);
     assert.equal(layout.print!.paperHeight, 4);
     assert.equal(layout.viewport.width, Math.round((100 / 25.4) * 96));
-    assert.throws(
-      () => layoutOf({ html: "", kind: "pdf", page: { ...page, format: "", width: "1mm", height: "4in" } }),
-      /paper width must be from 1 to 200 inches/,
-    );
+    assert.throws(() => layoutOf({ html: "", kind: "pdf", options: { margin, width: "1mm", height: "4in" } }), /paper width must be from 1 to 200 inches/);
   });
 
   it("adds the print settings, the media and the readiness condition", () => {
     const layout = layoutOf({
       html: "",
       kind: "pdf",
-      page: { ...page, format: "A4" },
-      print: { scale: 0.5, printBackground: false, pageRanges: "1-2,4", preferCssPageSize: true, media: "screen" },
-      waitFor: { selector: "#ready" },
+      options: {
+        margin,
+        format: "A4",
+        scale: 0.5,
+        printBackground: false,
+        pageRanges: "1-2,4",
+        preferCssPageSize: true,
+        media: "screen",
+        waitFor: { selector: "#ready" },
+      },
     });
     assert.equal(layout.print?.scale, 0.5);
     assert.equal(layout.print?.printBackground, false);
@@ -109,19 +109,19 @@ describe("paper", () => {
     assert.equal(layout.print?.preferCSSPageSize, true);
     assert.equal(layout.media, "screen");
     assert.deepEqual(layout.waitFor, { selector: "#ready" });
-    const raw = layoutOf({ html: "", kind: "pdf", print: { printBackground: false } });
+    const raw = layoutOf({ html: "", kind: "pdf", options: { printBackground: false } });
     assert.equal(raw.print?.preferCSSPageSize, true);
     assert.equal(raw.print?.printBackground, false);
   });
 
   it("captures an image in its format, with quality where it has one", () => {
-    assert.equal(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10 } }).capture, undefined);
-    assert.deepEqual(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, format: "jpeg" } }).capture, {
+    assert.equal(layoutOf({ html: "", kind: "png", options: { imageWidth: 10, imageHeight: 10 } }).capture, undefined);
+    assert.deepEqual(layoutOf({ html: "", kind: "png", options: { imageWidth: 10, imageHeight: 10, imageFormat: "jpeg" } }).capture, {
       format: "jpeg",
       quality: 90,
       omitBackground: false,
     });
-    assert.deepEqual(layoutOf({ html: "", kind: "png", image: { width: 10, height: 10, omitBackground: true } }).capture, {
+    assert.deepEqual(layoutOf({ html: "", kind: "png", options: { imageWidth: 10, imageHeight: 10, omitBackground: true } }).capture, {
       format: "png",
       quality: undefined,
       omitBackground: true,

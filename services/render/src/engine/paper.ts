@@ -1,10 +1,20 @@
-import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_INCHES } from "@pressroom/domain";
-import { RenderFailure, type ImageFormat, type PrintSettings, type RenderJob, type RenderOutput, type WaitCondition } from "./types";
+import {
+  CSS_UNITS_PER_INCH,
+  DEFAULT_IMAGE_QUALITY,
+  DEFAULT_MARGIN,
+  MAX_IMAGE_SIDE,
+  MAX_PAPER_IN,
+  MIN_PAPER_IN,
+  MIN_PRINTABLE_IN,
+  PAPER_INCHES,
+  type ImageFormat,
+  type RenderOptions,
+  type WaitFor,
+} from "@pressroom/domain";
+import type { WaitCondition } from "./readiness";
+import { RenderFailure, type RenderJob, type RenderOutput } from "./types";
 
-/** Chromium's default margin when printToPDF is given none (1 cm). */
-const DEFAULT_MARGIN_IN = 0.3937;
 const CSS_PX_PER_IN = 96;
-export const MAX_IMAGE_SIDE = 10_000;
 
 /** A named paper format's portrait size in CSS px (96 per inch), or undefined for a name the engine does not know. */
 export function paperPixels(format: string): { width: number; height: number } | undefined {
@@ -40,6 +50,7 @@ export interface PrintParams {
   scale?: number;
   printBackground?: boolean;
   pageRanges?: string;
+  generateDocumentOutline?: boolean;
 }
 
 /** What a job needs from a page before and after it loads. */
@@ -67,87 +78,94 @@ const BLANK_TEMPLATE = "<span></span>";
 /** Checks a job and derives its layout. Throws RenderFailure("invalid_document"). */
 export function layoutOf(job: RenderJob): JobLayout {
   if (typeof job.html !== "string") throw new RenderFailure("invalid_document", "html must be a string");
-  const ready = job.waitFor ? { waitFor: job.waitFor } : {};
-  if (job.kind === "png") return { ...imageLayout(job), ...ready };
+  const options = job.options ?? {};
+  const waitFor = conditionOf(options.waitFor);
+  const ready = waitFor ? { waitFor } : {};
+  if (job.kind === "png") return { ...imageLayout(options), ...ready };
   if (job.kind !== "pdf") throw new RenderFailure("invalid_document", `unknown output kind "${String(job.kind)}"`);
-  return { ...pdfLayout(job), ...(job.print?.media ? { media: job.print.media } : {}), ...ready };
+  return { ...pdfLayout(options), ...(options.media ? { media: options.media } : {}), ...ready };
 }
 
-function imageLayout(job: RenderJob): JobLayout {
-  const image = job.image;
-  if (!image) throw new RenderFailure("invalid_document", "an image render needs a width and a height");
-  for (const side of ["width", "height"] as const) {
-    const v = image[side];
+/** The one condition of a waitFor, if any. */
+function conditionOf(wait: WaitFor | undefined): WaitCondition | undefined {
+  if (!wait) return undefined;
+  if (wait.selector !== undefined) return { selector: wait.selector };
+  if (wait.expression !== undefined) return { expression: wait.expression };
+  if (wait.networkIdle) return { networkIdle: true };
+  if (wait.delayMs !== undefined) return { delayMs: wait.delayMs };
+  return undefined;
+}
+
+function imageLayout(options: RenderOptions): JobLayout {
+  const { imageWidth: width, imageHeight: height } = options;
+  if (width === undefined || height === undefined) throw new RenderFailure("invalid_document", "an image render needs a width and a height");
+  for (const [side, v] of [
+    ["width", width],
+    ["height", height],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1 || v > MAX_IMAGE_SIDE) {
       throw new RenderFailure("invalid_document", `image ${side} must be a whole number from 1 to ${MAX_IMAGE_SIDE}`);
     }
   }
-  const dsf = image.deviceScaleFactor ?? 1;
+  const dsf = options.deviceScaleFactor ?? 1;
   if (dsf !== 1 && dsf !== 2 && dsf !== 3) throw new RenderFailure("invalid_document", "deviceScaleFactor must be 1, 2 or 3");
-  const format = image.format ?? "png";
-  if (image.omitBackground && format === "jpeg") throw new RenderFailure("invalid_document", "a jpeg has no transparency: use png or webp");
-  const quality = format === "png" ? undefined : (image.quality ?? 90);
+  const format = options.imageFormat ?? "png";
+  if (options.omitBackground && format === "jpeg") throw new RenderFailure("invalid_document", "a jpeg has no transparency: use png or webp");
+  const quality = format === "png" ? undefined : (options.quality ?? DEFAULT_IMAGE_QUALITY);
   if (quality !== undefined && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
     throw new RenderFailure("invalid_document", "image quality must be a whole number from 1 to 100");
   }
   return {
-    viewport: { width: image.width, height: image.height, deviceScaleFactor: dsf },
-    pageHeightPx: image.height,
-    ...(format === "png" && !image.omitBackground ? {} : { capture: { format, quality, omitBackground: Boolean(image.omitBackground) } }),
+    viewport: { width, height, deviceScaleFactor: dsf },
+    pageHeightPx: height,
+    ...(format === "png" && !options.omitBackground ? {} : { capture: { format, quality, omitBackground: Boolean(options.omitBackground) } }),
   };
 }
 
 /** The print settings beyond the paper, checked. */
-function printExtras(print: PrintSettings | undefined): Partial<PrintParams> {
-  if (!print) return {};
-  if (print.scale !== undefined && !(print.scale >= 0.1 && print.scale <= 2)) throw new RenderFailure("invalid_document", "scale must be from 0.1 to 2");
-  if (print.pageRanges !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(print.pageRanges)) {
-    throw new RenderFailure("invalid_document", `page_ranges "${print.pageRanges}" is not a list of pages such as "1-3,5"`);
+function printExtras(options: RenderOptions): Partial<PrintParams> {
+  if (options.scale !== undefined && !(options.scale >= 0.1 && options.scale <= 2)) throw new RenderFailure("invalid_document", "scale must be from 0.1 to 2");
+  if (options.pageRanges !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(options.pageRanges)) {
+    throw new RenderFailure("invalid_document", `page_ranges "${options.pageRanges}" is not a list of pages such as "1-3,5"`);
   }
   return {
-    ...(print.scale === undefined ? {} : { scale: print.scale }),
-    ...(print.printBackground === undefined ? {} : { printBackground: print.printBackground }),
-    ...(print.pageRanges === undefined ? {} : { pageRanges: print.pageRanges }),
-    ...(print.preferCssPageSize === undefined ? {} : { preferCSSPageSize: print.preferCssPageSize }),
+    ...(options.scale === undefined ? {} : { scale: options.scale }),
+    ...(options.printBackground === undefined ? {} : { printBackground: options.printBackground }),
+    ...(options.pageRanges === undefined ? {} : { pageRanges: options.pageRanges }),
+    ...(options.outline ? { generateDocumentOutline: true } : {}),
   };
 }
 
-function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
-  const page = job.page;
-  const extras = printExtras(job.print);
-  if (!page) {
-    // Raw HTML: the document's own @page size wins; A4 with Chromium's default margins otherwise.
-    const a4 = PAPER_INCHES.a4!;
-    const widthPx = (a4.width - 2 * DEFAULT_MARGIN_IN) * CSS_PX_PER_IN;
-    const heightPx = (a4.height - 2 * DEFAULT_MARGIN_IN) * CSS_PX_PER_IN;
-    return {
-      viewport: { width: Math.round(widthPx), height: Math.round(heightPx), deviceScaleFactor: 1 },
-      print: { paperWidth: a4.width, paperHeight: a4.height, landscape: false, displayHeaderFooter: false, preferCSSPageSize: true, ...extras },
-      pageHeightPx: heightPx,
-    };
-  }
-  const paper = paperOf(page);
+/**
+ * The print of a PDF: its paper (A4 when the options give none, the document's CSS @page size
+ * then preferred unless they say otherwise), margins (1 cm for a side not given), orientation,
+ * header and footer, and what printExtras adds.
+ */
+function pdfLayout(options: RenderOptions): JobLayout & { print: PrintParams } {
+  const paper = paperOf(options);
+  const side = (value: string | undefined, name: string) => cssLengthToInches(value ?? DEFAULT_MARGIN, name);
   const margin = {
-    top: cssLengthToInches(page.marginTop ?? "", "marginTop"),
-    right: cssLengthToInches(page.marginRight ?? "", "marginRight"),
-    bottom: cssLengthToInches(page.marginBottom ?? "", "marginBottom"),
-    left: cssLengthToInches(page.marginLeft ?? "", "marginLeft"),
+    top: side(options.margin?.top, "marginTop"),
+    right: side(options.margin?.right, "marginRight"),
+    bottom: side(options.margin?.bottom, "marginBottom"),
+    left: side(options.margin?.left, "marginLeft"),
   };
-  const [width, height] = page.landscape ? [paper.height, paper.width] : [paper.width, paper.height];
+  const landscape = Boolean(options.landscape);
+  const [width, height] = landscape ? [paper.height, paper.width] : [paper.width, paper.height];
   const contentW = width - margin.left - margin.right;
   const contentH = height - margin.top - margin.bottom;
   if (contentW < MIN_PRINTABLE_IN || contentH < MIN_PRINTABLE_IN) {
     throw new RenderFailure("invalid_document", "the margins leave less than half an inch of the page to print on");
   }
-  const header = page.headerTemplate ?? "";
-  const footer = page.footerTemplate ?? "";
+  const header = options.headerHtml ?? "";
+  const footer = options.footerHtml ?? "";
   const displayHeaderFooter = header.trim() !== "" || footer.trim() !== "";
   return {
     viewport: { width: Math.round(contentW * CSS_PX_PER_IN), height: Math.round(contentH * CSS_PX_PER_IN), deviceScaleFactor: 1 },
     print: {
       paperWidth: paper.width,
       paperHeight: paper.height,
-      landscape: Boolean(page.landscape),
+      landscape,
       marginTop: margin.top,
       marginRight: margin.right,
       marginBottom: margin.bottom,
@@ -155,22 +173,23 @@ function pdfLayout(job: RenderJob): JobLayout & { print: PrintParams } {
       displayHeaderFooter,
       // An empty template would make Chromium print its default date/title/url header.
       ...(displayHeaderFooter ? { headerTemplate: header.trim() ? header : BLANK_TEMPLATE, footerTemplate: footer.trim() ? footer : BLANK_TEMPLATE } : {}),
-      preferCSSPageSize: false,
-      ...extras,
+      preferCSSPageSize: options.preferCssPageSize ?? !paper.given,
+      ...printExtras(options),
     },
     pageHeightPx: contentH * CSS_PX_PER_IN,
   };
 }
 
-/** The paper of a page, portrait, in inches: a named format, or width and height. */
-function paperOf(page: NonNullable<RenderJob["page"]>): { width: number; height: number } {
-  if (page.format) {
-    const paper = PAPER_INCHES[String(page.format).toLowerCase()];
-    if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${page.format}" (use ${Object.keys(PAPER_INCHES).join(", ")})`);
-    return paper;
+/** The paper of a page, portrait, in inches: a named format, or width and height, or (not given) A4. */
+function paperOf(options: RenderOptions): { width: number; height: number; given: boolean } {
+  if (options.format) {
+    const paper = PAPER_INCHES[options.format.toLowerCase()];
+    if (!paper) throw new RenderFailure("invalid_document", `unknown page format "${options.format}" (use ${Object.keys(PAPER_INCHES).join(", ")})`);
+    return { ...paper, given: true };
   }
-  const width = cssLengthToInches(page.width ?? "", "width");
-  const height = cssLengthToInches(page.height ?? "", "height");
+  if (options.width === undefined && options.height === undefined) return { ...PAPER_INCHES.a4!, given: false };
+  const width = cssLengthToInches(options.width ?? "", "width");
+  const height = cssLengthToInches(options.height ?? "", "height");
   for (const [side, value] of [
     ["width", width],
     ["height", height],
@@ -178,5 +197,5 @@ function paperOf(page: NonNullable<RenderJob["page"]>): { width: number; height:
     if (!(value >= MIN_PAPER_IN && value <= MAX_PAPER_IN))
       throw new RenderFailure("invalid_document", `the paper ${side} must be from ${MIN_PAPER_IN} to ${MAX_PAPER_IN} inches`);
   }
-  return { width, height };
+  return { width, height, given: true };
 }

@@ -51,10 +51,11 @@ export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobL
       printBackground: true,
       // At most one page past the cap is printed; a job's own ranges are counted against it after printing.
       pageRanges: `1-${job.limits.maxPages + 1}`,
+      generateDocumentOutline: false,
       ...layout.print,
       transferMode: "ReturnAsStream",
+      // Tagged: PDF/UA needs the structure, and the outline is made from it.
       generateTaggedPDF: true,
-      generateDocumentOutline: false,
     });
     stream = printed.stream;
   } catch (err) {

@@ -1,6 +1,9 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import type { ActiveJob } from "./job";
-import { RenderFailure, type WaitCondition } from "./types";
+import { RenderFailure } from "./types";
+
+/** The one condition of a job's waitFor. */
+export type WaitCondition = { selector: string } | { expression: string } | { networkIdle: true } | { delayMs: number };
 
 /** How often a condition is looked at again. */
 const POLL_MS = 50;

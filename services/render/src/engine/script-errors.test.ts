@@ -28,7 +28,7 @@ describe("render engine: script errors", () => {
       scriptError(/: TypeError: total is not a number$/),
     );
     await assert.rejects(
-      engine.render({ kind: "png", html: `<script>undefinedFunction()</script>`, image: { width: 100, height: 50 } }),
+      engine.render({ kind: "png", html: `<script>undefinedFunction()</script>`, options: { imageWidth: 100, imageHeight: 50 } }),
       scriptError(/ReferenceError: undefinedFunction is not defined/),
     );
     await assert.rejects(engine.render({ kind: "pdf", html: `<script>throw "plain"</script>` }), scriptError(/plain/));

@@ -1,37 +1,4 @@
-/** Print settings of a PDF template (margins are CSS lengths: px, in, cm, mm, pt, pc). */
-export interface PageSettings {
-  /** A paper name (A4, Letter…), or "" with width and height. */
-  format: string;
-  /** The paper's size as CSS lengths, when format is "". */
-  width?: string;
-  height?: string;
-  landscape: boolean;
-  marginTop: string;
-  marginRight: string;
-  marginBottom: string;
-  marginLeft: string;
-  /** Chromium header template (pageNumber, totalPages, date, title, url classes); "" for none. */
-  headerTemplate: string;
-  footerTemplate: string;
-}
-
-/** How a PDF is printed beyond its paper (absent: Chromium's defaults, backgrounds printed). */
-export interface PrintSettings {
-  /** 0.1 to 2. */
-  scale?: number;
-  printBackground?: boolean;
-  /** e.g. "1-3,5"; pages past the last are left out. */
-  pageRanges?: string;
-  /** The document's CSS @page size wins over the paper. */
-  preferCssPageSize?: boolean;
-  /** The CSS media type the document is laid out for (default print). */
-  media?: "print" | "screen";
-}
-
-/** When the page is ready to print or capture, after it loaded: exactly one condition. */
-export type WaitCondition = { selector: string } | { expression: string } | { networkIdle: true } | { delayMs: number };
-
-export type ImageFormat = "png" | "jpeg" | "webp";
+import type { RenderOptions } from "@pressroom/domain";
 
 export interface RenderJob {
   html: string;
@@ -42,16 +9,21 @@ export interface RenderJob {
    * windows only with each other.
    */
   keyId?: string;
-  /** "png" is any image (see image.format). */
+  /** "png" is any image (see options.imageFormat). */
   kind: "pdf" | "png";
-  /** PDF only. Absent for raw HTML: the document's CSS `@page` rules decide (A4 otherwise). */
-  page?: PageSettings;
-  /** PDF only. */
-  print?: PrintSettings;
-  /** PNG only: the exact output size in CSS pixels (times deviceScaleFactor in device pixels), its format and background. */
-  image?: { width: number; height: number; deviceScaleFactor?: 1 | 2 | 3; format?: ImageFormat; quality?: number; omitBackground?: boolean };
-  /** Waited for after the document loaded, within the deadline; not met fails the job `not_ready`. */
-  waitFor?: WaitCondition;
+  /**
+   * How the document is printed or captured, in the one shape of a request's options
+   * (@pressroom/domain), the request's already over its template's and its header and
+   * footer filled in. A PDF: the paper (format, or width and height; absent: A4 with the
+   * document's CSS @page size preferred), its margins (a side absent: 1 cm), landscape,
+   * header and footer, scale, backgrounds, page ranges, CSS page size, media. An image:
+   * imageWidth and imageHeight (required: the exact output size in CSS pixels, times
+   * deviceScaleFactor in device pixels), imageFormat, quality, omitBackground. Both:
+   * waitFor, after the document loaded, within the deadline (not met fails the job
+   * `not_ready`). The rest (what the PDF says about itself, its protection, its name) is
+   * not the engine's.
+   */
+  options?: RenderOptions;
   /** Lowers the engine's deadline for this job; never raises it. */
   deadlineMs?: number;
   /**

@@ -62,7 +62,8 @@ export async function savePdf(doc: PDFDocument, pdfa: PdfaLevel | undefined): Pr
  * The document's own information (what Chromium wrote: its <title>, creator) and the document
  * without its information dictionary. Ghostscript's PDF/A-1 conversion stops on text it cannot
  * carry into XMP (any character outside Latin-1), so the information goes around it and
- * `describe` writes it back, with the request's metadata over it.
+ * `describe` writes it back, with the request's metadata over it. The dictionary is left
+ * empty rather than removed: without one, Ghostscript drops the document's outline.
  */
 export async function setInfoAside(pdf: Uint8Array): Promise<{ pdf: Uint8Array; info: PdfMetadata }> {
   const doc = await loadPdf(pdf);
@@ -71,7 +72,7 @@ export async function setInfoAside(pdf: Uint8Array): Promise<{ pdf: Uint8Array; 
     ...definedOnly({ title: doc.getTitle(), author: doc.getAuthor(), subject: doc.getSubject(), creator: doc.getCreator() }),
     keywords: keywords ? [keywords] : [],
   };
-  doc.context.trailerInfo.Info = undefined;
+  doc.context.trailerInfo.Info = doc.context.register(doc.context.obj({}));
   return { pdf: await savePdf(doc, undefined), info };
 }
 
@@ -128,7 +129,7 @@ export async function describe(doc: PDFDocument, request: DescribeRequest): Prom
   if (metadata?.title !== undefined) doc.setTitle(metadata.title, { showInWindowTitleBar: request.pdfua });
   if (metadata?.author !== undefined) doc.setAuthor(metadata.author);
   if (metadata?.subject !== undefined) doc.setSubject(metadata.subject);
-  if (metadata?.keywords.length) doc.setKeywords([metadata.keywords.join(", ")]);
+  if (metadata?.keywords?.length) doc.setKeywords([metadata.keywords.join(", ")]);
   if (metadata?.creator !== undefined) doc.setCreator(metadata.creator);
   const now = new Date();
   const created = doc.getCreationDate() ?? now;

@@ -5,7 +5,7 @@ import { encrypt, merge as mergePdfs } from "./qpdf";
 import { metadataOver, type PostProcessing } from "./options";
 import { postProcessMetrics } from "./metrics";
 
-export { postProcessingOf, wantsPostProcessing, WATERMARK_DEFAULTS, type PostProcessing } from "./options";
+export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
 
 /**
  * Applies what the job asked for to its printed PDF, in this order: the watermark (so PDF/A

@@ -1,10 +1,10 @@
-import type { jobEventsV1 } from "@pressroom/contracts";
+import { pdfaPart, WATERMARK_DEFAULTS, type EncryptPermissions, type PdfaLevel as Level, type PdfMetadata, type RenderOptions } from "@pressroom/domain";
 
-export type PdfMetadata = jobEventsV1.PdfMetadata;
+export type { PdfMetadata };
 
 export interface PdfaLevel {
   /** "PDF/A-1b", "PDF/A-2b" or "PDF/A-3b" as asked. */
-  name: string;
+  name: Level;
   part: 1 | 2 | 3;
 }
 
@@ -21,7 +21,7 @@ export interface Watermark {
 export interface Encryption {
   userPassword: string;
   ownerPassword: string;
-  permissions: jobEventsV1.EncryptPermissions;
+  permissions: EncryptPermissions;
 }
 
 /** The post-processing a job asked for; every field absent when not asked. */
@@ -33,20 +33,9 @@ export interface PostProcessing {
   encrypt?: Encryption;
 }
 
-const PDFA_LEVELS: Record<string, PdfaLevel> = {
-  "PDF/A-1b": { name: "PDF/A-1b", part: 1 },
-  "PDF/A-2b": { name: "PDF/A-2b", part: 2 },
-  "PDF/A-3b": { name: "PDF/A-3b", part: 3 },
-};
-
-/** The defaults of a watermark's optional fields (the OpenAPI document states the same). */
-export const WATERMARK_DEFAULTS = { opacity: 0.15, angle: 45 } as const;
-
 /** What of a job's options is post-processing (the gateway validated their ranges), with defaults filled in. */
-export function postProcessingOf(options: jobEventsV1.RenderOptions | undefined): PostProcessing {
-  if (!options) return { pdfua: false };
-  const pdfa = options.pdfa ? PDFA_LEVELS[options.pdfa] : undefined;
-  if (options.pdfa && !pdfa) throw new Error(`unknown PDF/A level ${JSON.stringify(options.pdfa)}`);
+export function postProcessingOf(options: RenderOptions): PostProcessing {
+  const pdfa = options.pdfa ? { name: options.pdfa, part: pdfaPart(options.pdfa) } : undefined;
   const { watermark, encrypt, metadata } = options;
   return {
     ...(metadata ? { metadata } : {}),

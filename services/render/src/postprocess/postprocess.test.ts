@@ -7,9 +7,9 @@ import { inspect } from "node:util";
 import { after, before, describe, it } from "node:test";
 import type { RenderEngine } from "../engine";
 import { RenderFailure } from "../engine";
-import { pdfFonts, pdfInfo, startEngine } from "../test-support/engine";
+import { pdfFonts, pdfInfo, pdfOutline, startEngine } from "../test-support/engine";
 import { merge, postProcess, postProcessingOf } from "./index";
-import type { jobEventsV1 } from "@pressroom/contracts";
+import type { RenderOptions } from "@pressroom/domain";
 
 /** Runs a Debian tool on the PDF in a temporary file; its stdout (and stderr with `withErr`). */
 function tool(cmd: string, args: (file: string) => string[], data: Uint8Array): { out: string; status: number | null } {
@@ -35,14 +35,7 @@ const rootOf = (pdf: Uint8Array) => {
 const qpdfCheck = (pdf: Uint8Array, password?: string) =>
   tool("qpdf", (f) => [...(password !== undefined ? [`--password=${password}`] : []), "--check", f], pdf);
 
-const options = (o: Partial<jobEventsV1.RenderOptions>): jobEventsV1.RenderOptions => ({
-  margin: undefined,
-  waitFor: undefined,
-  metadata: undefined,
-  watermark: undefined,
-  encrypt: undefined,
-  ...o,
-});
+const options = (o: RenderOptions): RenderOptions => o;
 const later = () => performance.now() + 30_000;
 
 const HTML = `<!doctype html><html lang="en"><head><title>Invoice 42</title></head><body>
@@ -284,6 +277,24 @@ describe("post-processing: the PDF/A and PDF/UA corpus", () => {
     const out = await postProcess(printed.scripts!, postProcessingOf(options({ pdfa: "PDF/A-1b" })), later());
     assert.match(info(out), /Title:\s+多言語/);
     assert.match(meta(out), /<rdf:li xml:lang="x-default">多言語<\/rdf:li>/);
+  });
+
+  it("keeps the outline (bookmarks) through every step: PDF/A (1b and 2b), a watermark, what the PDF says, encryption", async () => {
+    const html = `<html lang="en"><title>Outlined</title><h1>Part one</h1><h2>Detail</h2><h1 style="break-before:page">Part two</h1></html>`;
+    const outlined = (await engine.render({ kind: "pdf", html, options: { outline: true } })).data;
+    const titles = (pdf: Uint8Array, password?: string) => pdfOutline(pdf, password).map((entry) => [entry.title, entry.kids.map((kid) => kid.title)]);
+    const expected = [
+      ["Part one", ["Detail"]],
+      ["Part two", []],
+    ];
+    assert.deepEqual(titles(outlined), expected);
+    for (const level of ["PDF/A-1b", "PDF/A-2b"] as const) {
+      assert.deepEqual(titles(await postProcess(outlined, postProcessingOf(options({ pdfa: level })), later())), expected, level);
+    }
+    const stamped = options({ watermark: { text: "DRAFT" }, metadata: { title: "Outlined" }, pdfua: true });
+    assert.deepEqual(titles(await postProcess(outlined, postProcessingOf(stamped), later())), expected, "watermark, metadata, PDF/UA");
+    const encrypt = { ownerPassword: "owner-pw", permissions: { print: true, copy: true, modify: false, annotate: false } };
+    assert.deepEqual(titles(await postProcess(outlined, postProcessingOf(options({ encrypt })), later()), "owner-pw"), expected, "encrypted");
   });
 
   it("merge: every part's pages in order, with their text and fonts", async () => {

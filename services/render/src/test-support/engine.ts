@@ -1,12 +1,23 @@
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { DEFAULT_CHROMIUM_PATH, RenderEngine, type EngineLogger, type EngineOptions, type SubresourceFetcher } from "../engine";
+import { DEFAULT_CHROMIUM_PATH, RenderEngine, RenderFailure, type EngineLogger, type EngineOptions, type SubresourceFetcher } from "../engine";
 
 /** Test-only helpers (real tools, real sockets; nothing mocked). */
+
+/** Asserts a RenderFailure of `reason`, retryable exactly when the reason is. */
+export function failsWith(reason: RenderFailure["reason"]) {
+  return (err: unknown) => {
+    assert.ok(err instanceof RenderFailure, `expected a RenderFailure, got ${String(err)}`);
+    assert.equal(err.reason, reason, err.message);
+    assert.equal(err.retryable, reason === "crashed" || reason === "page_lost");
+    return true;
+  };
+}
 
 /** An engine on the machine's Chromium (CHROMIUM_PATH, else the engine's default). */
 export function startEngine(options: Omit<EngineOptions, "executablePath">): Promise<RenderEngine> {
@@ -33,6 +44,20 @@ export function pdfInfo(data: Uint8Array): { pages: number; widthPt: number; hei
   const size = /Page size:\s+([\d.]+) x ([\d.]+) pts/.exec(out);
   const pages = /Pages:\s+(\d+)/.exec(out);
   return { pages: Number(pages?.[1]), widthPt: Number(size?.[1]), heightPt: Number(size?.[2]) };
+}
+
+/** The PDF's outline (bookmarks) as qpdf reads it: each entry's title and its children. */
+export interface OutlineEntry {
+  title: string;
+  kids: OutlineEntry[];
+}
+
+export function pdfOutline(data: Uint8Array, password?: string): OutlineEntry[] {
+  const args = (file: string) => [...(password === undefined ? [] : [`--password=${password}`]), "--json", "--json-key=outlines", file];
+  const json = withTempFile(data, (file) => execFileSync("qpdf", args(file), { encoding: "utf8" }));
+  const entries = (list: { title: string; kids: unknown[] }[]): OutlineEntry[] =>
+    list.map((entry) => ({ title: entry.title, kids: entries(entry.kids as { title: string; kids: unknown[] }[]) }));
+  return entries((JSON.parse(json) as { outlines: { title: string; kids: unknown[] }[] }).outlines);
 }
 
 /** pdffonts' rows: name, type, and whether the font is embedded and has a Unicode map. */

@@ -1,7 +1,7 @@
 import { isWrongLastSequence, jobOverdueAfterMs, subjects, type Logger } from "@pressroom/platform";
 import { appendJobEvent, foldJob, isTerminal, jobEvent, readJobEvents, type JobState } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection, Subscription } from "nats";
-import { renderMetrics } from "./metrics";
+import { jobMetrics } from "./metrics";
 
 export interface JobExpiryDeps {
   nc: NatsConnection;
@@ -80,7 +80,7 @@ export class JobExpiry {
       if (isWrongLastSequence(err)) return false;
       throw err;
     }
-    renderMetrics.jobFailed("INTERNAL_ERROR");
+    jobMetrics.failed("INTERNAL_ERROR");
     this.deps.logger.error({ jobId: job.id, status: job.status, attempts: job.attempts }, "ended a job whose render command was lost");
     return true;
   }

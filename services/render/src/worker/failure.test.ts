@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppError } from "@pressroom/platform";
 import { RenderFailure } from "../engine";
-import { failureOf, worthRetrying } from "./worker";
+import { failureOf, worthRetrying } from "./failure";
 
 describe("failureOf: whose fault a failed render is", () => {
   it("charges document faults as 422 RENDER_FAILED, naming the limit", () => {

@@ -1,4 +1,4 @@
-import { jobEventsV1, storageV1 } from "@pressroom/contracts";
+import { jobEventsV1, type storageV1 } from "@pressroom/contracts";
 import {
   AppError,
   EventConsumer,
@@ -8,7 +8,6 @@ import {
   streams,
   subjects,
   SUBMIT_GIVE_UP_MS,
-  withSpan,
   type Logger,
 } from "@pressroom/platform";
 import {
@@ -21,34 +20,26 @@ import {
   readLastJobEvent,
   retainedAcceptance,
   foldJob,
-  storeOutput,
   type AnnouncedOutput,
   type JobState,
 } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
-import { imageSettingsOf, pageSettingsOf, templateKey, type TemplateCatalog } from "../catalog/catalog";
-import type { TemplateExpander } from "../catalog/expander";
-import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
-import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
-import { filenameOf, imageOf, pageOf, printOf, waitConditionOf } from "./job-options";
-import { outputLabelOf, renderMetrics } from "./metrics";
+import { RenderFailure, type DocumentProducer, type ProducedDocument } from "../producer/producer";
+import { failureOf, worthRetrying } from "./failure";
+import { jobMetrics } from "./metrics";
+
+/** Stores an output's bytes and registers them with storage, which names it and signs its URL (storeOutput). */
+export type OutputStore = (metadata: storageV1.OutputMetadata, data: Uint8Array) => Promise<storageV1.RegisterOutputResponse>;
 
 export interface WorkerDeps {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
-  engine: RenderEngine;
-  catalog: TemplateCatalog;
-  expander: TemplateExpander;
-  /** The render deadline, template expansion included. */
-  deadlineMs: number;
-  storage: storageV1.StorageServiceClient;
-  /** Storage's output bucket, where the worker writes an output's bytes before storage registers them. */
-  outputBucket: string;
+  /** What makes each job's document. */
+  producer: DocumentProducer;
+  store: OutputStore;
   /** The largest output announced with its bytes (see announcedOutput); 0: none. */
   announcedOutputMaxBytes: number;
-  /** The output size cap, held again after a merge or post-processing (a PDF/A-1 page flattened into an image grows). */
-  maxOutputBytes: number;
   logger: Logger;
   workerName: string;
   slots: number;
@@ -60,6 +51,7 @@ const ANNOUNCEMENT_OVERHEAD_BYTES = 16 * 1024;
 /** How often a long render tells JetStream it is still working on the message. */
 const HEARTBEAT_MS = 10_000;
 
+/** The job is not this delivery's to end: it ended already, or another delivery started it meanwhile. */
 class StaleJob extends Error {}
 
 /** A command stored after the gateway had given up on it (see SUBMIT_GIVE_UP_MS). */
@@ -68,7 +60,10 @@ class AbandonedCommand extends Error {}
 /**
  * Consumes render commands from the RENDER work queue, at most `slots` at a
  * time, and drives each job through started → succeeded | failed with
- * optimistic appends, so a redelivered job can never succeed twice.
+ * optimistic appends, so a redelivered job can never succeed twice. The
+ * document itself is the producer's: the worker hands it the request, stores
+ * what it makes, and decides from how it failed whether to try again, charge
+ * or refund.
  */
 export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   constructor(private readonly deps: WorkerDeps) {
@@ -159,9 +154,10 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
 
-    // The render does not wait for job.started's acknowledgement; nothing is
-    // stored or announced before it is in, so a job another delivery took
-    // meanwhile only costs this render.
+    // The document is made without waiting for job.started's acknowledgement; nothing is
+    // stored or announced before it is in. If it is refused (another delivery took the job
+    // meanwhile) or fails, the making is cancelled: its document could not be recorded.
+    const production = new AbortController();
     const startedSeq = appendJobEvent(
       this.deps.js,
       "render",
@@ -169,109 +165,31 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       job.lastSeqOf.render,
     ).then(
       (ack) => ack.seq,
-      (err: unknown) => Promise.reject(isWrongLastSequence(err) ? new StaleJob() : err),
+      (err: unknown) => {
+        const reason = isWrongLastSequence(err) ? new StaleJob() : err;
+        production.abort(reason);
+        return Promise.reject(reason);
+      },
     );
     // Awaited below; until then a refusal must not count as unhandled.
     startedSeq.catch(() => undefined);
 
-    // The page is wiped for its next job only once this one is stored and announced.
-    let jobDone!: () => void;
-    const holdPageUntil = new Promise<void>((resolve) => (jobDone = resolve));
+    const document = await this.deps.producer.produce({ jobId: job.id, keyId: job.keyId, request: accepted }, production.signal).catch(async (err: unknown) => {
+      // A job that is not ours fails nowhere; otherwise the producer's error stands.
+      await startedSeq;
+      throw err;
+    });
     try {
-      const rendered = await this.render(job, accepted, holdPageUntil).catch(async (err: unknown) => {
-        // A job that is not ours fails nowhere; otherwise the render's error stands.
-        await startedSeq;
-        throw err;
-      });
-      await this.succeed(job, accepted, rendered, await startedSeq, outcomeInboxOf(command));
+      await this.succeed(job, accepted, document, await startedSeq, outcomeInboxOf(command));
     } finally {
-      jobDone();
+      document.release();
     }
-  }
-
-  /**
-   * Renders the job's source (or each of its documents, merged in order), then applies the
-   * post-processing its options ask for; the whole job, post-processing included, within one
-   * render deadline.
-   */
-  private async render(job: JobState, accepted: jobEventsV1.JobAccepted, holdPageUntil: Promise<void>): Promise<{ output: RenderOutput; renderMs: number }> {
-    const started = performance.now();
-    const deadlineAt = started + this.deps.deadlineMs;
-    const printed =
-      accepted.documents.length > 0 ? await this.renderDocuments(job, accepted.documents, deadlineAt) : await this.renderOne(job, accepted, { holdPageUntil });
-    const steps = postProcessingOf(accepted.options);
-    const output =
-      printed.contentType === "application/pdf" && wantsPostProcessing(steps)
-        ? { ...printed, data: await postProcess(printed.data, steps, deadlineAt) }
-        : printed;
-    if (output.data.byteLength > this.deps.maxOutputBytes) throw outputCap(this.deps.maxOutputBytes);
-    return { output, renderMs: Math.round(performance.now() - started) };
-  }
-
-  /** Renders one document in a window only its key's jobs use (see the engine's README). */
-  private async renderOne(job: JobState, accepted: jobEventsV1.JobAccepted, call: RenderCallOptions, deadlineAt?: number): Promise<RenderOutput> {
-    const renderJob: RenderJob = { ...withinDeadline(await this.buildRenderJob(accepted), deadlineAt), keyId: job.keyId };
-    const started = performance.now();
-    const outputLabel = renderJob.kind === "pdf" ? "pdf" : (renderJob.image?.format ?? "png");
-    return withSpan("render", { attributes: { "pressroom.job.id": job.id, "pressroom.render.kind": renderJob.kind } }, () =>
-      this.deps.engine.render(renderJob, call),
-    ).then(
-      (rendered) => {
-        renderMetrics.rendered(outputLabel, started, { bytes: rendered.data.byteLength, pages: rendered.pages });
-        return rendered;
-      },
-      (err: unknown) => {
-        renderMetrics.rendered(outputLabel, started, { reason: err instanceof RenderFailure ? err.reason : "error" });
-        throw err;
-      },
-    );
-  }
-
-  /**
-   * A merged PDF: each part rendered in its own page, one after the other, within what is left
-   * of the job's deadline, then their pages joined in order. A part that fails fails the job,
-   * its error naming the part's index.
-   */
-  private async renderDocuments(job: JobState, parts: jobEventsV1.DocumentPart[], deadlineAt: number): Promise<RenderOutput> {
-    const printed: RenderOutput[] = [];
-    for (const [index, part] of parts.entries()) {
-      const accepted = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
-      printed.push(await this.renderOne(job, accepted, {}, deadlineAt).catch((err: unknown) => Promise.reject(namingPart(err, index))));
-    }
-    const data = await merge(
-      printed.map((p) => p.data),
-      Math.max(1, Math.floor(deadlineAt - performance.now())),
-    );
-    return {
-      data,
-      contentType: "application/pdf",
-      pages: printed.reduce((sum, p) => sum + p.pages, 0),
-      renderMs: printed.reduce((sum, p) => sum + p.renderMs, 0),
-    };
   }
 
   /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`. */
-  private async succeed(
-    job: JobState,
-    accepted: jobEventsV1.JobAccepted,
-    { output, renderMs }: { output: RenderOutput; renderMs: number },
-    lastSeq: number,
-    inbox: string,
-  ): Promise<void> {
-    const extension = outputLabelOf(output.contentType);
-    const filename = filenameOf(accepted.options, `${accepted.templateId || "document"}-${job.id}`, extension);
-    const stored = await storeOutput(
-      { storage: this.deps.storage, js: this.deps.js, bucket: this.deps.outputBucket },
-      {
-        outputId: "",
-        contentType: output.contentType,
-        filename,
-        jobId: job.id,
-        keyId: job.keyId,
-        attachment: Boolean(accepted.options?.filename),
-      },
-      output.data,
-    );
+  private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, document: ProducedDocument, lastSeq: number, inbox: string): Promise<void> {
+    const { data, contentType, filename, attachment, pages, renderMs } = document;
+    const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment }, data);
     const succeeded = jobEvent("job.succeeded", {
       jobId: job.id,
       keyId: job.keyId,
@@ -282,7 +200,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         expiresAt: stored.expiresAt,
         contentType: stored.contentType,
         sizeBytes: stored.sizeBytes,
-        pages: output.pages,
+        pages,
         renderMs,
         callback: Boolean(accepted.webhookUrl),
       },
@@ -293,9 +211,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
     }
-    announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, filename, output.data));
-    renderMetrics.jobSucceeded(extension);
-    this.deps.logger.info({ jobId: job.id, renderMs, pages: output.pages, bytes: output.data.byteLength }, "job succeeded");
+    announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, document));
+    jobMetrics.succeeded(document.format);
+    this.deps.logger.info({ jobId: job.id, renderMs, pages, bytes: data.byteLength }, "job succeeded");
   }
 
   /**
@@ -303,59 +221,10 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
    * waits for it; a webhook job's caller does not), and only up to the
    * configured size and what the NATS server accepts in one message.
    */
-  private announcedOutput(accepted: jobEventsV1.JobAccepted, filename: string, data: Uint8Array): AnnouncedOutput | undefined {
+  private announcedOutput(accepted: jobEventsV1.JobAccepted, { filename, data, attachment }: ProducedDocument): AnnouncedOutput | undefined {
     if (accepted.webhookUrl || this.deps.announcedOutputMaxBytes === 0) return undefined;
     const serverMax = (this.deps.nc.info?.max_payload ?? 0) - ANNOUNCEMENT_OVERHEAD_BYTES;
-    const attachment = Boolean(accepted.options?.filename);
     return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data, attachment } : undefined;
-  }
-
-  /**
-   * The job the engine renders: the template or raw HTML expanded off the
-   * event loop (or a url's page fetched through the network guard), the
-   * header and footer filled with the same data, and the request's options
-   * over the template's settings. The render gets what is left of the deadline.
-   */
-  private async buildRenderJob(accepted: jobEventsV1.JobAccepted): Promise<RenderJob> {
-    const started = performance.now();
-    const { deadlineMs, expander } = this.deps;
-    const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
-    const options = accepted.options;
-    const expand = (source: string, cacheKey?: string) => expander.expand({ source, cacheKey, dataJson: accepted.dataJson, timeoutMs: deadlineMs });
-    const [header, footer] = await Promise.all([options?.headerHtml, options?.footerHtml].map((source) => (source === undefined ? undefined : expand(source))));
-    const headerFooter = { header, footer };
-    const waitFor = waitConditionOf(options);
-    const readiness = { ...(waitFor ? { waitFor } : {}), jobDeadlineMs: deadlineMs };
-    if (accepted.templateId) {
-      // Exactly the version the job was admitted with, of its owner's template ("" the public catalog), even if deleted since.
-      const row = await this.deps.catalog.get(accepted.templateId, accepted.templateVersion, accepted.templateOwner, accepted.templateGeneration);
-      const [html, assets] = await Promise.all([expand(row.body, templateKey(row)), this.deps.catalog.assets(row)]);
-      renderMetrics.templateExpanded(started);
-      return {
-        html,
-        kind: row.output,
-        page: row.output === "pdf" ? pageOf(pageSettingsOf(row), options, headerFooter) : undefined,
-        print: row.output === "pdf" ? printOf(options, true) : undefined,
-        image: row.output === "png" ? imageOf(imageSettingsOf(row), options) : undefined,
-        scriptErrors: row.settings.script_errors ?? "fail",
-        ...readiness,
-        assets,
-        deadlineMs: left(),
-      };
-    }
-    const kind = accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
-    const html = accepted.url
-      ? await this.deps.engine.fetchPage(accepted.url, { timeoutMs: left() })
-      : await expand(accepted.html).finally(() => renderMetrics.templateExpanded(started));
-    return {
-      html,
-      kind,
-      page: kind === "pdf" ? pageOf(undefined, options, headerFooter) : undefined,
-      print: kind === "pdf" ? printOf(options, false) : undefined,
-      image: kind === "png" ? imageOf(undefined, options) : undefined,
-      ...readiness,
-      deadlineMs: left(),
-    };
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
@@ -367,46 +236,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     try {
       await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
       announceOutcome(this.deps.nc, outcomeInboxOf(command), event);
-      renderMetrics.jobFailed(failed.code);
+      jobMetrics.failed(failed.code);
     } catch (appendErr) {
       if (!isWrongLastSequence(appendErr)) throw appendErr;
     }
   }
-}
-
-/** A part's job within what is left of the whole job's deadline (`deadlineAt`, performance.now() time); none left fails it `deadline`. */
-function withinDeadline(job: RenderJob, deadlineAt: number | undefined): RenderJob {
-  if (deadlineAt === undefined) return job;
-  const left = Math.floor(deadlineAt - performance.now());
-  if (left <= 0) throw new RenderFailure("deadline", `the documents did not render within the render deadline (${job.jobDeadlineMs ?? 0} ms)`);
-  return { ...job, deadlineMs: Math.min(job.deadlineMs ?? left, left) };
-}
-
-/** The error of the part at `index`, saying so (documents[0] is the first part). */
-function namingPart(err: unknown, index: number): unknown {
-  const prefix = `documents[${index}]: `;
-  if (err instanceof RenderFailure) return new RenderFailure(err.reason, prefix + err.message);
-  if (err instanceof AppError) return new AppError(err.code, prefix + err.message, err.hint, err.details);
-  return err;
-}
-
-/**
- * How a job that could not be rendered ends (on its last attempt, or at once
- * when retrying cannot help). A document fault (a limit it hit, a template
- * error, its own page's renderer crashing or window closing while the
- * browser stayed up, its page lost together with others on every attempt) is
- * the customer's: RENDER_FAILED, charged. Anything else (the browser died, no
- * browser, shutting down, a dependency down, attempts that died) is ours:
- * INTERNAL_ERROR, refunded.
- */
-export function failureOf(err: unknown): jobEventsV1.JobFailed {
-  const documentFault = (err instanceof RenderFailure && err.reason !== "crashed") || (err instanceof AppError && err.code === "RENDER_FAILED");
-  return documentFault
-    ? { code: "RENDER_FAILED", message: (err as Error).message, refund: false }
-    : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
-}
-
-/** Whether another attempt may succeed: our failures, and a page lost with others (which may be ours or the document's). */
-export function worthRetrying(err: unknown): boolean {
-  return failureOf(err).code !== "RENDER_FAILED" || (err instanceof RenderFailure && err.retryable);
 }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppError } from "@pressroom/platform";
-import { validateJobRequest } from "../jobs/request";
-import { validateTemplate } from "./request";
+import { validateJobRequest } from "./jobs/request";
+import { validateTemplate } from "./templates/request";
 
 const template = (page: Record<string, unknown>) => ({ id: "letter", name: "Letter", output: "pdf", html: "<p>x</p>", page });
 const margin = (side: string) => ({ top: side, right: side, bottom: side, left: side });

@@ -2,8 +2,8 @@ import { renderV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import { templateNotFound } from "@pressroom/domain";
 import type { ValidateFunction } from "ajv/dist/2020";
-import { ajv } from "./ajv";
-import { dataProblem } from "./schemas";
+import { ajv } from "./schemas/ajv";
+import { dataProblem } from "./schemas/schemas";
 
 export interface TemplateInfo {
   template: renderV1.Template;

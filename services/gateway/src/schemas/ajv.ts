@@ -25,7 +25,7 @@ export function newAjv(forCustomer = false): Ajv2020 {
 
 /**
  * The gateway's validator of the public catalog's data schemas (ours, a bounded set), compiled on
- * the event loop for admissions (directory.ts). Customers' schemas never come here: they are
+ * the event loop for admissions (template-directory.ts). Customers' schemas never come here: they are
  * compiled and run on the schema threads (schema-thread.ts), each with an instance of its own.
  */
 export const ajv = newAjv();

@@ -1,0 +1,118 @@
+import { DEFAULT_URL_VIEWPORT, type Margin, type RenderOptions } from "@pressroom/domain";
+import type { ImageJson, PageJson, TemplateSettingsJson } from "../db";
+import { paperPixels, type RenderJob } from "../engine";
+
+/**
+ * The one place a document becomes what the engine renders: a template (the
+ * public catalog's or an account's own, the version a job was admitted with
+ * or the latest, or a version being saved) with its page or image settings
+ * and the request's options over them, raw HTML and a url's page with the
+ * request's options alone, and a template's preview. Pure: the document
+ * arrives expanded with its data, and so do the request's header and footer.
+ */
+
+/** What of a template decides how it renders: a stored version's row, or a version being saved. */
+export interface TemplateSettings {
+  /** The account that owns it (its key id); "" for the public catalog. */
+  owner: string;
+  output: "pdf" | "png";
+  page: PageJson | null;
+  image: ImageJson | null;
+  settings: TemplateSettingsJson;
+}
+
+/** What of a template its preview needs (its output follows from its image). */
+export type PreviewTemplate = Omit<TemplateSettings, "output">;
+
+/** One document of a job, expanded: its HTML, its output and the request's options (their header and footer filled with its data). */
+export interface DocumentInput {
+  html: string;
+  /** The request's output, when no template decides it. */
+  kind: "pdf" | "png";
+  options: RenderOptions;
+  /** The API key whose windows the document runs in. */
+  keyId: string;
+  /** An own template's files, served at assets/<name>. */
+  assets?: ReadonlyMap<string, Uint8Array>;
+}
+
+/** A template's page or image settings, in the shape of a request's options. */
+export function templateOptions(template: Pick<TemplateSettings, "page" | "image">): RenderOptions {
+  const { page, image } = template;
+  return {
+    ...(page
+      ? {
+          ...(page.format ? { format: page.format } : {}),
+          landscape: page.landscape,
+          margin: { top: page.margin_top, right: page.margin_right, bottom: page.margin_bottom, left: page.margin_left },
+          headerHtml: page.header_template,
+          footerHtml: page.footer_template,
+        }
+      : {}),
+    ...(image ? imageSize(image) : {}),
+  };
+}
+
+function imageSize(image: ImageJson): Pick<RenderOptions, "imageWidth" | "imageHeight" | "deviceScaleFactor"> {
+  return { imageWidth: image.width, imageHeight: image.height, deviceScaleFactor: image.device_scale_factor ?? 1 };
+}
+
+/**
+ * The request's options over a template's: each option the request gives wins, a margin side by
+ * side; a paper the request names replaces the template's (a format its width and height, a
+ * width and height its format).
+ */
+export function optionsOver(base: RenderOptions, request: RenderOptions): RenderOptions {
+  const given = definedOf(request);
+  const paper = given.format !== undefined ? { width: undefined, height: undefined } : given.width !== undefined ? { format: undefined } : {};
+  const margin: Margin = { ...base.margin, ...definedOf(given.margin ?? {}) };
+  return { ...base, ...paper, ...given, ...(Object.keys(margin).length > 0 ? { margin } : {}) };
+}
+
+function definedOf<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * What the engine renders for one document of a job: a template's with the request's options
+ * over its settings (its own size for an image), or raw HTML's and a url's with the request's
+ * options alone (an image the viewport they name, or DEFAULT_URL_VIEWPORT).
+ */
+export function engineJob(template: TemplateSettings | undefined, document: DocumentInput): RenderJob {
+  const options = template ? optionsOver(templateOptions(template), document.options) : definedOf(document.options);
+  const kind = template?.output ?? document.kind;
+  const size = template?.image
+    ? imageSize(template.image)
+    : {
+        imageWidth: options.imageWidth ?? DEFAULT_URL_VIEWPORT.width,
+        imageHeight: options.imageHeight ?? DEFAULT_URL_VIEWPORT.height,
+        deviceScaleFactor: options.deviceScaleFactor ?? 1,
+      };
+  return {
+    html: document.html,
+    kind,
+    options: kind === "png" ? { ...options, ...size } : options,
+    keyId: document.keyId,
+    ...(template ? { scriptErrors: template.settings.script_errors ?? "fail" } : {}),
+    ...(document.assets ? { assets: document.assets } : {}),
+  };
+}
+
+/**
+ * A template's preview: a PNG of what its sample data makes, at its image's size, or at its
+ * paper's (96 px to the inch, turned for landscape; A4 without a paper). An own template's
+ * customer HTML runs only in its owner's windows; the public catalog's in the shared ones.
+ */
+export function previewJob(template: PreviewTemplate, html: string, assets: ReadonlyMap<string, Uint8Array>): RenderJob {
+  const page = template.page;
+  const paper = paperPixels(page?.format || "A4") ?? paperPixels("A4")!;
+  const size = template.image ?? (page?.landscape ? { width: paper.height, height: paper.width } : paper);
+  return {
+    html,
+    kind: "png",
+    options: { imageWidth: size.width, imageHeight: size.height },
+    assets,
+    scriptErrors: template.settings.script_errors ?? "fail",
+    ...(template.owner ? { keyId: template.owner } : {}),
+  };
+}
