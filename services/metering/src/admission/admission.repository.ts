@@ -20,7 +20,7 @@ export type AdmissionKind = "render" | "preview";
 
 /**
  * One atomic admission decision: one statement, one round trip (see the
- * admit() SQL function of migration 20261203T100000, the latest to define
+ * admit() SQL function of migration 20261127T230000, the latest to define
  * it: it adds the admission's kind to 20261126T160000's). `counted`: decide again
  * for a request already counted in the rate window.
  */

@@ -3,7 +3,7 @@ import * as createMetering from "./20261121T183000_create_metering";
 import * as admissionV2AndBilling from "./20261121T200000_admission_v2_and_billing";
 import * as idempotencyKeys from "./20261123T110000_idempotency_keys";
 import * as admitUnits from "./20261126T160000_admit_units";
-import * as previewAdmission from "./20261203T100000_preview_admission";
+import * as previewAdmission from "./20261127T230000_preview_admission";
 
 /** Every migration of the metering schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -11,5 +11,5 @@ export const migrations: Record<string, Migration> = {
   "20261121T200000_admission_v2_and_billing": admissionV2AndBilling,
   "20261123T110000_idempotency_keys": idempotencyKeys,
   "20261126T160000_admit_units": admitUnits,
-  "20261203T100000_preview_admission": previewAdmission,
+  "20261127T230000_preview_admission": previewAdmission,
 };

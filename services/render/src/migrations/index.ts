@@ -3,7 +3,7 @@ import * as createTemplates from "./20261121T182000_create_templates";
 import * as templateSettings from "./20261123T110000_template_settings";
 import * as ownTemplates from "./20261126T153000_own_templates";
 import * as templateGenerations from "./20261126T170000_template_generations";
-import * as previews from "./20261203T100000_previews";
+import * as previews from "./20261127T230000_previews";
 
 /** Every migration of the render schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -11,5 +11,5 @@ export const migrations: Record<string, Migration> = {
   "20261123T110000_template_settings": templateSettings,
   "20261126T153000_own_templates": ownTemplates,
   "20261126T170000_template_generations": templateGenerations,
-  "20261203T100000_previews": previews,
+  "20261127T230000_previews": previews,
 };
