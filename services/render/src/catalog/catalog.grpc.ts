@@ -9,7 +9,7 @@ import { pageSettingsOf, templateKey, toProto, type TemplateCatalog } from "./ca
 import type { TemplateRow } from "./catalog.repository";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
-import { checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
+import { assetNames, checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
 
 type PreviewSource = Pick<TemplateRow, "owner" | "body" | "sample_data" | "page" | "image"> & { settings: { script_errors?: "fail" | "ignore" } };
 
@@ -112,10 +112,11 @@ export function catalogService(deps: {
 
   return {
     listTemplates: unary(async (req: renderV1.ListTemplatesRequest) => ({ templates: (await deps.catalog.list(req.owner)).map(toProto) }), deps.logger),
-    getTemplate: unary(
-      async (req: renderV1.GetTemplateRequest) => ({ template: toProto(await deps.catalog.find(req.id, req.owner, req.version)) }),
-      deps.logger,
-    ),
+    getTemplate: unary(async (req: renderV1.GetTemplateRequest) => {
+      const row = await deps.catalog.find(req.id, req.owner, req.version);
+      // An own template's source and file names are its owner's to edit; the catalog's are not answered.
+      return { template: row.owner ? { ...toProto(row), html: row.body, assetNames: await assetNames(deps.db, row) } : toProto(row) };
+    }, deps.logger),
     getPreview: unary((req: renderV1.GetPreviewRequest) => renderPreview(req.id, req.owner), deps.logger),
     saveTemplate: unary(save, deps.logger),
     listTemplateVersions: unary(

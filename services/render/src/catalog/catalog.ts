@@ -106,5 +106,7 @@ export function toProto(row: TemplateRow): renderV1.Template {
     owner: row.owner,
     createdAt: row.created_at.toISOString(),
     generation: row.generation,
+    html: "",
+    assetNames: [],
   };
 }

@@ -95,6 +95,8 @@ describe("catalog previews: the owner's windows", () => {
       owner: "",
       createdAt: "",
       generation: 0,
+      html: "",
+      assetNames: [],
     };
     const saving = fresh();
     keys.length = 0;
