@@ -3,6 +3,7 @@ import { call, type z } from "@pressroom/platform";
 import { TEMPLATE_ID_PATTERN, planOf, templateNotFound } from "@pressroom/domain";
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
+import { hasCredentials } from "../access/auth";
 import { readJsonObject } from "../body";
 import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
@@ -23,9 +24,9 @@ function pathId(ctx: Context): string {
   return id;
 }
 
-/** The caller's key id when the request has a key (checked and counted), "" when it has none: the public catalog only. */
+/** The caller's key id when the request has a key or a console session (checked and counted), "" when it has none: the public catalog only. */
 async function ownerOf(deps: KeyedDeps, ctx: Context): Promise<string> {
-  if (!ctx.get("authorization")) return "";
+  if (!hasCredentials(ctx)) return "";
   return (await keyed(deps, ctx)).keyId;
 }
 
