@@ -124,7 +124,10 @@ const SESSION_REFUSALS = ["CSRF_REJECTED", "DEMO_KEY_READ_ONLY"] as const satisf
  */
 export function forbidden(description = "", codes: readonly ErrorCode[] = []): ZodOpenApiResponseObject {
   const rate = Object.fromEntries(
-    Object.entries(RATE_HEADERS).map(([name, schema]) => [name, schema.optional().meta({ description: `${schema.description} Absent on a session's refusal.` })]),
+    Object.entries(RATE_HEADERS).map(([name, schema]) => [
+      name,
+      schema.optional().meta({ description: `${schema.description} Absent on a session's refusal.` }),
+    ]),
   );
   return errorResponse(
     `${description}CSRF_REJECTED: a request with the console's session cookie that comes from another origin or lacks the session's X-CSRF-Token. ` +
