@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Pressroom } from "@pressroom/client";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import type { GrpcPeer } from "@pressroom/platform";
@@ -275,6 +276,29 @@ describe("the console's session and the lists under it", () => {
     );
   });
 
+  it("the JavaScript client lists, counts and replays with the same operations", async () => {
+    const client = new Pressroom({ apiKey: a.apiKey, baseUrl: h.stack.baseUrl });
+    assert.deepEqual(
+      (await client.jobs({ limit: 100 })).data.map((job) => job.id),
+      [...jobsA].reverse(),
+    );
+    assert.deepEqual(
+      (await client.jobs({ kind: "image" })).data.map((job) => job.id),
+      [jobsA[1]],
+    );
+    const today = new Date().toISOString().slice(0, 10);
+    assert.deepEqual((await client.dailyUsage({ from: today, to: today })).data, [{ date: today, succeeded: 4, failed: 1, refunded: 0 }]);
+    const [newest] = (await client.webhookDeliveries({ job_id: jobsA[4], limit: 1 })).data;
+    const replayed = await client.replayWebhookDelivery(newest!.id);
+    assert.deepEqual([replayed.attempt, replayed.status, replayed.event_id], [4, "pending", newest!.event_id]);
+    await receiver.waitFor("/hook-a", 4, 15_000);
+    await eventually(
+      "its outcome listed",
+      async () => ((await client.webhookDeliveries({ limit: 1 })).data[0]?.status === "succeeded" ? true : undefined),
+      15_000,
+    );
+  });
+
   it("never shows or acts on another account's jobs, templates or deliveries: each route answers as for a missing id", async () => {
     const missingJob = "job_0000000000zzzzzzzzzzzzzzzz";
     const jobId = jobsA[0]!;
@@ -323,7 +347,7 @@ describe("the console's session and the lists under it", () => {
     });
     const before = await snapshot();
     assert.equal(before.jobs.length, jobsA.length);
-    assert.equal(before.deliveries.length, 3);
+    assert.equal(before.deliveries.length, 4, "two attempts and two replays");
     const db = new pg.Client({ connectionString: h.stack.databaseUrl });
     await db.connect();
     const lose = () => db.query("truncate webhook.job_list, webhook.job_days, webhook.deliveries, webhook.read_model_position");
