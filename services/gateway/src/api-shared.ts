@@ -112,6 +112,14 @@ export const rateLimited = errorResponse("More than the plan's requests per minu
 /** The errors of a keyed operation that takes no body. */
 export const keyedErrors = { "401": unauthorized, "429": rateLimited, "500": internal };
 
+/** The errors of a list (GET /v1/jobs, /v1/webhooks/deliveries): the keyed ones and a parameter refused. */
+export const listErrors = {
+  "401": unauthorized,
+  "422": errorResponse("A parameter is not valid (the message names it).", ["PAYLOAD_INVALID"], RATE_HEADERS),
+  "429": rateLimited,
+  "500": internal,
+};
+
 /** A keyed operation's security: a bearer key, or the console's session cookie. */
 export const KEYED: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }];
 

@@ -8,7 +8,7 @@
 export interface SnippetTemplate {
   id: string;
   output: "pdf" | "png";
-  sample_data: Record<string, unknown>;
+  sample_data: unknown;
 }
 
 /** The key in the code: written out (the public demo key), or read from an environment variable. */

@@ -16,6 +16,7 @@ import {
   headers,
   internal,
   jsonResponse,
+  listErrors,
   rateLimited,
   unauthorized,
 } from "../api-shared";
@@ -233,9 +234,6 @@ export const jobListOperation: ZodOpenApiOperationObject = {
   requestParams: { query: JobListQuery },
   responses: {
     "200": jsonResponse("A page of jobs.", JobList, RATE_HEADERS),
-    "401": unauthorized,
-    "422": errorResponse("A parameter is not valid (the message names it).", ["PAYLOAD_INVALID"], RATE_HEADERS),
-    "429": rateLimited,
-    "500": internal,
+    ...listErrors,
   },
 };

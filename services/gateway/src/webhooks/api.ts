@@ -1,20 +1,6 @@
 import { z } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
-import {
-  JobId,
-  KEYED,
-  NextCursor,
-  PAGE_PARAMS,
-  RATE_HEADERS,
-  dateTime,
-  errorResponse,
-  forbidden,
-  internal,
-  jsonResponse,
-  keyedErrors,
-  rateLimited,
-  unauthorized,
-} from "../api-shared";
+import { JobId, KEYED, NextCursor, PAGE_PARAMS, RATE_HEADERS, dateTime, errorResponse, forbidden, jsonResponse, keyedErrors, listErrors } from "../api-shared";
 
 /** The schemas of webhooks/ (a key's callback deliveries and their replay) and their operations. */
 
@@ -60,10 +46,7 @@ export const deliveriesOperation: ZodOpenApiOperationObject = {
   requestParams: { query: DeliveryListQuery },
   responses: {
     "200": jsonResponse("A page of deliveries.", DeliveryList, RATE_HEADERS),
-    "401": unauthorized,
-    "422": errorResponse("A parameter is not valid (the message names it).", ["PAYLOAD_INVALID"], RATE_HEADERS),
-    "429": rateLimited,
-    "500": internal,
+    ...listErrors,
   },
 };
 

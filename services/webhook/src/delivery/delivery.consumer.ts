@@ -175,14 +175,8 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       return { ack: true };
     }
 
-    let secrets: string[] | undefined;
-    try {
-      secrets = await this.deps.secrets.get(job.keyId);
-    } catch (err) {
-      // Our side is down: not an attempt, look again shortly.
-      logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
-      return { nakMs: SECRET_RETRY_MS };
-    }
+    const secrets = await this.secretsOf(job);
+    if (secrets === "unavailable") return { nakMs: SECRET_RETRY_MS };
     if (secrets === undefined) {
       await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: scheduled, reason: "the API key no longer exists" } })]);
       logger.warn({ jobId: job.id }, "webhook dropped: the key no longer exists");
@@ -191,6 +185,19 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
 
     const result = await this.post(job, body, secrets);
     return this.settle(job, lastSeq, attempt, result);
+  }
+
+  /**
+   * The key's secrets; undefined when the key no longer exists; "unavailable" when identity could
+   * not tell (our side is down: no attempt, look again shortly).
+   */
+  private async secretsOf(job: JobState): Promise<string[] | undefined | "unavailable"> {
+    try {
+      return await this.deps.secrets.get(job.keyId);
+    } catch (err) {
+      this.deps.logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
+      return "unavailable";
+    }
   }
 
   /** One POST of the callback, signed now with the key's secrets, timed. */
@@ -219,16 +226,17 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       return { ack: true };
     }
     if (request.attempted) return { ack: true };
-    let secrets: string[] | undefined;
-    try {
-      secrets = await this.deps.secrets.get(job.keyId);
-    } catch (err) {
-      logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry the replay");
-      return { nakMs: SECRET_RETRY_MS };
-    }
+    const secrets = await this.secretsOf(job);
+    if (secrets === "unavailable") return { nakMs: SECRET_RETRY_MS };
     const result = secrets ? await this.post(job, body, secrets) : { status: 0, error: "the API key no longer exists", durationMs: 0 };
-    const error = result.error ?? (result.status >= 300 && result.status < 400 ? "redirects are not followed" : "");
-    const attempted = { attempt: request.attempt, status: result.status, error, nextAttemptAt: "", durationMs: result.durationMs, replay: true };
+    const attempted = {
+      attempt: request.attempt,
+      status: result.status,
+      error: errorOf(result),
+      nextAttemptAt: "",
+      durationMs: result.durationMs,
+      replay: true,
+    };
     await this.record(job, job.lastSeqOf.webhook, [this.event(job, { webhookAttempted: attempted })]);
     logger.info({ jobId: job.id, attempt: request.attempt, status: result.status }, "webhook replayed");
     return { ack: true };
@@ -238,7 +246,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
   private async settle(job: JobState, lastSeq: number, attempt: number, result: PostResult & { durationMs: number }): Promise<Disposition> {
     const { logger, policy } = this.deps;
     const status = result.status;
-    const error = result.error ?? (status >= 300 && status < 400 ? "redirects are not followed" : "");
+    const error = errorOf(result);
     const { durationMs } = result;
     const made = job.webhook.scheduledAttempts + 1;
     const log = { jobId: job.id, attempt, status };
@@ -305,4 +313,9 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     }
     recordDeliveryEvents(job, events);
   }
+}
+
+/** Why an attempt failed, in words safe to record: the poster's, or a redirect's (never followed); "" for none. */
+function errorOf(result: PostResult): string {
+  return result.error ?? (result.status >= 300 && result.status < 400 ? "redirects are not followed" : "");
 }

@@ -7,7 +7,7 @@
  * (projection.repository.ts) and of the read side (queries.ts), the gRPC methods that answer
  * from them (read-models.grpc.ts) and the replay of a delivery (replay.ts).
  */
-import { EventConsumer, consumers, directGet, streams, subjects, type Logger } from "@pressroom/platform";
+import { BatchingEventConsumer, consumers, directGet, streams, subjects, type Logger } from "@pressroom/platform";
 import { jobEventSpec, storedJobEvent, type StoredJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
@@ -76,21 +76,16 @@ export class Projector {
   }
 }
 
-interface Pending {
-  stored: StoredJobEvent;
-  done: (err?: unknown) => void;
-}
-
 /**
  * Feeds the projector from JOBS (durable `read-models`, every event from the start), in batches:
  * a message is acked once the models have applied it (or were already past it).
  */
-export class ReadModelConsumer extends EventConsumer<StoredJobEvent> {
-  private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
-
+export class ReadModelConsumer extends BatchingEventConsumer<StoredJobEvent> {
   constructor(private readonly deps: { js: JetStreamClient; projector: Projector; logger: Logger }) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.readModels, concurrency: CHUNK }, jobEventSpec(deps.logger));
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.readModels, concurrency: CHUNK }, jobEventSpec(deps.logger), {
+      maxBatch: CHUNK,
+      lingerMs: LINGER_MS,
+    });
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -98,27 +93,9 @@ export class ReadModelConsumer extends EventConsumer<StoredJobEvent> {
     msg.nak(1_000);
   }
 
-  protected async apply(stored: StoredJobEvent, msg: JsMsg): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.pending.push({ stored, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.flushing ??= this.flush();
-    });
-    msg.ack();
-  }
-
-  private async flush(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, CHUNK);
-      try {
-        const known = new Map(batch.map((p) => [p.stored.seq, p.stored]));
-        await this.deps.projector.advance(Math.max(...known.keys()), known);
-        for (const p of batch) p.done();
-      } catch (err) {
-        for (const p of batch) p.done(err);
-      }
-    }
-    this.flushing = undefined;
+  protected async applyBatch(events: StoredJobEvent[]): Promise<void> {
+    const known = new Map(events.map((stored) => [stored.seq, stored]));
+    await this.deps.projector.advance(Math.max(...known.keys()), known);
   }
 }
 

@@ -23,6 +23,12 @@ function decodeCursor(cursor: string): number | undefined {
   return Number(match[1]);
 }
 
+/** The page of `rows` (fetched with limit + 1) and the cursor of the next one, "" on the last. */
+function page<R>(rows: R[], limit: number, seqOf: (row: R) => string): { rows: R[]; nextCursor: string } {
+  const shown = rows.slice(0, limit);
+  return { rows: shown, nextCursor: rows.length > limit ? encodeCursor(seqOf(shown.at(-1)!)) : "" };
+}
+
 function pageSize(limit: number): number {
   if (limit === 0) return 20;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
@@ -40,12 +46,12 @@ export async function listJobs(db: Db, req: webhookV1.ListJobsRequest): Promise<
   if (req.kind) query = query.where("kind", "=", req.kind);
   if (req.templateId) query = query.where("template_id", "=", req.templateId);
   if (before !== undefined) query = query.where("accepted_seq", "<", String(before));
-  const rows = await query
+  const found = await query
     .orderBy("accepted_seq", "desc")
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  return { jobIds: page.map((r) => r.job_id), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!.accepted_seq) : "" };
+  const { rows, nextCursor } = page(found, limit, (r) => r.accepted_seq);
+  return { jobIds: rows.map((r) => r.job_id), nextCursor };
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -108,12 +114,12 @@ export async function listDeliveries(db: Db, req: webhookV1.ListDeliveriesReques
   let query = db.selectFrom("deliveries").selectAll().where("key_id", "=", req.keyId);
   if (req.jobId) query = query.where("job_id", "=", req.jobId);
   if (before !== undefined) query = query.where("seq", "<", String(before));
-  const rows = await query
+  const found = await query
     .orderBy("seq", "desc")
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  return { deliveries: page.map(toDelivery), nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!.seq) : "" };
+  const { rows, nextCursor } = page(found, limit, (r) => r.seq);
+  return { deliveries: rows.map(toDelivery), nextCursor };
 }
 
 /** One of the key's deliveries; another key's is not found, like one that does not exist. */

@@ -67,78 +67,11 @@ export function query(params: Record<string, string | number | undefined>): stri
   return set.length ? `?${new URLSearchParams(set.map(([k, v]) => [k, String(v)])).toString()}` : "";
 }
 
-/** The shapes the console reads (the OpenAPI document at /v1/openapi.json is the reference). */
+/** The shapes the console reads: the JavaScript client's types (the OpenAPI document at /v1/openapi.json is the reference). */
+export type { DailyUsage, Delivery, DeliveryList, JobList, JobView as Job, Template, UsageResponse as Usage } from "@pressroom/client";
 export interface Session {
   key_prefix: string;
   plan: string;
   csrf_token: string;
 }
 
-export interface Usage {
-  plan: string;
-  period: { start: string; end: string };
-  renders: { used: number; limit: number; remaining: number };
-  rate_limit: { limit: number; remaining: number; reset_seconds: number; window_seconds: number };
-  concurrency: { limit: number; in_flight: number };
-}
-
-export interface Day {
-  date: string;
-  succeeded: number;
-  failed: number;
-  refunded: number;
-}
-
-export interface Job {
-  id: string;
-  status: "queued" | "rendering" | "succeeded" | "failed";
-  kind: "render" | "image";
-  template_id: string | null;
-  template_version: number | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  url: string | null;
-  expires_at: string | null;
-  content_type: string | null;
-  size_bytes: number | null;
-  error: { code: string; message: string } | null;
-  webhook: { state: string; attempts: number; last_status: number | null; next_attempt_at: string | null } | null;
-  events: { id: string; type: string; time: string; source: string }[];
-}
-
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  job_id: string;
-  attempt: number;
-  status: "pending" | "succeeded" | "failed";
-  response_status: number | null;
-  duration_ms: number | null;
-  created_at: string;
-  next_retry_at: string | null;
-}
-
-export interface Page<T> {
-  data: T[];
-  next_cursor: string | null;
-}
-
-export interface Template {
-  id: string;
-  version: number;
-  name: string;
-  description: string;
-  output: "pdf" | "png";
-  page?: { format: string; landscape: boolean; margin: Record<"top" | "right" | "bottom" | "left", string> };
-  width?: number;
-  height?: number;
-  device_scale_factor?: 1 | 2;
-  data_schema: Record<string, unknown>;
-  sample_data: Record<string, unknown>;
-  preview_url: string;
-  visibility: "public" | "private";
-  html?: string;
-  asset_names?: string[];
-}

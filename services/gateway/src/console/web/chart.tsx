@@ -1,6 +1,8 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
-import type { Day } from "./api";
+import type { DailyUsage } from "./api";
+
+type Day = DailyUsage["data"][number];
 
 const SUCCEEDED = "#2448c8";
 const FAILED = "#b3261e";
@@ -23,7 +25,10 @@ export function DailyChart({ days, caption }: { days: Day[]; caption: string }) 
         height: 240,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1_000), "Etc/UTC"),
         scales: { x: { time: true, range: (_u, min, max) => [min - DAY_S / 2, max + DAY_S / 2] }, y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
-        axes: [{ stroke: "#4f566b", grid: { show: false } }, { stroke: "#4f566b", grid: { stroke: "#d8dee8", width: 1 } }],
+        axes: [
+          { stroke: "#4f566b", grid: { show: false } },
+          { stroke: "#4f566b", grid: { stroke: "#d8dee8", width: 1 } },
+        ],
         series: [
           { label: "Day", value: (_u, ts) => (ts == null ? "" : new Date(ts * 1_000).toISOString().slice(0, 10)) },
           { label: "Succeeded", fill: SUCCEEDED, stroke: SUCCEEDED, width: 0, paths: bars(-1), points: { show: false } },

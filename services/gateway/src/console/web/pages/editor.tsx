@@ -10,7 +10,8 @@ import { Loading, Problem, asApiError } from "../ui";
 
 const STARTER = {
   html: '<!doctype html>\n<html>\n<body style="font-family: sans-serif">\n  <h1>Hello {{name}}</h1>\n  <p>{{message}}</p>\n</body>\n</html>\n',
-  schema: '{\n  "type": "object",\n  "required": ["name"],\n  "properties": {\n    "name": { "type": "string" },\n    "message": { "type": "string" }\n  }\n}\n',
+  schema:
+    '{\n  "type": "object",\n  "required": ["name"],\n  "properties": {\n    "name": { "type": "string" },\n    "message": { "type": "string" }\n  }\n}\n',
   sample: '{\n  "name": "Ada",\n  "message": "Your first template."\n}\n',
 };
 
@@ -46,7 +47,9 @@ function Form({ template }: { template?: Template }) {
     width: String(template?.width ?? 1200),
     height: String(template?.height ?? 630),
   });
-  const texts = useRef<Texts>(template ? { html: template.html ?? "", schema: pretty(template.data_schema), sample: pretty(template.sample_data) } : { ...STARTER });
+  const texts = useRef<Texts>(
+    template ? { html: template.html ?? "", schema: pretty(template.data_schema), sample: pretty(template.sample_data) } : { ...STARTER },
+  );
   const views = useRef<Partial<Record<EditorName, EditorView>>>({});
   const [problem, setProblem] = useState<{ error: ApiError; field?: string } | undefined>();
   const [saving, setSaving] = useState(false);
@@ -65,7 +68,10 @@ function Form({ template }: { template?: Template }) {
         return new ApiError(422, "PAYLOAD_INVALID", `${field}: is not JSON: ${(err as Error).message}`, "Fix the JSON at the marked line.");
       }
     }
-    const size = fields.output === "png" ? { width: Number(fields.width), height: Number(fields.height) } : { page: { format: fields.format, landscape: fields.landscape } };
+    const size =
+      fields.output === "png"
+        ? { width: Number(fields.width), height: Number(fields.height) }
+        : { page: { format: fields.format, landscape: fields.landscape } };
     return { id: fields.id.trim(), name: fields.name, description: fields.description, output: fields.output, html: texts.current.html, ...parsed, ...size };
   };
 
@@ -102,8 +108,8 @@ function Form({ template }: { template?: Template }) {
       <h1>{template ? `New version of ${template.name}` : "New template"}</h1>
       {assets.length > 0 && (
         <p class="notice" role="status">
-          This template has assets ({assets.join(", ")}), which the console cannot send back: save its next version with the API (PUT
-          /v1/templates/{template!.id} with its assets), so that they are kept.
+          This template has assets ({assets.join(", ")}), which the console cannot send back: save its next version with the API (PUT /v1/templates/
+          {template!.id} with its assets), so that they are kept.
         </p>
       )}
       <form
@@ -128,7 +134,7 @@ function Form({ template }: { template?: Template }) {
           </div>
           {problem && <Problem error={problem.error} title="Not saved" />}
         </div>
-        <PreviewPane saved={template && { id: template.id, version: template.version }} />
+        <PreviewPane saved={template && { id: template.id, version: template.version ?? 1 }} />
       </form>
     </>
   );
@@ -142,7 +148,15 @@ function Settings({ fields, set, isNew, invalid }: { fields: Fields; set: (f: Pa
       <div class="grid">
         <div>
           <label for="t-id">Id</label>
-          <input id="t-id" required disabled={!isNew} value={fields.id} pattern="[a-z0-9][a-z0-9-]{0,63}" onInput={(e) => set({ id: e.currentTarget.value })} {...field("id")} />
+          <input
+            id="t-id"
+            required
+            disabled={!isNew}
+            value={fields.id}
+            pattern="[a-z0-9][a-z0-9-]{0,63}"
+            onInput={(e) => set({ id: e.currentTarget.value })}
+            {...field("id")}
+          />
           <p class="help">Lowercase letters, digits and dashes; the id you render it by.</p>
         </div>
         <div>
@@ -179,11 +193,27 @@ function Settings({ fields, set, isNew, invalid }: { fields: Fields; set: (f: Pa
           <>
             <div>
               <label for="t-width">Width (px)</label>
-              <input id="t-width" type="number" min={1} max={4096} value={fields.width} onInput={(e) => set({ width: e.currentTarget.value })} {...field("width")} />
+              <input
+                id="t-width"
+                type="number"
+                min={1}
+                max={4096}
+                value={fields.width}
+                onInput={(e) => set({ width: e.currentTarget.value })}
+                {...field("width")}
+              />
             </div>
             <div>
               <label for="t-height">Height (px)</label>
-              <input id="t-height" type="number" min={1} max={4096} value={fields.height} onInput={(e) => set({ height: e.currentTarget.value })} {...field("height")} />
+              <input
+                id="t-height"
+                type="number"
+                min={1}
+                max={4096}
+                value={fields.height}
+                onInput={(e) => set({ height: e.currentTarget.value })}
+                {...field("height")}
+              />
             </div>
           </>
         )}

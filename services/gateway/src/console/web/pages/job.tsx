@@ -1,4 +1,4 @@
-import { api, query, type Delivery, type Job, type Page } from "../api";
+import { api, query, type DeliveryList, type Job } from "../api";
 import { DeliveryTable } from "../deliveries";
 import { Badge, Problem, Show, Time, bytes, duration, useLoad } from "../ui";
 
@@ -87,7 +87,9 @@ function JobDetail({ job, readOnly, onChange }: { job: Job; readOnly: boolean; o
             <li>
               <code>{job.error.code}</code>: {job.error.message}
             </li>
-            <li>{job.error.code === "INTERNAL_ERROR" ? "Our failure: its quota unit was refunded." : "The document's failure: it counts against the quota."}</li>
+            <li>
+              {job.error.code === "INTERNAL_ERROR" ? "Our failure: its quota unit was refunded." : "The document's failure: it counts against the quota."}
+            </li>
           </ul>
         </div>
       )}
@@ -129,7 +131,7 @@ function Timeline({ job }: { job: Job }) {
 }
 
 function Callback({ job, readOnly, onChange }: { job: Job; readOnly: boolean; onChange: () => void }) {
-  const deliveries = useLoad(() => api<Page<Delivery>>("GET", `/v1/webhooks/deliveries${query({ job_id: job.id, limit: 100 })}`), [job.id, job.events.length]);
+  const deliveries = useLoad(() => api<DeliveryList>("GET", `/v1/webhooks/deliveries${query({ job_id: job.id, limit: 100 })}`), [job.id, job.events.length]);
   return (
     <section aria-labelledby="callback-title">
       <h2 id="callback-title">Callback</h2>

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, query, type Job, type Page } from "../api";
+import { api, query, type JobList } from "../api";
 import { navigate, useLocation } from "../router";
 import { Badge, Show, Time, duration, useLoad } from "../ui";
 
@@ -10,7 +10,7 @@ export function Jobs() {
   const { query: params } = useLocation();
   const filters = { status: params.get("status") ?? "", kind: params.get("kind") ?? "", template_id: params.get("template_id") ?? "" };
   const cursor = params.get("cursor") ?? "";
-  const jobs = useLoad(() => api<Page<Job>>("GET", `/v1/jobs${query({ ...filters, cursor, limit: 20 })}`), [params.toString()]);
+  const jobs = useLoad(() => api<JobList>("GET", `/v1/jobs${query({ ...filters, cursor, limit: 20 })}`), [params.toString()]);
   const [template, setTemplate] = useState(filters.template_id);
   const apply = (changed: Partial<typeof filters>) => navigate(`/console/jobs${query({ ...filters, ...changed })}`);
 

@@ -1,6 +1,6 @@
 import { PAID_PLANS, PLANS, PLAN_ORDER, type PlanId } from "@pressroom/domain/plans";
 import { useState } from "preact/hooks";
-import { api, query, type Day, type Session, type Usage } from "../api";
+import { api, query, type DailyUsage, type Session, type Usage } from "../api";
 import { DailyChart } from "../chart";
 import { Problem, Show, asApiError, useLoad, type Loaded } from "../ui";
 
@@ -23,7 +23,7 @@ export function Overview({ session }: { session: Session }) {
 function Standing({ usage, session }: { usage: Usage; session: Session }) {
   const from = day(usage.period.start);
   const to = new Date().toISOString().slice(0, 10);
-  const days: Loaded<{ data: Day[] }> = useLoad(() => api("GET", `/v1/keys/usage/daily${query({ from, to })}`), [from, to]);
+  const days: Loaded<DailyUsage> = useLoad(() => api("GET", `/v1/keys/usage/daily${query({ from, to })}`), [from, to]);
   const plan = PLANS[usage.plan as PlanId];
   return (
     <>

@@ -46,8 +46,8 @@ export function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: () 
     <>
       <h1>Sign in to the console</h1>
       <p class="lead">
-        Your jobs, templates, usage and webhooks, with your API key. The key is exchanged for a session that lasts a few hours and that this page cannot
-        read; sign out ends it.
+        Your jobs, templates, usage and webhooks, with your API key. The key is exchanged for a session that lasts a few hours and that this page cannot read;
+        sign out ends it.
       </p>
       {notice && (
         <p class="notice" role="status">
@@ -63,7 +63,16 @@ export function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: () 
       >
         <h2>Sign in</h2>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autoComplete="off" spellcheck={false} required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autoComplete="off"
+          spellcheck={false}
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+        />
         <div class="actions">
           <button type="submit" disabled={busy}>
             Sign in
@@ -94,9 +103,7 @@ export function SignIn({ notice, onSignedIn }: { notice: string; onSignedIn: () 
         {problem?.where === "sign-up" && <Problem error={problem.error} title="Could not sign up" />}
         {issued && (
           <div class="issued" role="status">
-            <p>
-              Your key, shown this once (Pressroom keeps only its hash). Copy it somewhere safe before you go on:
-            </p>
+            <p>Your key, shown this once (Pressroom keeps only its hash). Copy it somewhere safe before you go on:</p>
             <output class="secret" aria-label="Your new API key">
               {issued}
             </output>

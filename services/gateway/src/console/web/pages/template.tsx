@@ -147,26 +147,8 @@ function Versions({ id, versions }: { id: string; versions: Version[] }) {
             setShown({ from, to });
           }}
         >
-          <div>
-            <label for="diff-from">Compare version</label>
-            <select id="diff-from" value={from} onChange={(e) => setFrom(Number(e.currentTarget.value))}>
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  {v.version}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label for="diff-to">with version</label>
-            <select id="diff-to" value={to} onChange={(e) => setTo(Number(e.currentTarget.value))}>
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  {v.version}
-                </option>
-              ))}
-            </select>
-          </div>
+          <VersionSelect id="diff-from" label="Compare version" versions={versions} value={from} onChange={setFrom} />
+          <VersionSelect id="diff-to" label="with version" versions={versions} value={to} onChange={setTo} />
           <button type="submit">Show the changes</button>
         </form>
       )}
@@ -175,19 +157,41 @@ function Versions({ id, versions }: { id: string; versions: Version[] }) {
   );
 }
 
-function SourceDiff({ id, from, to }: { id: string; from: number; to: number }) {
-  const pair = useLoad(
-    () => Promise.all([from, to].map((n) => api<Template>("GET", `/v1/templates/${encodeURIComponent(id)}/versions/${n}`))),
-    [id, from, to],
+function VersionSelect(props: { id: string; label: string; versions: Version[]; value: number; onChange: (version: number) => void }) {
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange(Number(e.currentTarget.value))}>
+        {props.versions.map((v) => (
+          <option key={v.version} value={v.version}>
+            {v.version}
+          </option>
+        ))}
+      </select>
+    </div>
   );
+}
+
+function SourceDiff({ id, from, to }: { id: string; from: number; to: number }) {
+  const pair = useLoad(() => Promise.all([from, to].map((n) => api<Template>("GET", `/v1/templates/${encodeURIComponent(id)}/versions/${n}`))), [id, from, to]);
   return (
     <section class="diff" aria-label={`Changes from version ${from} to version ${to}`}>
       <Show loaded={pair} what="the two versions">
         {([a, b]) => (
           <>
             <DiffPart title="Template (HTML)" language="html" original={a!.html ?? ""} changed={b!.html ?? ""} />
-            <DiffPart title="Data schema" language="json" original={JSON.stringify(a!.data_schema, null, 2)} changed={JSON.stringify(b!.data_schema, null, 2)} />
-            <DiffPart title="Sample data" language="json" original={JSON.stringify(a!.sample_data, null, 2)} changed={JSON.stringify(b!.sample_data, null, 2)} />
+            <DiffPart
+              title="Data schema"
+              language="json"
+              original={JSON.stringify(a!.data_schema, null, 2)}
+              changed={JSON.stringify(b!.data_schema, null, 2)}
+            />
+            <DiffPart
+              title="Sample data"
+              language="json"
+              original={JSON.stringify(a!.sample_data, null, 2)}
+              changed={JSON.stringify(b!.sample_data, null, 2)}
+            />
           </>
         )}
       </Show>

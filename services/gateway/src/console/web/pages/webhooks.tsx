@@ -1,18 +1,18 @@
 import { useState } from "preact/hooks";
-import { api, query, type ApiError, type Delivery, type Page } from "../api";
+import { api, query, type ApiError, type DeliveryList } from "../api";
 import { DeliveryTable } from "../deliveries";
 import { Problem, Show, Time, asApiError, useLoad } from "../ui";
 
 /** The key's webhook signing secret (shown on request), its rotation, and its recent callback deliveries with replay. */
 export function Webhooks({ readOnly }: { readOnly: boolean }) {
   const [cursor, setCursor] = useState("");
-  const deliveries = useLoad(() => api<Page<Delivery>>("GET", `/v1/webhooks/deliveries${query({ cursor, limit: 25 })}`), [cursor]);
+  const deliveries = useLoad(() => api<DeliveryList>("GET", `/v1/webhooks/deliveries${query({ cursor, limit: 25 })}`), [cursor]);
   return (
     <>
       <h1>Webhooks</h1>
       <p class="lead">
-        A job with a <code>webhook_url</code> calls it back when it ends, signed with this key's secret in <code>X-Service-Signature</code>: verify it
-        before you trust the body.
+        A job with a <code>webhook_url</code> calls it back when it ends, signed with this key's secret in <code>X-Service-Signature</code>: verify it before
+        you trust the body.
       </p>
       <Secret readOnly={readOnly} />
       <section aria-labelledby="deliveries-title">
@@ -117,8 +117,8 @@ function Secret({ readOnly }: { readOnly: boolean }) {
       )}
       {previousUntil && (
         <p class="notice" role="status">
-          Rotated. Until <Time at={previousUntil} />, callbacks carry two signatures (<code>t=…,v1=&lt;new&gt;,v1=&lt;previous&gt;</code>): accept a
-          callback when either matches; after that, only the new secret signs.
+          Rotated. Until <Time at={previousUntil} />, callbacks carry two signatures (<code>t=…,v1=&lt;new&gt;,v1=&lt;previous&gt;</code>): accept a callback
+          when either matches; after that, only the new secret signs.
         </p>
       )}
       {problem && <Problem error={problem} />}
