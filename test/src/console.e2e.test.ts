@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { verifyWebhookSignature } from "@pressroom/client";
+import { call } from "@pressroom/platform";
 import { REPO_ROOT } from "@pressroom/stack";
 import type { Browser, Page } from "puppeteer-core";
 import { assertAccessible, clickText, launchBrowser, setEditorText, waitForText, watch, type Watched } from "./test-support/browser";
@@ -250,6 +251,18 @@ describe("the console in a browser", () => {
     await check("overview", { phone: true });
     await open("/console/jobs", "Took");
     await check("jobs", { phone: true });
+  });
+
+  it("browses the gallery while signed in without spending the key's requests", async () => {
+    const keyId = (await call(h.admin.identity, h.admin.identity.getKey, { apiKey, keyId: "" })).key!.keyId;
+    const left = async () => (await call(h.admin.metering, h.admin.metering.getUsage, { keyId, plan: "starter" })).usage!.rate!.remaining;
+    const before = await left();
+    const gallery = await browser.newPage();
+    await gallery.goto(`${origin}/`, { waitUntil: "networkidle0" });
+    const previews = await gallery.$$eval(".card img", (imgs) => imgs.map((img) => (img as HTMLImageElement).naturalWidth));
+    await gallery.close();
+    assert.ok(previews.length > 0 && previews.every((width) => width > 0), "every preview loaded");
+    assert.ok((await left()) >= before, "no request of the gallery counted against the signed-in key");
   });
 
   it("does nothing for a forged request from another origin", async () => {

@@ -145,7 +145,7 @@ describe("the gallery, the template pages and the API reference in a browser", (
             ? `${template.width} × ${template.height} px`
             : `${template.page!.format} ${template.page!.landscape ? "landscape" : "portrait"}`;
         assert.ok(card.text.includes(size), `${template.id}: ${size} in ${card.text}`);
-        assert.equal(card.image.src, `/v1/templates/${template.id}/preview.png`);
+        assert.equal(card.image.src, `/templates/${template.id}/preview.png`);
         assert.ok(card.image.alt.includes(template.name));
         assert.ok(card.image.complete && card.image.naturalWidth > 0, `${template.id}: preview loaded`);
       }

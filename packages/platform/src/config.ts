@@ -112,7 +112,7 @@ export const grpcTlsShape = {
 
 /**
  * The settings every gRPC-serving service with a database reads (identity, metering, render,
- * storage): the base, mutual TLS, where its gRPC server listens (loopback by default, every
+ * storage, webhook): the base, mutual TLS, where its gRPC server listens (loopback by default, every
  * interface where the chart says so, on its own default port), its database and NATS.
  */
 export const grpcServiceShape = (server: GrpcServerName) => ({

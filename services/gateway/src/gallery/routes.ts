@@ -3,8 +3,10 @@ import { AppError, call } from "@pressroom/platform";
 import { TEMPLATE_ID_PATTERN } from "@pressroom/domain";
 import type { renderV1 } from "@pressroom/contracts";
 import { templateEntry } from "../catalog-entry";
+import { sendPreview } from "../preview-response";
 import type { PageRoute } from "../route";
 import { BASE_CSP, CSS, JS, StaticAssets, sendPage } from "../static-pages";
+import { errors } from "../errors";
 import type { TemplateDirectory } from "../templates/directory";
 import { docsPage, galleryPage, notFoundPage, templatePage } from "./views";
 
@@ -68,6 +70,17 @@ export function pageRoutes(deps: GalleryDeps): PageRoute[] {
           : undefined;
         if (!info) return sendPage(ctx, notFoundPage(id), GALLERY_CSP, 404);
         sendPage(ctx, templatePage(templateEntry(info.template), `${ctx.protocol}://${ctx.host}`), GALLERY_CSP);
+      },
+    },
+    {
+      // The gallery's own copy of a public template's preview: never keyed, so a browser signed in to the console
+      // (whose cookie GET /v1/templates/{id}/preview.png would count against its key's rate) browses the gallery freely.
+      method: "GET",
+      path: "/templates/:id/preview.png",
+      handler: async (ctx) => {
+        const id = ctx.params.id as string;
+        if (!TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound();
+        await sendPreview(ctx, catalog, id, "");
       },
     },
     { method: "GET", path: "/docs", handler: (ctx) => sendPage(ctx, docsPage(), DOCS_CSP) },

@@ -66,7 +66,7 @@ function facts(template: CatalogEntry): string {
 }
 
 function previewImage(template: CatalogEntry): string {
-  return `<img src="${escapeHtml(template.preview_url)}" alt="Preview of the ${escapeHtml(template.name)} template">`;
+  return `<img src="/templates/${escapeHtml(template.id)}/preview.png" alt="Preview of the ${escapeHtml(template.name)} template">`;
 }
 
 export function galleryPage(templates: CatalogEntry[]): string {

@@ -7,6 +7,7 @@ import { hasCredentials } from "../access/auth";
 import { readJsonObject } from "../body";
 import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
+import { sendPreview } from "../preview-response";
 import type { TemplateList, TemplateVersions } from "./api";
 import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
 
@@ -107,17 +108,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
     /** GET /v1/templates/<id>/preview.png: public for the catalog, an own template's with its key; rendered once per template version. */
     async templatePreview(ctx: Context) {
       const owner = await ownerOf(deps, ctx);
-      const id = pathId(ctx);
-      const preview = await call(catalog, catalog.getPreview, { id, owner }, 60_000);
-      ctx.status = 200;
-      ctx.set("Cache-Control", owner ? "private, max-age=300" : "public, max-age=300");
-      ctx.set("ETag", `"${id}-v${preview.version}"`);
-      if (ctx.fresh) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = "image/png";
-      ctx.body = Buffer.from(preview.png);
+      await sendPreview(ctx, catalog, pathId(ctx), owner);
     },
   };
 }

@@ -74,4 +74,3 @@ export interface Session {
   plan: string;
   csrf_token: string;
 }
-
