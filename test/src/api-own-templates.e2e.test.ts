@@ -309,7 +309,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
   });
 
   describe("assets, png and previews", () => {
-    it("serves assets from the template: the font is embedded in the PDF, the image and the stylesheet load", async () => {
+    it("serves assets from the template: the font is embedded in the PDF, the image and the stylesheet load; its owner reads its source and its assets' names", async () => {
       const html =
         '<link rel="stylesheet" href="assets/style.css"><style>@font-face{font-family:Brand;src:url(assets/brand.ttf)}</style>' +
         '<p style="font-family:Brand">Branded {{who}}</p><p id="s">image missing</p>' +
@@ -321,6 +321,10 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       };
       const created = await h.api.post("/v1/templates", { id: "branded", ...letter(html), assets }, { key: a.apiKey });
       assert.equal(created.status, 201, created.text);
+      assert.equal(created.json.html, undefined, "the save's answer carries no source");
+      const own = (await h.api.get("/v1/templates/branded", { key: a.apiKey })).json;
+      assert.deepEqual([own.html, own.asset_names], [html, ["brand.ttf", "logo.png", "style.css"]], "its owner reads its source and its files' names");
+      assert.equal((await h.api.get("/v1/templates")).json.templates.find((t: { id: string }) => t.id === "invoice").html, undefined, "never the catalog's");
       const response = await h.api.post("/v1/render", { template_id: "branded", data: { who: "Ada" } }, { key: a.apiKey });
       assert.equal(response.status, 200, response.text);
       const pdf = (await h.api.download(response.json.url)).body;

@@ -64,8 +64,10 @@ describe("the NetworkPolicies", () => {
     }
   });
 
-  it("the gateway reaches identity, metering, render and storage over gRPC", () => {
-    for (const target of ["identity", "metering", "render", "storage"]) assert.equal(may(pod("gateway"), pod(target), GRPC_PORT), true, `gateway → ${target}`);
+  it("the gateway reaches identity, metering, render, storage and webhook over gRPC", () => {
+    for (const target of ["identity", "metering", "render", "storage", "webhook"]) {
+      assert.equal(may(pod("gateway"), pod(target), GRPC_PORT), true, `gateway → ${target}`);
+    }
   });
 
   it("identity is reached by the gateway and by its gRPC clients metering and webhook only", () => {
@@ -73,8 +75,8 @@ describe("the NetworkPolicies", () => {
     for (const source of ["render", "storage"]) assert.equal(may(pod(source), pod("identity"), GRPC_PORT), false, `${source} → identity`);
   });
 
-  it("metering and render gRPC are the gateway's alone", () => {
-    for (const target of ["metering", "render"]) {
+  it("metering, render and webhook gRPC are the gateway's alone", () => {
+    for (const target of ["metering", "render", "webhook"]) {
       for (const source of SERVICES.filter((s) => s !== "gateway" && s !== target)) {
         assert.equal(may(pod(source), pod(target), GRPC_PORT), false, `${source} → ${target}`);
       }

@@ -103,7 +103,7 @@ describe("every rendered object is labelled and wired", () => {
         assert.ok(ports.includes(HTTP_PORT), `gateway: no container port ${HTTP_PORT}`);
         assert.equal(env.HTTP_PORT, String(HTTP_PORT));
         assert.equal(env.HTTP_HOST, "0.0.0.0");
-      } else if (service !== "webhook") {
+      } else {
         assert.ok(ports.includes(GRPC_PORT), `${service}: no container port ${GRPC_PORT}`);
         assert.equal(env.GRPC_PORT, String(GRPC_PORT), `${service}: GRPC_PORT`);
       }

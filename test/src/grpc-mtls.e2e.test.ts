@@ -114,11 +114,11 @@ describe("gRPC: mutual TLS and per-method callers", () => {
     const own = await statusOf<identityV1.GetOwnWebhookSecretRequest, identityV1.GetOwnWebhookSecretResponse>(
       gateway.identity,
       gateway.identity.getOwnWebhookSecret,
-      { apiKey },
+      { apiKey, sessionToken: "" },
     );
     assert.match(own.response?.secret ?? "", /^whsec_/);
     h.api.remember(own.response!.secret);
-    const notAKey = await statusOf(gateway.identity, gateway.identity.getOwnWebhookSecret, { apiKey: "pr_live_not_a_key" });
+    const notAKey = await statusOf(gateway.identity, gateway.identity.getOwnWebhookSecret, { apiKey: "pr_live_not_a_key", sessionToken: "" });
     assert.equal(notAKey.code, GrpcStatus.UNAUTHENTICATED);
   });
 

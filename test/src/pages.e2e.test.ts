@@ -145,7 +145,7 @@ describe("the gallery, the template pages and the API reference in a browser", (
             ? `${template.width} × ${template.height} px`
             : `${template.page!.format} ${template.page!.landscape ? "landscape" : "portrait"}`;
         assert.ok(card.text.includes(size), `${template.id}: ${size} in ${card.text}`);
-        assert.equal(card.image.src, `/v1/templates/${template.id}/preview.png`);
+        assert.equal(card.image.src, `/templates/${template.id}/preview.png`);
         assert.ok(card.image.alt.includes(template.name));
         assert.ok(card.image.complete && card.image.naturalWidth > 0, `${template.id}: preview loaded`);
       }
@@ -155,16 +155,16 @@ describe("the gallery, the template pages and the API reference in a browser", (
     }
   });
 
-  it("is keyboard navigable: Tab reaches the skip link, the navigation and a card; Enter on the card opens its template", async () => {
+  it("is keyboard navigable: Tab reaches the skip link, the navigation (the console's link last) and a card; Enter on the card opens its template", async () => {
     const gallery = await visit("/");
     try {
       const focused: string[] = [];
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < 7; i++) {
         await gallery.page.keyboard.press("Tab");
         focused.push(await gallery.page.evaluate(() => document.activeElement?.textContent?.trim() ?? ""));
       }
-      assert.deepEqual(focused.slice(0, 5), ["Skip to content", "Pressroom", "Templates", "API reference", "OpenAPI document"]);
-      assert.equal(focused[5], catalog[0]!.name);
+      assert.deepEqual(focused.slice(0, 6), ["Skip to content", "Pressroom", "Templates", "API reference", "OpenAPI document", "Console"]);
+      assert.equal(focused[6], catalog[0]!.name);
       await Promise.all([gallery.page.waitForNavigation(), gallery.page.keyboard.press("Enter")]);
       assert.equal(gallery.page.url(), `${origin}/templates/${catalog[0]!.id}`);
     } finally {

@@ -1,4 +1,14 @@
 import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
+import {
+  queryString,
+  type DailyUsage,
+  type DailyUsageQuery,
+  type Delivery,
+  type DeliveryList,
+  type DeliveryListQuery,
+  type JobList,
+  type JobListQuery,
+} from "./lists";
 import type {
   CheckoutRequest,
   CheckoutResponse,
@@ -195,6 +205,28 @@ export class Pressroom {
   /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */
   job(id: string): Promise<JobView> {
     return this.#call<JobView>("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  // The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
+
+  /** GET /v1/jobs: this key's jobs, newest first, each as `job(id)` answers it; page with `cursor: next_cursor`. */
+  jobs(query: JobListQuery = {}): Promise<JobList> {
+    return this.#call<JobList>("GET", `/v1/jobs${queryString(query)}`);
+  }
+
+  /** GET /v1/keys/usage/daily: this key's jobs per UTC day by outcome (at most 92 days; default the current period to today). */
+  dailyUsage(query: DailyUsageQuery = {}): Promise<DailyUsage> {
+    return this.#call<DailyUsage>("GET", `/v1/keys/usage/daily${queryString(query)}`);
+  }
+
+  /** GET /v1/webhooks/deliveries: each attempt of this key's callbacks, newest first. */
+  webhookDeliveries(query: DeliveryListQuery = {}): Promise<DeliveryList> {
+    return this.#call<DeliveryList>("GET", `/v1/webhooks/deliveries${queryString(query)}`);
+  }
+
+  /** POST /v1/webhooks/deliveries/<id>/replay: the callback sent again (same event id, signed afresh), one attempt; resolves with it, pending. */
+  replayWebhookDelivery(id: string): Promise<Delivery> {
+    return this.#call<Delivery>("POST", `/v1/webhooks/deliveries/${encodeURIComponent(id)}/replay`);
   }
 
   /**

@@ -19,6 +19,7 @@ export type PressroomErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "URL_INVALID"
   | "DEMO_KEY_READ_ONLY"
+  | "CSRF_REJECTED"
   | "URL_EXPIRED"
   | "PLAN_INVALID"
   | "IDEMPOTENCY_KEY_REUSED"

@@ -12,3 +12,4 @@ export {
   type WebhookEvent,
 } from "./webhooks";
 export type * from "./types";
+export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";

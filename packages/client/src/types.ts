@@ -182,6 +182,9 @@ export interface Template {
   preview_url?: string;
   /** "public": the catalog's; "private": this key's own. */
   visibility?: "public" | "private";
+  /** This key's own template, read by `template(id)`: the version's Handlebars source and its assets' names. */
+  html?: string;
+  asset_names?: string[];
 }
 
 /** Body of POST /v1/templates (PUT /v1/templates/<id> takes the same; its id may be left out). */

@@ -17,6 +17,8 @@ export {
   type JobState,
   type JobStatus,
   loadJob,
+  nextReplayAttempt,
+  nextScheduledAttempt,
   outcomeInboxOf,
   readFirstJobEvent,
   readJobEvents,
@@ -24,6 +26,7 @@ export {
   retainedAcceptance,
   storedJobEvent,
   type StoredJobEvent,
+  type WebhookReplay,
 } from "./jobs";
 export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
 export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";

@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { announcedOutcome, appendJobEvent, foldJob, isAuthentic, jobEvent, outcomeInboxOf, retainedAcceptance, type StoredJobEvent } from "./jobs";
+import {
+  announcedOutcome,
+  appendJobEvent,
+  foldJob,
+  isAuthentic,
+  jobEvent,
+  nextReplayAttempt,
+  nextScheduledAttempt,
+  outcomeInboxOf,
+  retainedAcceptance,
+  type StoredJobEvent,
+} from "./jobs";
 
 const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
 
@@ -73,6 +84,33 @@ describe("foldJob", () => {
       { state: done.webhook.state, attempts: done.webhook.attempts, last: done.webhook.lastStatus },
       { state: "delivered", attempts: 2, last: 200 },
     );
+  });
+
+  it("numbers replays after every attempt and never as the schedule's first, and keeps them out of the schedule's state", () => {
+    const hook = accepted("https://example.com/hook");
+    const attempt = (n: number, status: number, more: Partial<jobEventsV1.WebhookAttempted> = {}) =>
+      jobEvent("job.webhook_attempted", { ...ids, source: "webhook", webhookAttempted: { attempt: n, status, ...more } });
+    const replay = (n: number) =>
+      jobEvent("job.webhook_replay_requested", { ...ids, source: "webhook", webhookReplayRequested: { attempt: n, replayOf: "dlv_x" } });
+
+    const ended = foldJob(history(hook, started(), succeeded()))!;
+    assert.deepEqual([nextScheduledAttempt(ended), nextReplayAttempt(ended)], [1, 2], "a replay before the first attempt leaves 1 to the schedule");
+    const early = replay(2);
+    const replayedFirst = foldJob(history(hook, started(), succeeded(), early))!;
+    assert.deepEqual([nextScheduledAttempt(replayedFirst), nextReplayAttempt(replayedFirst)], [1, 3]);
+    assert.deepEqual(replayedFirst.webhook.replays, [{ id: early.id, attempt: 2, replayOf: "dlv_x", attempted: false }]);
+
+    const retrying = attempt(1, 503, { nextAttemptAt: "2026-01-01T00:00:05Z" });
+    const job = foldJob(history(hook, started(), succeeded(), early, attempt(2, 200, { replay: true }), retrying))!;
+    assert.deepEqual(
+      { state: job.webhook.state, scheduled: job.webhook.scheduledAttempts, last: job.webhook.lastStatus, next: job.webhook.nextAttemptAt },
+      { state: "pending", scheduled: 1, last: 503, next: "2026-01-01T00:00:05Z" },
+      "the replay's 200 delivers nothing of the schedule",
+    );
+    assert.equal(job.webhook.replays[0]!.attempted, true);
+    assert.deepEqual([nextScheduledAttempt(job), nextReplayAttempt(job)], [3, 3]);
+    assert.equal(isAuthentic({ event: early, writer: "webhook" }), true);
+    assert.equal(isAuthentic({ event: early, writer: "gateway" }), false, "only the webhook service records a replay");
   });
 
   it("ignores events stored under a writer that may not write them, but counts their sequence for that writer", () => {

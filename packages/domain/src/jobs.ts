@@ -15,7 +15,14 @@ import {
 
 export type JobEvent = jobEventsV1.JobEvent;
 export type JobEventType =
-  "job.accepted" | "job.started" | "job.succeeded" | "job.failed" | "job.webhook_attempted" | "job.webhook_delivered" | "job.webhook_exhausted";
+  | "job.accepted"
+  | "job.started"
+  | "job.succeeded"
+  | "job.failed"
+  | "job.webhook_attempted"
+  | "job.webhook_delivered"
+  | "job.webhook_exhausted"
+  | "job.webhook_replay_requested";
 
 export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 
@@ -41,6 +48,7 @@ const WRITERS: Record<JobEventType, readonly JobWriter[]> = {
   "job.webhook_attempted": ["webhook"],
   "job.webhook_delivered": ["webhook"],
   "job.webhook_exhausted": ["webhook"],
+  "job.webhook_replay_requested": ["webhook"],
 };
 
 /** Whether the event was stored under a writer that may write it. */
@@ -69,14 +77,44 @@ export interface JobState {
   result?: jobEventsV1.JobSucceeded;
   error?: jobEventsV1.JobFailed;
   webhook: {
+    /** The callback's retry schedule: its state, last status and next attempt (replays leave them alone). */
     state: "none" | "pending" | "delivered" | "exhausted";
+    /** The highest attempt number so far: the schedule's and replays' (requested ones too) share one numbering. */
     attempts: number;
+    /** How many attempts the schedule made, and the number of its last one. */
+    scheduledAttempts: number;
+    lastScheduledAttempt: number;
     lastStatus?: number;
     nextAttemptAt?: string;
+    /** Replays asked for (job.webhook_replay_requested), each one attempt, in order. */
+    replays: WebhookReplay[];
   };
   /** Per writer, the stream sequence of its last event (0: none): what its next append expects. */
   lastSeqOf: Record<JobWriter, number>;
   history: { id: string; type: string; time: string; source: string }[];
+}
+
+export interface WebhookReplay {
+  /** The request's event id. */
+  id: string;
+  attempt: number;
+  /** The delivery replayed. */
+  replayOf: string;
+  /** Whether its attempt was made (job.webhook_attempted with replay). */
+  attempted: boolean;
+}
+
+/**
+ * The number of the schedule's next attempt: 1 for its first (which a replay
+ * never takes), then one more than any attempt so far.
+ */
+export function nextScheduledAttempt(job: Pick<JobState, "webhook">): number {
+  return job.webhook.scheduledAttempts === 0 ? 1 : job.webhook.attempts + 1;
+}
+
+/** The number of a replay's attempt: after every attempt so far, and never 1, which is the schedule's first. */
+export function nextReplayAttempt(job: Pick<JobState, "webhook">): number {
+  return Math.max(job.webhook.attempts, 1) + 1;
 }
 
 /** A succeeded job's output as its announcement carried it (see announceOutcome). */
@@ -97,7 +135,7 @@ export function isTerminal(status: JobStatus): boolean {
 /** Builds an event with a fresh id and the current time. */
 export function jobEvent(
   type: JobEventType,
-  fields: { jobId: string; keyId: string; source: string } & Partial<Omit<JobEvent, "id" | "type" | "time" | "source" | "jobId" | "keyId">>,
+  fields: { jobId: string; keyId: string; source: string } & jobEventsV1.DeepPartial<Omit<JobEvent, "id" | "type" | "time" | "source" | "jobId" | "keyId">>,
 ): JobEvent {
   const { jobId, keyId, source, ...data } = fields;
   return jobEventsV1.JobEvent.fromPartial({ id: newId("evt"), type, time: new Date().toISOString(), source, jobId, keyId, ...data });
@@ -155,7 +193,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         webhookUrl: event.accepted.webhookUrl,
         createdAt: event.time,
         attempts: 0,
-        webhook: { state: event.accepted.webhookUrl ? "pending" : "none", attempts: 0 },
+        webhook: { state: event.accepted.webhookUrl ? "pending" : "none", attempts: 0, scheduledAttempts: 0, lastScheduledAttempt: 0, replays: [] },
         lastSeqOf,
         history: [],
       };
@@ -181,11 +219,26 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.finishedAt = event.time;
         state.error = event.failed;
         break;
-      case "job.webhook_attempted":
-        state.webhook.attempts = Math.max(state.webhook.attempts, event.webhookAttempted?.attempt ?? 0);
+      case "job.webhook_attempted": {
+        const attempt = event.webhookAttempted?.attempt ?? 0;
+        state.webhook.attempts = Math.max(state.webhook.attempts, attempt);
+        if (event.webhookAttempted?.replay) {
+          const replay = state.webhook.replays.find((r) => r.attempt === attempt);
+          if (replay) replay.attempted = true;
+          break;
+        }
+        state.webhook.scheduledAttempts++;
+        state.webhook.lastScheduledAttempt = attempt;
         state.webhook.lastStatus = event.webhookAttempted?.status;
         state.webhook.nextAttemptAt = event.webhookAttempted?.nextAttemptAt || undefined;
         break;
+      }
+      case "job.webhook_replay_requested": {
+        const attempt = event.webhookReplayRequested?.attempt ?? 0;
+        state.webhook.attempts = Math.max(state.webhook.attempts, attempt);
+        state.webhook.replays.push({ id: event.id, attempt, replayOf: event.webhookReplayRequested?.replayOf ?? "", attempted: false });
+        break;
+      }
       case "job.webhook_delivered":
         state.webhook.state = "delivered";
         state.webhook.attempts = Math.max(state.webhook.attempts, event.webhookDelivered?.attempt ?? 0);

@@ -31,7 +31,7 @@ export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 /** The gateway's API port, and the public base URL the services name in links by default. */
 export const DEFAULT_HTTP_PORT = 8080;
 export const DEFAULT_PUBLIC_BASE_URL = `http://localhost:${DEFAULT_HTTP_PORT}`;
-export const DEFAULT_GRPC_PORTS = { identity: 7001, metering: 7002, render: 7003, storage: 7004 } as const;
+export const DEFAULT_GRPC_PORTS = { identity: 7001, metering: 7002, render: 7003, storage: 7004, webhook: 7005 } as const;
 export type GrpcServerName = keyof typeof DEFAULT_GRPC_PORTS;
 /** Each service's health port (/livez, /readyz, /metrics) in the local stack; the gateway's is its default too. */
 export const DEFAULT_HEALTH_PORTS = { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 } as const;
@@ -119,7 +119,7 @@ export const grpcTlsShape = {
 
 /**
  * The settings every gRPC-serving service with a database reads (identity, metering, render,
- * storage): the base, mutual TLS, where its gRPC server listens (loopback by default, every
+ * storage, webhook): the base, mutual TLS, where its gRPC server listens (loopback by default, every
  * interface where the chart says so, on its own default port), its database and NATS.
  */
 export const grpcServiceShape = (server: GrpcServerName) => ({

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED },
   URL_INVALID: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   DEMO_KEY_READ_ONLY: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
+  CSRF_REJECTED: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   URL_EXPIRED: { http: 410, grpc: GrpcStatus.NOT_FOUND },
   PLAN_INVALID: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
   IDEMPOTENCY_KEY_REUSED: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION },

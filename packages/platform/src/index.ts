@@ -59,7 +59,7 @@ export { runMigrateEntrypoint, type Seed } from "./db/migrate-main";
 export { connectNats, type NatsOptions } from "./nats/connection";
 export { chartTopology, NATS_COMPONENTS, natsAuthorization, type NatsComponent, natsPermissions, type NatsPermissions } from "./nats/access";
 export { awaitTopology, PROVISION_HINT } from "./nats/bind";
-export { ConsumerLoop, type ConsumerSource, EventConsumer, type EventSpec } from "./nats/consumer-loop";
+export { BatchingEventConsumer, ConsumerLoop, type ConsumerSource, EventConsumer, type EventSpec } from "./nats/consumer-loop";
 export { directGet, type DirectQuery } from "./nats/direct";
 export { consumeSpan, EVENT_TYPE_HEADER, isWrongLastSequence, publishEvent, type PublishOptions, traceContextOf } from "./nats/events";
 export {

@@ -13,7 +13,7 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export interface StackPorts {
   http: number;
-  grpc: Record<"identity" | "metering" | "render" | "storage", number>;
+  grpc: Record<"identity" | "metering" | "render" | "storage" | "webhook", number>;
   health: Record<ServiceName, number>;
 }
 
@@ -35,10 +35,10 @@ export function localPorts(env: NodeJS.ProcessEnv): StackPorts {
 }
 
 export async function freePorts(): Promise<StackPorts> {
-  const [http, ...p] = (await distinctFreePorts(11)) as [number, ...number[]];
+  const [http, ...p] = (await distinctFreePorts(12)) as [number, ...number[]];
   return {
     http,
-    grpc: { identity: p[0]!, metering: p[1]!, render: p[2]!, storage: p[3]! },
+    grpc: { identity: p[0]!, metering: p[1]!, render: p[2]!, storage: p[3]!, webhook: p[10]! },
     health: { identity: p[4]!, metering: p[5]!, render: p[6]!, storage: p[7]!, webhook: p[8]!, gateway: p[9]! },
   };
 }
@@ -124,6 +124,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     METERING_ADDR: addr(ports.grpc.metering),
     RENDER_ADDR: addr(ports.grpc.render),
     STORAGE_ADDR: addr(ports.grpc.storage),
+    WEBHOOK_ADDR: addr(ports.grpc.webhook),
     PUBLIC_BASE_URL: publicBaseUrl,
     ...grpcTlsEnv(options.certificates[name]),
     ...options.env,
@@ -137,7 +138,7 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render) },
     storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
-    webhook: {},
+    webhook: { GRPC_PORT: String(ports.grpc.webhook) },
     gateway: { HTTP_PORT: String(ports.http), HTTP_HOST: "127.0.0.1" },
   };
   return { ...common, ...own[name], ...options.serviceEnv?.[name] };

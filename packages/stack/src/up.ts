@@ -107,6 +107,7 @@ async function main(): Promise<void> {
       [
         "",
         `  Gateway:   ${baseUrl}`,
+        `  Console:   ${baseUrl}/console`,
         `  Demo key:  ${DEMO_API_KEY}`,
         "",
         `  curl -s ${baseUrl}/v1/render -H "Authorization: Bearer ${DEMO_API_KEY}" \\`,

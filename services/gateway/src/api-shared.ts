@@ -24,6 +24,26 @@ export const TemplateId = z
   .regex(TEMPLATE_ID_PATTERN, mustMatch)
   .meta({ id: "TemplateId", examples: ["invoice"] });
 
+export const JobId = z
+  .string()
+  .regex(/^job_[0-9a-z]{26}$/)
+  .meta({ id: "JobId" });
+
+/** A page of a list: the cursor of the next page, or null on the last. */
+export const NextCursor = z.string().nullable().meta({ description: "Send it back as cursor for the next page; null on the last page." });
+
+/** The paging parameters of the lists (GET /v1/jobs, GET /v1/webhooks/deliveries). */
+export const PAGE_PARAMS = {
+  limit: z.coerce
+    .number({ error: "must be an integer from 1 to 100" })
+    .int("must be an integer from 1 to 100")
+    .min(1, "must be an integer from 1 to 100")
+    .max(100, "must be an integer from 1 to 100")
+    .optional()
+    .meta({ description: "At most this many (1 to 100, default 20)." }),
+  cursor: z.string().max(200, "must be a cursor this list answered").optional().meta({ description: "next_cursor of the previous page." }),
+};
+
 /** An RFC 3339 date-time, as the services write it (documented; the gateway writes these, it does not read them). */
 export const dateTime = () => z.string().meta({ format: "date-time" });
 
@@ -91,6 +111,39 @@ export const rateLimited = errorResponse("More than the plan's requests per minu
 
 /** The errors of a keyed operation that takes no body. */
 export const keyedErrors = { "401": unauthorized, "429": rateLimited, "500": internal };
+
+/** The errors of a list (GET /v1/jobs, /v1/webhooks/deliveries): the keyed ones and a parameter refused. */
+export const listErrors = {
+  "401": unauthorized,
+  "422": errorResponse("A parameter is not valid (the message names it).", ["PAYLOAD_INVALID"], RATE_HEADERS),
+  "429": rateLimited,
+  "500": internal,
+};
+
+/** A keyed operation's security: a bearer key, or the console's session cookie. */
+export const KEYED: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }];
+
+const SESSION_REFUSALS = ["CSRF_REJECTED", "DEMO_KEY_READ_ONLY"] as const satisfies ErrorCode[];
+
+/**
+ * The 403 of an operation that changes something: a console session's request refused (and
+ * `codes`, the operation's own refusals, described first in `description`). A session's refusal
+ * comes before the request is counted, so the rate headers are there only for the operation's own.
+ */
+export function forbidden(description = "", codes: readonly ErrorCode[] = []): ZodOpenApiResponseObject {
+  const rate = Object.fromEntries(
+    Object.entries(RATE_HEADERS).map(([name, schema]) => [
+      name,
+      schema.optional().meta({ description: `${schema.description} Absent on a session's refusal.` }),
+    ]),
+  );
+  return errorResponse(
+    `${description}CSRF_REJECTED: a request with the console's session cookie that comes from another origin or lacks the session's X-CSRF-Token. ` +
+      "DEMO_KEY_READ_ONLY: the public demo key's console session, which changes nothing.",
+    [...codes, ...SESSION_REFUSALS],
+    rate,
+  );
+}
 
 export const IdempotencyKey = z
   .string()

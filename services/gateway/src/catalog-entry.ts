@@ -26,6 +26,8 @@ export function templateEntry(t: renderV1.Template) {
     sample_data: JSON.parse(t.sampleDataJson) as Record<string, unknown>,
     preview_url: `/v1/templates/${t.id}/preview.png`,
     visibility: t.owner ? ("private" as const) : ("public" as const),
+    // One own template read by its owner (not the lists): its source and its files' names, to edit it.
+    ...(t.owner && t.html ? { html: t.html, asset_names: t.assetNames } : {}),
   };
 }
 

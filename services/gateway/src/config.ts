@@ -12,6 +12,7 @@ export const configSchema = z.object({
   METERING_ADDR: env.grpcAddr("metering"),
   RENDER_ADDR: env.grpcAddr("render"),
   STORAGE_ADDR: env.grpcAddr("storage"),
+  WEBHOOK_ADDR: env.grpcAddr("webhook"),
   /** How long a successful authentication is reused; a revocation takes effect within this time. */
   AUTH_CACHE_MS: env.int(2_000, 0),
   /** How often a known template is refreshed from the catalog; a new version is used within about this time. */

@@ -15,7 +15,13 @@ runService({
     const bus = await nats({ streams: [streams.JOBS, streams.RENDER], consumers: [{ stream: streams.RENDER, name: consumers.renderWorkers }] });
     observeRenderQueue(bus.jsm, logger);
     const clients = createClients(
-      { identity: config.IDENTITY_ADDR, metering: config.METERING_ADDR, render: config.RENDER_ADDR, storage: config.STORAGE_ADDR },
+      {
+        identity: config.IDENTITY_ADDR,
+        metering: config.METERING_ADDR,
+        render: config.RENDER_ADDR,
+        storage: config.STORAGE_ADDR,
+        webhook: config.WEBHOOK_ADDR,
+      },
       tls,
     );
     closeWith("grpc clients", () => closeClients(clients));

@@ -39,7 +39,7 @@ function* walk(node: unknown, segments: string[] = []): Generator<{ node: Json; 
 }
 
 describe("the OpenAPI document", () => {
-  it("is OpenAPI 3.1 with a bearer security scheme", () => {
+  it("is OpenAPI 3.1 with a bearer security scheme, and the console's session cookie beside it on every keyed operation", () => {
     assert.match(String(doc.openapi), /^3\.1\.\d+$/);
     assert.deepEqual((doc.components.securitySchemes as Json).bearerAuth, {
       type: "http",
@@ -47,6 +47,19 @@ describe("the OpenAPI document", () => {
       bearerFormat: "pr_live_<base62>",
       description: ((doc.components.securitySchemes as Json).bearerAuth as Json).description,
     });
+    assert.deepEqual(
+      { ...((doc.components.securitySchemes as Json).cookieAuth as Json), description: undefined },
+      { type: "apiKey", in: "cookie", name: "pressroom_session", description: undefined },
+    );
+    for (const { method, path, op } of operations()) {
+      const schemes = (op.security as Json[]).map((scheme) => Object.keys(scheme).join());
+      if (schemes.includes("bearerAuth")) assert.ok(schemes.includes("cookieAuth"), `${method} ${path} takes the session cookie too`);
+      if (schemes.includes("bearerAuth") && method !== "GET") {
+        const forbidden = (op.responses as Record<string, Json>)["403"];
+        const codes = JSON.stringify(forbidden?.content ?? {});
+        assert.ok(codes.includes("CSRF_REJECTED") && codes.includes("DEMO_KEY_READ_ONLY"), `${method} ${path}: a session's refusals`);
+      }
+    }
   });
 
   it("documents exactly the routes the gateway serves", () => {
@@ -88,22 +101,26 @@ describe("the OpenAPI document", () => {
   });
 
   it("documents 401 and 429 with Retry-After and the RateLimit headers on every keyed operation", () => {
-    const keyed = operations().filter(({ op }) => (op.security as unknown[]).length > 0);
+    const keyed = operations().filter(({ op }) => (op.security as Json[]).some((scheme) => "bearerAuth" in scheme));
     assert.deepEqual(keyed.map((k) => `${k.method} ${k.path}`).sort(), [
       "DELETE /v1/templates/{id}",
+      "GET /v1/jobs",
       "GET /v1/jobs/{id}",
       "GET /v1/keys/usage",
+      "GET /v1/keys/usage/daily",
       "GET /v1/keys/webhook-secret",
       "GET /v1/templates",
       "GET /v1/templates/{id}",
       "GET /v1/templates/{id}/preview.png",
       "GET /v1/templates/{id}/versions",
       "GET /v1/templates/{id}/versions/{n}",
+      "GET /v1/webhooks/deliveries",
       "POST /v1/billing/checkout",
       "POST /v1/image",
       "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
       "POST /v1/templates",
+      "POST /v1/webhooks/deliveries/{id}/replay",
       "PUT /v1/templates/{id}",
     ]);
     for (const { method, path, op } of keyed) {

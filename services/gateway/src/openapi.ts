@@ -1,16 +1,18 @@
 import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/domain";
 import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
-import { ErrorBody, TemplateId, errorResponse, headers } from "./api-shared";
+import { ErrorBody, JobId, TemplateId, errorResponse, headers } from "./api-shared";
 import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
-import { Job, JobAccepted, JobId, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
+import { Job, JobAccepted, JobList, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
 import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, WaitFor, Watermark } from "./jobs/options";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
-import { Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
+import { DailyUsage, Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
 import type { ApiRoute } from "./route";
 import { PageSettings, Template, TemplateList, TemplateVersions } from "./templates/api";
 import { PageInput, TemplateInput, TemplateReplacement } from "./templates/request";
+import { Delivery, DeliveryId, DeliveryList } from "./webhooks/api";
+import { Session, SessionRequest } from "./console/api";
 
 /**
  * The OpenAPI 3.1 document of the public API, served at GET /v1/openapi.json:
@@ -32,7 +34,7 @@ const DESCRIPTION = [
   "Send a template id (or raw HTML) and a JSON data object; get back a PDF (POST /v1/render) or a PNG (POST /v1/image) " +
     "behind an expiring signed download URL, at once or by a signed webhook.",
   "",
-  "**Authentication.** Keyed operations take `Authorization: Bearer <API_KEY>`. " +
+  "**Authentication.** Keyed operations take `Authorization: Bearer <API_KEY>` (or the console's session cookie; see POST /console/session). " +
     `The public demo key \`${DEMO_API_KEY}\` has the demo plan (${demo.rendersPerMonth} renders a month, ${demo.requestsPerMinute} requests a minute, ` +
     `${demo.concurrentRenders} render at a time). ` +
     "Get your own with POST /v1/signup.",
@@ -95,6 +97,13 @@ const SCHEMAS = {
   Watermark,
   Encryption,
   DocumentPart,
+  JobList,
+  DailyUsage,
+  DeliveryId,
+  Delivery,
+  DeliveryList,
+  SessionRequest,
+  Session,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {
@@ -120,6 +129,8 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
       { name: "Account", description: "Keys, usage, webhook secret, billing." },
       { name: "Outputs", description: "Signed download URLs of rendered outputs." },
       { name: "Meta", description: "This document and the process's health." },
+      { name: "Webhooks", description: "The deliveries of your jobs' webhook callbacks, and their replay." },
+      { name: "Console", description: "The console's session: an API key exchanged for an HttpOnly cookie (pages at /console)." },
     ],
     security: [],
     paths: paths(routes),
@@ -132,6 +143,15 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
           bearerFormat: "pr_live_<base62>",
           description:
             "Authorization: Bearer <API_KEY>. A missing, malformed, unknown or revoked key is 401 AUTH_INVALID; a revocation takes effect within seconds.",
+        },
+        cookieAuth: {
+          type: "apiKey",
+          in: "cookie",
+          name: "pressroom_session",
+          description:
+            "The console's session (POST /console/session): the same operations as a bearer key. A request with it that changes anything " +
+            "must carry the session's X-CSRF-Token (GET /console/session) and come from the same origin, else 403 CSRF_REJECTED. " +
+            "An expired, signed-out or revoked session is 401 AUTH_INVALID.",
         },
       },
       responses: {

@@ -1,10 +1,13 @@
 import { billingRoutes } from "./billing/routes";
 import { checkoutOperation, checkoutPageOperation, confirmOperation, stripeWebhookOperation } from "./billing/api";
 import type { GatewayDeps } from "./deps";
-import { imageOperation, jobViewOperation, renderOperation } from "./jobs/api";
+import { createSessionOperation, deleteSessionOperation, getSessionOperation } from "./console/api";
+import { sessionRoutes } from "./console/session";
+import { imageOperation, jobListOperation, jobViewOperation, renderOperation } from "./jobs/api";
 import { jobHandler } from "./jobs/create";
+import { jobList } from "./jobs/list";
 import { jobView } from "./jobs/view";
-import { rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
+import { dailyUsageOperation, rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
 import { keyRoutes } from "./keys/routes";
 import { livezOperation, openApiOperation, readyzOperation } from "./meta/api";
 import { metaRoutes } from "./meta/routes";
@@ -23,6 +26,8 @@ import {
   templateVersionsOperation,
 } from "./templates/api";
 import { templateRoutes } from "./templates/routes";
+import { deliveriesOperation, replayOperation } from "./webhooks/api";
+import { webhookRoutes } from "./webhooks/routes";
 
 /**
  * Every route of the public API, in one table, each with its handler and
@@ -32,13 +37,16 @@ import { templateRoutes } from "./templates/routes";
  * order GET /docs shows the operations of a tag in).
  */
 export function routes(deps: GatewayDeps): ApiRoute[] {
-  const { identity, metering, catalog, storage } = deps.clients;
+  const { identity, metering, catalog, storage, webhook } = deps.clients;
   const { auth, logger } = deps;
   const outputs = { storage, recentOutputs: deps.recentOutputs };
   const { templates: directory, schemas, anonymous, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
   const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, outcomes, syncWaitMs, maxBodyBytes };
   const templates = templateRoutes({ catalog, auth, metering, logger, schemas, anonymous });
-  const keys = keyRoutes({ auth, identity, metering, trustedProxies: deps.trustedProxies });
+  const keys = keyRoutes({ auth, identity, metering, webhook, trustedProxies: deps.trustedProxies });
+  const webhooks = webhookRoutes({ auth, metering, webhook });
+  const session = sessionRoutes({ identity, auth, trustedProxies: deps.trustedProxies });
+  const jsm = deps.bus.jsm;
   const billing = billingRoutes({ auth, metering, logger });
   const meta = metaRoutes({ isReady: deps.isReady, openApiDocument: () => openApiDocument(table) });
   const table: ApiRoute[] = [
@@ -53,16 +61,23 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "GET", path: "/v1/templates/:id/versions/:n", operation: templateVersionOperation, handler: templates.getTemplateVersion },
     { method: "GET", path: "/v1/templates/:id/preview.png", operation: templatePreviewOperation, handler: templates.templatePreview },
     { method: "GET", path: "/v1/keys/usage", operation: usageOperation, handler: keys.usage },
+    { method: "GET", path: "/v1/keys/usage/daily", operation: dailyUsageOperation, handler: keys.usageDaily },
     { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },
     { method: "POST", path: "/v1/keys/webhook-secret/rotate", operation: rotateWebhookSecretOperation, handler: keys.rotateWebhookSecret },
     { method: "POST", path: "/v1/billing/checkout", operation: checkoutOperation, handler: billing.checkout },
     { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
-    { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm: deps.bus.jsm }) },
+    { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook }) },
+    { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm }) },
+    { method: "GET", path: "/v1/webhooks/deliveries", operation: deliveriesOperation, handler: webhooks.deliveries },
+    { method: "POST", path: "/v1/webhooks/deliveries/:id/replay", operation: replayOperation, handler: webhooks.replay },
     { method: "GET", path: "/v1/outputs/:id", operation: downloadOperation, handler: outputHandler(outputs) },
     { method: "GET", path: "/v1/openapi.json", operation: openApiOperation, handler: meta.openApi },
     { method: "GET", path: "/v1/billing/checkout/:id", operation: checkoutPageOperation, handler: billing.checkoutPage },
     { method: "POST", path: "/v1/billing/checkout/:id", operation: confirmOperation, handler: billing.confirm },
     { method: "POST", path: "/v1/billing/stripe/webhook", operation: stripeWebhookOperation, handler: billing.stripeWebhook },
+    { method: "POST", path: "/console/session", operation: createSessionOperation, handler: session.signIn },
+    { method: "GET", path: "/console/session", operation: getSessionOperation, handler: session.current },
+    { method: "DELETE", path: "/console/session", operation: deleteSessionOperation, handler: session.signOut },
     { method: "GET", path: "/livez", operation: livezOperation, handler: meta.livez },
     { method: "GET", path: "/readyz", operation: readyzOperation, handler: meta.readyz },
   ];

@@ -5,6 +5,7 @@ import Koa from "koa";
 import type { GatewayDeps } from "./deps";
 import { allowedMethods, errorMiddleware } from "./errors";
 import { httpMetrics } from "./http-metrics";
+import { consolePages } from "./console/pages";
 import { pageRoutes } from "./gallery/routes";
 import { routes } from "./routes";
 
@@ -27,7 +28,8 @@ export function createServer(deps: GatewayDeps): Koa {
   });
 
   const router = new Router();
-  for (const route of [...routes(deps), ...pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates, anonymous: deps.anonymous })]) {
+  const pages = pageRoutes({ catalog: deps.clients.catalog, templates: deps.templates, anonymous: deps.anonymous });
+  for (const route of [...routes(deps), ...pages, ...consolePages()]) {
     router.register(route.path, [route.method], route.handler);
   }
   app.use(allowedMethods());

@@ -21,7 +21,17 @@ export interface SignupAttemptsTable {
   attempted_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** A console session: the token's SHA-256 (the token itself is only in the browser's cookie). */
+export interface ConsoleSessionsTable {
+  token_hash: Buffer;
+  key_id: string;
+  csrf_token: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  expires_at: Date;
+}
+
 export interface IdentityDb {
   api_keys: ApiKeysTable;
   signup_attempts: SignupAttemptsTable;
+  console_sessions: ConsoleSessionsTable;
 }

@@ -1,14 +1,11 @@
-import { baseConfigShape, grpcTlsShape, env, loadConfig, natsUrlShape, z } from "@pressroom/platform";
+import { env, grpcServiceShape, loadConfig, z } from "@pressroom/platform";
 
 const SECOND = 1_000;
 const HOUR = 3_600 * SECOND;
 
 export const configSchema = z
   .object({
-    ...baseConfigShape,
-    ...grpcTlsShape,
-    DATABASE_URL: z.string().min(1),
-    ...natsUrlShape,
+    ...grpcServiceShape("webhook"),
     IDENTITY_ADDR: env.grpcAddr("identity"),
     /** A callback succeeds when a 2xx status arrives within this time (connect, TLS and response headers). */
     WEBHOOK_TIMEOUT_MS: env.int(10 * SECOND, 100),

@@ -1,7 +1,6 @@
 /**
- * The webhook service runs two things, both fed by the JOBS stream: callback
- * delivery (delivery/: signed POSTs with retries) and the job audit
- * projection (audit/: every job event as a row). service.ts builds both.
+ * Fed by the JOBS stream: callback delivery (delivery/), the job audit projection (audit/) and the
+ * read models its gRPC server answers from (read-models/, server.ts). service.ts builds the consumers.
  */
 import { identityV1 } from "@pressroom/contracts";
 import { consumers, runService, streams } from "@pressroom/platform";
@@ -10,8 +9,8 @@ import type { WebhookDb } from "./db";
 import type { WebhookDeps } from "./deps";
 import { configuredPoster } from "./delivery/http";
 import { identitySecrets } from "./delivery/identity-client";
+import { createServer } from "./server";
 import { createService } from "./service";
-
 const { JOBS, WEBHOOKS } = streams;
 
 runService({
@@ -21,10 +20,10 @@ runService({
     const poster = configuredPoster(config, logger);
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
-    const needs = [consumers.webhookDispatch, consumers.auditProjection].map((name) => ({ stream: JOBS, name }));
+    const needs = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({ stream: JOBS, name }));
     const bus = await nats({ streams: [JOBS, WEBHOOKS], consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }] });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
     return { config, db, bus, logger, poster, secrets };
   },
-  build: createService,
+  build: (deps) => ({ grpc: createServer(deps), ...createService(deps) }),
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { it } from "node:test";
-import { identityV1, meteringV1, renderV1, storageV1 } from "@pressroom/contracts";
+import { identityV1, meteringV1, renderV1, storageV1, webhookV1 } from "@pressroom/contracts";
 import { call, createGrpcClient, type GrpcPeer } from "@pressroom/platform";
 import { startTestStack, type ServiceName, type TestStack } from "@pressroom/stack";
 import { Api } from "./api";
@@ -12,10 +12,11 @@ export interface PeerClients {
   metering: meteringV1.MeteringServiceClient;
   catalog: renderV1.TemplateCatalogServiceClient;
   storage: storageV1.StorageServiceClient;
+  webhook: webhookV1.WebhookServiceClient;
   close(): void;
 }
 
-/** gRPC clients of the stack's four servers presenting one peer's certificate: a test calling as that service (or as the CLI, `admin`). */
+/** gRPC clients of the stack's five servers presenting one peer's certificate: a test calling as that service (or as the CLI, `admin`). */
 export function clientsAs(stack: TestStack, peer: GrpcPeer): PeerClients {
   const tls = stack.certificates[peer];
   const { grpc } = stack.ports;
@@ -24,6 +25,7 @@ export function clientsAs(stack: TestStack, peer: GrpcPeer): PeerClients {
     metering: createGrpcClient(meteringV1.MeteringServiceClient, `127.0.0.1:${grpc.metering}`, tls, "metering"),
     catalog: createGrpcClient(renderV1.TemplateCatalogServiceClient, `127.0.0.1:${grpc.render}`, tls, "render"),
     storage: createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${grpc.storage}`, tls, "storage"),
+    webhook: createGrpcClient(webhookV1.WebhookServiceClient, `127.0.0.1:${grpc.webhook}`, tls, "webhook"),
   };
   return { ...clients, close: () => Object.values(clients).forEach((client) => client.close()) };
 }

@@ -6,6 +6,7 @@ Standard library only; Python 3.9 or later.
 from ._client import Pressroom
 from ._errors import PressroomError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
+from ._lists import Delivery, DeliveryPage, JobPage, UsageDay
 from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
 from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
 
@@ -16,7 +17,10 @@ __all__ = [
     "SIGNATURE_HEADER",
     "ApiObject",
     "CheckoutSession",
+    "Delivery",
+    "DeliveryPage",
     "Job",
+    "JobPage",
     "Pressroom",
     "PressroomError",
     "RenderResult",
@@ -24,6 +28,7 @@ __all__ = [
     "Template",
     "TemplateVersion",
     "Usage",
+    "UsageDay",
     "__version__",
     "verify_signature",
 ]

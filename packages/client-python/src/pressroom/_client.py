@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
+from ._lists import Delivery, DeliveryPage, JobPage, UsageDay, query
 from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
 
 BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
@@ -253,6 +254,34 @@ class Pressroom:
     def job(self, id: str) -> Job:
         """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
         return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
+
+    def jobs(
+        self,
+        *,
+        status: Optional[str] = None,
+        kind: Optional[str] = None,
+        template_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> JobPage:
+        """GET /v1/jobs: this key's jobs, newest first, each as ``job(id)`` answers it; page with ``cursor=page.next_cursor``."""
+        path = "/v1/jobs" + query(status=status, kind=kind, template_id=template_id, limit=limit, cursor=cursor)
+        return JobPage(self._call("GET", path))
+
+    def daily_usage(self, *, from_date: Optional[str] = None, to_date: Optional[str] = None) -> list[UsageDay]:
+        """GET /v1/keys/usage/daily: this key's jobs per UTC day (``YYYY-MM-DD``, both included, at most 92 days; default the current period to today)."""
+        days = self._call("GET", "/v1/keys/usage/daily" + query(**{"from": from_date, "to": to_date}))["data"]
+        return [UsageDay(day) for day in days]
+
+    def webhook_deliveries(self, *, job_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> DeliveryPage:
+        """GET /v1/webhooks/deliveries: each attempt of this key's callbacks, newest first."""
+        return DeliveryPage(self._call("GET", "/v1/webhooks/deliveries" + query(job_id=job_id, limit=limit, cursor=cursor)))
+
+    def replay_webhook_delivery(self, id: str) -> Delivery:
+        """POST /v1/webhooks/deliveries/<id>/replay: the callback sent again (same event id, signed afresh), one attempt; answers it, pending."""
+        return Delivery(self._call("POST", f"/v1/webhooks/deliveries/{_quote(id)}/replay"))
 
     def download(self, url: str) -> bytes:
         """Downloads an output by its signed URL (absolute, or relative to ``base_url``).

@@ -90,6 +90,10 @@ class Template(ApiObject):
     preview_url: Optional[str]
     visibility: Optional[str]
     """``public`` (the catalog's) or ``private`` (this key's own)."""
+    html: Optional[str]
+    """This key's own template, read by ``template(id)``: the version's Handlebars source."""
+    asset_names: Optional[list[str]]
+    """With ``html``: the names of the version's assets."""
 
 
 class TemplateVersion(ApiObject):

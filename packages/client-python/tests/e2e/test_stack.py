@@ -87,16 +87,17 @@ class WebhookReceiver:
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
-    def wait_for(self, path: str) -> Callback:
+    def wait_for(self, path: str, count: int = 1) -> Callback:
+        """The ``count``-th callback on ``path`` (the first by default), once it arrived."""
         deadline = time.monotonic() + WAIT_SECONDS
         with self.arrived:
             while True:
                 found = [c for c in self.callbacks if c.path == path]
-                if found:
-                    return found[0]
+                if len(found) >= count:
+                    return found[count - 1]
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise AssertionError(f"no callback on {path} within {WAIT_SECONDS} s")
+                    raise AssertionError(f"{len(found)} of {count} callbacks on {path} within {WAIT_SECONDS} s")
                 self.arrived.wait(left)
 
     def close(self) -> None:
@@ -247,6 +248,19 @@ class Webhooks(Stack):
         while self.client.job(queued.id)["webhook"]["state"] != "delivered" and time.monotonic() < deadline:
             time.sleep(0.2)
         self.assertEqual(self.client.job(queued.id)["webhook"]["last_status"], 204)
+
+        # The lists show the job and its delivery; a replay sends the same callback again, signed afresh.
+        while not self.client.webhook_deliveries(job_id=queued.id).data and time.monotonic() < deadline:
+            time.sleep(0.2)
+        [delivery] = self.client.webhook_deliveries(job_id=queued.id).data
+        self.assertEqual((delivery.attempt, delivery.status, delivery.response_status, delivery.event_id), (1, "succeeded", 204, event["id"]))
+        self.assertIn(queued.id, [job.id for job in self.client.jobs(limit=100).data])
+        self.assertGreaterEqual(sum(day.succeeded for day in self.client.daily_usage()), 1)
+        replayed = self.client.replay_webhook_delivery(delivery.id)
+        self.assertEqual((replayed.attempt, replayed.status, replayed.event_id), (2, "pending", event["id"]))
+        again = receiver.wait_for("/hooks/python", count=2)
+        self.assertEqual(json.loads(again.raw_body)["id"], event["id"])
+        self.assertTrue(verify_signature(again.raw_body, again.signature, secret))
 
 
 class Errors(Stack):

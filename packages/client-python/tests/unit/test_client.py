@@ -224,6 +224,42 @@ class Endpoints(ServerTest):
         )
         self.assertEqual(self.server.requests[1].json(), {"name": "Letter", "output": "pdf", "html": "<p>2</p>"})
 
+    def test_the_lists_send_only_the_filters_given_and_replay_posts_to_the_delivery(self) -> None:
+        delivery = {"id": "dlv_1", "event_id": "evt_1", "event_type": "job.succeeded", "job_id": "job_1", "attempt": 3, "status": "pending"}
+
+        def handler(request: Recorded) -> Reply:
+            if request.method == "POST":
+                return json_reply(202, delivery)
+            if request.path.startswith("/v1/keys"):
+                return json_reply(200, {"data": [{"date": "2026-12-01", "succeeded": 2, "failed": 1, "refunded": 0}]})
+            if request.path.startswith("/v1/jobs"):
+                return json_reply(200, {"data": [{"id": "job_1", "status": "succeeded", "events": []}], "next_cursor": "czE"})
+            return json_reply(200, {"data": [delivery], "next_cursor": None})
+
+        self.server.handler = handler
+        page = self.client.jobs()
+        self.assertIsInstance(page.data[0], Job)
+        self.assertEqual((page.data[0].status, page.next_cursor), ("succeeded", "czE"))
+        self.client.jobs(status="failed", kind="image", template_id="card", limit=5, cursor="czE")
+        days = self.client.daily_usage(from_date="2026-12-01", to_date="2026-12-31")
+        self.assertEqual((days[0].date, days[0].failed), ("2026-12-01", 1))
+        self.client.daily_usage()
+        deliveries = self.client.webhook_deliveries(job_id="job_1", limit=2)
+        self.assertEqual((deliveries.data[0].attempt, deliveries.next_cursor, deliveries.data[0].response_status), (3, None, None))
+        self.assertEqual(self.client.replay_webhook_delivery("dlv_1").status, "pending")
+        self.assertEqual(
+            [(r.method, r.path) for r in self.server.requests],
+            [
+                ("GET", "/v1/jobs"),
+                ("GET", "/v1/jobs?status=failed&kind=image&template_id=card&limit=5&cursor=czE"),
+                ("GET", "/v1/keys/usage/daily?from=2026-12-01&to=2026-12-31"),
+                ("GET", "/v1/keys/usage/daily"),
+                ("GET", "/v1/webhooks/deliveries?job_id=job_1&limit=2"),
+                ("POST", "/v1/webhooks/deliveries/dlv_1/replay"),
+            ],
+        )
+        self.assertTrue(all(r.headers["authorization"] == f"Bearer {API_KEY}" for r in self.server.requests))
+
     def test_render_and_image_pin_a_template_version(self) -> None:
         self.server.handler = always(json_reply(200, SUCCEEDED))
         self.client.render(template_id="letter", template_version=2, data={})

@@ -114,6 +114,7 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         streamInfo(streams.WEBHOOKS),
         ...pullConsumer(streams.JOBS, consumers.webhookDispatch),
         ...pullConsumer(streams.JOBS, consumers.auditProjection),
+        ...pullConsumer(streams.JOBS, consumers.readModels),
         ...pullConsumer(streams.WEBHOOKS, consumers.webhookDelivery),
         ...directGet(streams.JOBS),
       ],

@@ -162,3 +162,47 @@ export abstract class EventConsumer<E> extends ConsumerLoop {
     await consumeSpan(this.spec.spanSubject, msg.headers, this.spec.attributes(event, msg), () => this.apply(event, msg));
   }
 }
+
+/**
+ * An EventConsumer that applies its events in batches, one batch at a time: the first event of a
+ * batch waits `lingerMs` for others, then up to `maxBatch` of them go to applyBatch() together (a
+ * projection writes them in one transaction). Each message is acked once its batch was applied; a
+ * failed batch sends each of its messages to onError().
+ */
+export abstract class BatchingEventConsumer<E> extends EventConsumer<E> {
+  private pending: { event: E; done: (err?: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    source: ConsumerSource,
+    spec: EventSpec<E>,
+    private readonly batching: { maxBatch: number; lingerMs: number },
+  ) {
+    super(source, spec);
+  }
+
+  protected abstract applyBatch(events: E[]): Promise<void>;
+
+  protected async apply(event: E, msg: JsMsg): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ event, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.flushing ??= this.flush();
+    });
+    msg.ack();
+  }
+
+  /** Applies what is pending, batch after batch, until nothing is. */
+  private async flush(): Promise<void> {
+    await sleep(this.batching.lingerMs);
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.batching.maxBatch);
+      try {
+        await this.applyBatch(batch.map((p) => p.event));
+        for (const p of batch) p.done();
+      } catch (err) {
+        for (const p of batch) p.done(err);
+      }
+    }
+    this.flushing = undefined;
+  }
+}

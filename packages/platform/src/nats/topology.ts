@@ -65,6 +65,7 @@ export const consumers = {
   webhookDispatch: "webhook-dispatch",
   webhookDelivery: "webhook-delivery",
   auditProjection: "audit-projection",
+  readModels: "read-models",
 } as const;
 
 /**
@@ -191,6 +192,20 @@ export const CONSUMERS: ConsumerSpec[] = [
     stream: streams.JOBS,
     config: {
       durable_name: consumers.auditProjection,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subjects.allJobs,
+      ack_wait: nanos(30_000),
+      max_ack_pending: 1_000,
+    },
+  },
+  {
+    // The read models of jobs, daily usage and deliveries (services/webhook/src/read-models): every
+    // job event, from the start. The models keep their own position, so this consumer only brings
+    // new events; what it cannot (a lost model) is read again from the stream by direct get.
+    stream: streams.JOBS,
+    config: {
+      durable_name: consumers.readModels,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: subjects.allJobs,

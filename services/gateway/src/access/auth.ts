@@ -2,10 +2,23 @@ import { createHash } from "node:crypto";
 import { identityV1 } from "@pressroom/contracts";
 import { AppError, call } from "@pressroom/platform";
 import type { Context } from "koa";
+import { changes, checkCsrf, sessionToken } from "./session";
+
+/** A console session the request came with (instead of a bearer key): what the gateway checks its requests against. */
+export interface ConsoleSession {
+  token: string;
+  keyPrefix: string;
+  csrfToken: string;
+  expiresAt: string;
+  /** The public demo key's session: it may read, never change anything. */
+  readOnly: boolean;
+}
 
 export interface Principal {
   keyId: string;
   plan: string;
+  /** Set when the request was authenticated by the console's session cookie. */
+  session?: ConsoleSession;
 }
 
 const invalid = (why: string) =>
@@ -20,10 +33,37 @@ export function bearerKey(ctx: Context): string {
   return match[1]!;
 }
 
+/** The console session token a request is authenticated by: its cookie's, unless it has an Authorization header (which wins). */
+function sessionOf(ctx: Context): string | undefined {
+  return ctx.get("authorization") ? undefined : sessionToken(ctx);
+}
+
+/** Whether the request names a key at all (a bearer key or a session cookie): the catalog's routes answer the public catalog without. */
+export function hasCredentials(ctx: Context): boolean {
+  return Boolean(ctx.get("authorization") || sessionToken(ctx));
+}
+
+/** How identity is shown the key of a request it reads a secret for: the API key itself, or the console session of it. */
+export function holder(ctx: Context): { apiKey: string; sessionToken: string } {
+  const token = sessionOf(ctx);
+  return token ? { apiKey: "", sessionToken: token } : { apiKey: bearerKey(ctx), sessionToken: "" };
+}
+
+export function readOnlySession(): AppError {
+  return new AppError(
+    "DEMO_KEY_READ_ONLY",
+    "the public demo key's console session is read-only",
+    "Everyone holds the demo key: its console shows, and changes nothing. Sign up (POST /v1/signup) for a key of your own.",
+  );
+}
+
 /**
- * Authenticates Bearer keys through the identity service. Successes are
- * cached for a short time (keyed by the key's hash, never the key), so a
- * revocation takes effect everywhere within that time.
+ * Authenticates requests through the identity service: a Bearer key, or the
+ * console's session cookie. Key successes are cached for a short time (keyed
+ * by the key's hash, never the key), so a revocation takes effect everywhere
+ * within that time; sessions are checked at every request, so a sign-out or
+ * a revocation ends them at once. A session's request that changes anything
+ * must pass the CSRF check (session.ts), and the demo key's session changes nothing.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { principal: Principal; until: number }>();
@@ -34,6 +74,8 @@ export class Authenticator {
   ) {}
 
   async authenticate(ctx: Context): Promise<Principal> {
+    const token = sessionOf(ctx);
+    if (token) return this.session(ctx, token);
     const apiKey = bearerKey(ctx);
     const cacheKey = createHash("sha256").update(apiKey).digest("base64");
     const now = Date.now();
@@ -52,6 +94,20 @@ export class Authenticator {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(cacheKey, { principal, until: now + this.cacheMs });
     }
+    return principal;
+  }
+
+  /** The principal of a live console session; 401 when it is not (expired, signed out, its key revoked). */
+  async sessionPrincipal(token: string): Promise<Principal> {
+    const { session } = await call(this.identity, this.identity.authenticateSession, { sessionToken: token });
+    const { key, keyPrefix, csrfToken, expiresAt, readOnly } = session!;
+    return { keyId: key!.keyId, plan: key!.plan, session: { token, keyPrefix, csrfToken, expiresAt, readOnly } };
+  }
+
+  private async session(ctx: Context, token: string): Promise<Principal> {
+    const principal = await this.sessionPrincipal(token);
+    checkCsrf(ctx, principal.session!.csrfToken);
+    if (principal.session!.readOnly && changes(ctx)) throw readOnlySession();
     return principal;
   }
 }

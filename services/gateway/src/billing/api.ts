@@ -1,7 +1,18 @@
 import { z } from "@pressroom/platform";
 import { PAID_PLANS, type PlanId } from "@pressroom/domain";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
-import { IDEMPOTENCY_DESCRIPTION, IdempotencyKey, REPLAYABLE_HEADERS, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
+import {
+  IDEMPOTENCY_DESCRIPTION,
+  IdempotencyKey,
+  KEYED,
+  REPLAYABLE_HEADERS,
+  errorResponse,
+  forbidden,
+  headers,
+  internal,
+  jsonResponse,
+  keyedErrors,
+} from "../api-shared";
 
 /** The schemas of billing/ (the JSON checkout, the checkout page, its Confirm form and Stripe's webhook) and their operations. */
 
@@ -36,11 +47,12 @@ export const checkoutOperation: ZodOpenApiOperationObject = {
   description:
     "Answers a checkout URL; opening it and paying upgrades the key's plan." + IDEMPOTENCY_DESCRIPTION.replace(" (sync) or gets the same 202 (async)", ""),
   tags: ["Account"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
   parameters: [IdempotencyKey],
   requestBody: { required: true, content: { "application/json": { schema: CheckoutRequest } } },
   responses: {
     "201": jsonResponse("A checkout session.", CheckoutSession, REPLAYABLE_HEADERS),
+    "403": forbidden(),
     "422": errorResponse(
       "The body failed validation (PAYLOAD_INVALID), the plan is not an upgrade of the key's plan (PLAN_INVALID), " +
         "or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",

@@ -1,7 +1,7 @@
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { escapeHtml } from "../html";
 import type { CatalogEntry } from "../catalog-entry";
-import { snippets } from "./snippets";
+import { snippets } from "../snippets";
 
 type Schema = {
   type?: string | string[];
@@ -42,6 +42,7 @@ ${head}</head>
 <li><a href="/"${current("templates")}>Templates</a></li>
 <li><a href="/docs"${current("docs")}>API reference</a></li>
 <li><a href="/v1/openapi.json">OpenAPI document</a></li>
+<li><a href="/console">Console</a></li>
 </ul></nav>
 </header>
 ${content}
@@ -65,7 +66,7 @@ function facts(template: CatalogEntry): string {
 }
 
 function previewImage(template: CatalogEntry): string {
-  return `<img src="${escapeHtml(template.preview_url)}" alt="Preview of the ${escapeHtml(template.name)} template">`;
+  return `<img src="/templates/${escapeHtml(template.id)}/preview.png" alt="Preview of the ${escapeHtml(template.name)} template">`;
 }
 
 export function galleryPage(templates: CatalogEntry[]): string {
@@ -158,7 +159,7 @@ const dataBlock = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u00
 export function templatePage(entry: CatalogEntry, baseUrl: string): string {
   const schema = entry.data_schema as Schema;
   const template = { ...entry, sample_data: ordered(schema, entry.sample_data) as Record<string, unknown> };
-  const code = snippets(template, baseUrl);
+  const code = snippets(template, baseUrl, { literal: DEMO_API_KEY });
   const kind = template.output === "png" ? "PNG" : "PDF";
   const endpoint = template.output === "png" ? "/v1/image" : "/v1/render";
   const sample = JSON.stringify(template.sample_data, null, 2);

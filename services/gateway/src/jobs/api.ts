@@ -3,13 +3,20 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathItemObject } from "zod-op
 import {
   IDEMPOTENCY_DESCRIPTION,
   IdempotencyKey,
+  JobId,
+  KEYED,
+  NextCursor,
+  PAGE_PARAMS,
   RATE_HEADERS,
   REPLAYABLE_HEADERS,
+  TemplateId,
   dateTime,
   errorResponse,
+  forbidden,
   headers,
   internal,
   jsonResponse,
+  listErrors,
   rateLimited,
   unauthorized,
 } from "../api-shared";
@@ -18,10 +25,6 @@ import { ImageRequest, RenderRequest, type JobKind } from "./request";
 
 /** The responses of jobs/ (POST /v1/render and /v1/image, GET /v1/jobs/{id}), the webhook a job sends, and their operations. */
 
-export const JobId = z
-  .string()
-  .regex(/^job_[0-9a-z]{26}$/)
-  .meta({ id: "JobId" });
 const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
 
 export const RenderSucceeded = z
@@ -83,6 +86,7 @@ export const WebhookEvent = z
 
 const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
+  "403": forbidden(),
   "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
   "422": errorResponse(
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
@@ -145,7 +149,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
       IDEMPOTENCY_DESCRIPTION,
     tags: ["Rendering"],
-    security: [{ bearerAuth: [] }],
+    security: KEYED,
     parameters: [IdempotencyKey],
     requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
     responses: {
@@ -181,7 +185,7 @@ export const jobViewOperation: ZodOpenApiOperationObject = {
   operationId: "getJob",
   summary: "One of the calling key's jobs, with its event history",
   tags: ["Rendering"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
   requestParams: { path: z.object({ id: z.string().meta({ description: "The id returned by POST /v1/render or /v1/image." }) }) },
   responses: {
     "200": jsonResponse("The job.", Job, RATE_HEADERS),
@@ -206,5 +210,30 @@ export const jobWebhooks: Record<string, ZodOpenApiPathItemObject> = {
       requestBody: { required: true, content: { "application/json": { schema: WebhookEvent } } },
       responses: { "2XX": { description: "Delivered; anything else is retried with backoff." } },
     },
+  },
+};
+
+export const JobListQuery = z.object({
+  status: z.enum(["queued", "rendering", "succeeded", "failed"]).optional(),
+  kind: z.enum(["render", "image"]).optional(),
+  template_id: TemplateId.optional(),
+  ...PAGE_PARAMS,
+});
+
+export const JobList = z.strictObject({ data: z.array(Job).meta({ description: "Newest first." }), next_cursor: NextCursor }).meta({ id: "JobList" });
+
+export const jobListOperation: ZodOpenApiOperationObject = {
+  operationId: "listJobs",
+  summary: "The calling key's jobs, newest first",
+  description:
+    "Each job as GET /v1/jobs/{id} answers it, with its event history, newest first, filtered by status, kind and template and paged with a cursor. " +
+    "Listed from a read model of the job events (the events stay the truth): a job appears within moments of its acceptance, " +
+    "and the list is rebuilt from the events if it is ever lost. Jobs are kept 90 days.",
+  tags: ["Rendering"],
+  security: KEYED,
+  requestParams: { query: JobListQuery },
+  responses: {
+    "200": jsonResponse("A page of jobs.", JobList, RATE_HEADERS),
+    ...listErrors,
   },
 };

@@ -1,5 +1,5 @@
 import { AppError, type z } from "@pressroom/platform";
-import { loadJob } from "@pressroom/domain";
+import { loadJob, type JobState } from "@pressroom/domain";
 import type { Context } from "koa";
 import type { JetStreamManager } from "nats";
 import { keyed, type KeyedDeps } from "../access/admission";
@@ -17,29 +17,34 @@ export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
       throw new AppError("NOT_FOUND", `job "${id}" not found`, "Use the id returned by POST /v1/render or /v1/image with the same key.");
     }
     ctx.set("Cache-Control", "no-store");
-    ctx.body = {
-      id: job.id,
-      status: job.status,
-      kind: job.kind,
-      template_id: job.templateId || null,
-      template_version: job.templateVersion || null,
-      created_at: job.createdAt,
-      started_at: job.startedAt ?? null,
-      finished_at: job.finishedAt ?? null,
-      url: job.result?.url ?? null,
-      expires_at: job.result?.expiresAt ?? null,
-      content_type: job.result?.contentType ?? null,
-      size_bytes: job.result ? Number(job.result.sizeBytes) : null,
-      error: job.error ? { code: job.error.code, message: job.error.message } : null,
-      webhook: job.webhookUrl
-        ? {
-            state: job.webhook.state,
-            attempts: job.webhook.attempts,
-            last_status: job.webhook.lastStatus ?? null,
-            next_attempt_at: job.webhook.nextAttemptAt ?? null,
-          }
-        : null,
-      events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
-    } satisfies z.input<typeof Job>;
+    ctx.body = jobBody(job);
   };
+}
+
+/** A job as GET /v1/jobs/{id} answers it (and each entry of GET /v1/jobs). */
+export function jobBody(job: JobState): z.input<typeof Job> {
+  return {
+    id: job.id,
+    status: job.status,
+    kind: job.kind,
+    template_id: job.templateId || null,
+    template_version: job.templateVersion || null,
+    created_at: job.createdAt,
+    started_at: job.startedAt ?? null,
+    finished_at: job.finishedAt ?? null,
+    url: job.result?.url ?? null,
+    expires_at: job.result?.expiresAt ?? null,
+    content_type: job.result?.contentType ?? null,
+    size_bytes: job.result ? Number(job.result.sizeBytes) : null,
+    error: job.error ? { code: job.error.code, message: job.error.message } : null,
+    webhook: job.webhookUrl
+      ? {
+          state: job.webhook.state,
+          attempts: job.webhook.attempts,
+          last_status: job.webhook.lastStatus ?? null,
+          next_attempt_at: job.webhook.nextAttemptAt ?? null,
+        }
+      : null,
+    events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
+  } satisfies z.input<typeof Job>;
 }

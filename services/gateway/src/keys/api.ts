@@ -1,7 +1,7 @@
 import { z } from "@pressroom/platform";
 import { PLAN_ORDER, type PlanId } from "@pressroom/domain";
 import type { ZodOpenApiOperationObject, ZodOpenApiResponsesObject } from "zod-openapi";
-import { RATE_HEADERS, dateTime, errorResponse, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
+import { KEYED, RATE_HEADERS, dateTime, errorResponse, forbidden, headers, internal, jsonResponse, keyedErrors } from "../api-shared";
 
 /** The schemas of keys/ (usage, the webhook secret and its rotation, signup) and their operations. */
 
@@ -22,6 +22,28 @@ export const Usage = z
     concurrency: z.strictObject({ limit: z.int().min(1), in_flight: count() }),
   })
   .meta({ id: "Usage" });
+
+const isoDate = () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date, YYYY-MM-DD");
+
+export const DailyUsageQuery = z.object({
+  from: isoDate().optional().meta({ description: "The first day (UTC), default the first day of the current period." }),
+  to: isoDate().optional().meta({ description: "The last day (UTC), included; default today." }),
+});
+
+export const DailyUsage = z
+  .strictObject({
+    data: z
+      .array(
+        z.strictObject({
+          date: z.string().meta({ format: "date" }),
+          succeeded: count(),
+          failed: count(),
+          refunded: count().meta({ description: "Of the failed, those that failed through the service's fault: their quota units were given back." }),
+        }),
+      )
+      .meta({ description: "Every day of the range, in order (days without jobs too)." }),
+  })
+  .meta({ id: "DailyUsage", description: "The calling key's jobs by the UTC day they ended, by outcome." });
 
 const secret = () => z.string().regex(/^whsec_[A-Za-z0-9+/_-]{43}=?$/);
 export const WebhookSecret = z.strictObject({ secret: secret() }).meta({ id: "WebhookSecret" });
@@ -53,16 +75,31 @@ const keyedOperation = (
   operation: Pick<ZodOpenApiOperationObject, "operationId" | "summary" | "description">,
   answer: { description: string; schema: z.ZodType },
   errors: ZodOpenApiResponsesObject = {},
+  query?: z.ZodObject,
 ): ZodOpenApiOperationObject => ({
   ...operation,
   tags: ["Account"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
+  ...(query ? { requestParams: { query } } : {}),
   responses: { "200": jsonResponse(answer.description, answer.schema, RATE_HEADERS), ...errors, ...keyedErrors },
 });
 
 export const usageOperation = keyedOperation(
   { operationId: "getUsage", summary: "The calling key's standing in the current period" },
   { description: "Usage of the calling key.", schema: Usage },
+);
+
+export const dailyUsageOperation = keyedOperation(
+  {
+    operationId: "getDailyUsage",
+    summary: "The calling key's jobs per day, by outcome",
+    description:
+      "Jobs that ended on each UTC day from `from` to `to` (both included, at most 92 days; a wider range is 422 PAYLOAD_INVALID): " +
+      "succeeded, failed, and of the failed those refunded. Counted from a read model of the job events, rebuilt from them if it is ever lost.",
+  },
+  { description: "One entry per day.", schema: DailyUsage },
+  { "422": errorResponse("from or to is not a date, to is before from, or the range is over 92 days.", ["PAYLOAD_INVALID"], RATE_HEADERS) },
+  DailyUsageQuery,
 );
 
 export const webhookSecretOperation = keyedOperation(
@@ -86,7 +123,7 @@ export const rotateWebhookSecretOperation = keyedOperation(
       "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
   },
   { description: "The new secret.", schema: RotatedWebhookSecret },
-  { "403": errorResponse("The calling key is the public demo key, whose secret is fixed.", ["DEMO_KEY_READ_ONLY"], RATE_HEADERS) },
+  { "403": forbidden("DEMO_KEY_READ_ONLY also when the calling key is the public demo key, whose secret is fixed. ") },
 );
 
 export const signupOperation: ZodOpenApiOperationObject = {

@@ -1,18 +1,32 @@
-import type { identityV1 } from "@pressroom/contracts";
+import type { identityV1, webhookV1 } from "@pressroom/contracts";
 import { call, type z } from "@pressroom/platform";
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
-import { bearerKey } from "../access/auth";
+import { holder } from "../access/auth";
 import { bodyProblem, readJsonObject } from "../body";
 import { clientIp, type TrustedProxies } from "../client-ip";
 import { errors } from "../errors";
-import { Plan, SIGNUP_HINTS, SignupRequest, SignupResponse, type RotatedWebhookSecret, type Usage, type WebhookSecret } from "./api";
+import { readQuery } from "../query";
+import {
+  DailyUsageQuery,
+  Plan,
+  SIGNUP_HINTS,
+  SignupRequest,
+  SignupResponse,
+  type DailyUsage,
+  type RotatedWebhookSecret,
+  type Usage,
+  type WebhookSecret,
+} from "./api";
 
-/** What the key routes use: identity for the key and its secret, metering for usage and the rate limit. */
+/** What the key routes use: identity for the key and its secret, metering for usage and the rate limit, the webhook service for usage per day. */
 export interface KeyDeps extends KeyedDeps {
   identity: identityV1.IdentityServiceClient;
+  webhook: webhookV1.WebhookServiceClient;
   trustedProxies: TrustedProxies;
 }
+
+const today = () => new Date().toISOString().slice(0, 10);
 
 export function keyRoutes(deps: KeyDeps) {
   const { identity, metering } = deps;
@@ -33,10 +47,23 @@ export function keyRoutes(deps: KeyDeps) {
       } satisfies z.input<typeof Usage>;
     },
 
-    /** GET /v1/keys/webhook-secret: identity is shown the key itself, so the gateway reads only the secrets of the keys it is sent. */
+    /** GET /v1/keys/usage/daily: by default the current period (UTC month) to today. */
+    async usageDaily(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const query = readQuery(ctx, DailyUsageQuery, "Send from and to as UTC dates, e.g. ?from=2026-12-01&to=2026-12-31 (at most 92 days).");
+      const to = query.to ?? today();
+      const from = query.from ?? `${to.slice(0, 8)}01`;
+      const { days } = await call(deps.webhook, deps.webhook.getDailyUsage, { keyId: principal.keyId, from, to });
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = {
+        data: days.map((d) => ({ date: d.date, succeeded: d.succeeded, failed: d.failed, refunded: d.refunded })),
+      } satisfies z.input<typeof DailyUsage>;
+    },
+
+    /** GET /v1/keys/webhook-secret: identity is shown the key itself (or its console session), so the gateway reads only the secrets of the keys it is sent. */
     async webhookSecret(ctx: Context) {
       await keyed(deps, ctx);
-      const { secret } = await call(identity, identity.getOwnWebhookSecret, { apiKey: bearerKey(ctx) });
+      const { secret } = await call(identity, identity.getOwnWebhookSecret, holder(ctx));
       ctx.set("Cache-Control", "no-store");
       ctx.body = { secret } satisfies z.input<typeof WebhookSecret>;
     },
@@ -44,7 +71,7 @@ export function keyRoutes(deps: KeyDeps) {
     /** POST /v1/keys/webhook-secret/rotate: a new secret, shown in this answer; the replaced one keeps signing callbacks for 24 h. */
     async rotateWebhookSecret(ctx: Context) {
       await keyed(deps, ctx);
-      const rotated = await call(identity, identity.rotateWebhookSecret, { apiKey: bearerKey(ctx) });
+      const rotated = await call(identity, identity.rotateWebhookSecret, holder(ctx));
       ctx.set("Cache-Control", "no-store");
       ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt } satisfies z.input<typeof RotatedWebhookSecret>;
     },

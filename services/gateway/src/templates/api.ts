@@ -1,6 +1,6 @@
 import { z } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
-import { RATE_HEADERS, TemplateId, dateTime, errorResponse, headers, jsonResponse, keyedErrors } from "../api-shared";
+import { KEYED, RATE_HEADERS, TemplateId, dateTime, errorResponse, forbidden, headers, jsonResponse, keyedErrors } from "../api-shared";
 import { MAX_TEMPLATE_BODY_BYTES, grouped } from "../limits";
 import { TemplateInput, TemplateReplacement } from "./request";
 
@@ -38,6 +38,11 @@ export const Template = z
     visibility: z
       .enum(["public", "private"])
       .meta({ description: "public: the catalog's, for everyone. private: the caller's own template, seen only with its key." }),
+    html: z.string().optional().meta({ description: "Own templates, in GET /v1/templates/{id} and /versions/{n} only: the version's Handlebars source." }),
+    asset_names: z
+      .array(z.string())
+      .optional()
+      .meta({ description: "Own templates, with html: the names of the version's assets (their content is not answered)." }),
   })
   .meta({
     id: "Template",
@@ -55,7 +60,7 @@ export const Template = z
 export const TemplateList = z.strictObject({ templates: z.array(Template) }).meta({ id: "TemplateList" });
 
 /** Operations that take a key or none: without it, the public catalog; with it, the caller's own templates too (and the rate headers). */
-const KEY_OPTIONAL: Record<string, string[]>[] = [{}, { bearerAuth: [] }];
+const KEY_OPTIONAL: Record<string, string[]>[] = [{}, ...KEYED];
 const WITH_KEY = "With a key: ";
 const OPTIONAL_RATE_HEADERS = {
   "RateLimit-Limit": headers.rateLimitLimit.optional().meta({ description: `${WITH_KEY}requests allowed in any 60-second window by the key's plan.` }),
@@ -130,15 +135,11 @@ export const createTemplateOperation: ZodOpenApiOperationObject = {
   summary: "Create an own template",
   description: `A template of the caller's account, private to it. ${BODY_RULES} After a delete, the same id can be created again, starting again at version 1; jobs admitted before the delete still render the version they were admitted with.`,
   tags: ["Templates"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
   requestBody: { required: true, content: { "application/json": { schema: TemplateInput } } },
   responses: {
     "201": jsonResponse("Created: the template's first version.", Template, RATE_HEADERS),
-    "403": errorResponse(
-      "TEMPLATE_LIMIT_REACHED: the plan stores no more templates (the hint names the plan and its limit).",
-      ["TEMPLATE_LIMIT_REACHED"],
-      RATE_HEADERS,
-    ),
+    "403": forbidden("TEMPLATE_LIMIT_REACHED: the plan stores no more templates (the hint names the plan and its limit). ", ["TEMPLATE_LIMIT_REACHED"]),
     "409": errorResponse("TEMPLATE_EXISTS: the public catalog or this account already has a template with this id.", ["TEMPLATE_EXISTS"], RATE_HEADERS),
     ...keyedErrors,
     ...SAVE_ERRORS,
@@ -152,10 +153,16 @@ export const replaceTemplateOperation: ZodOpenApiOperationObject = {
   summary: "Replace an own template (a new version)",
   description: `The same body as the create (id may be left out); the template's next version, used by every render admitted from now on that does not pin a version. Versions are immutable. ${BODY_RULES}`,
   tags: ["Templates"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
   requestParams: idParam,
   requestBody: { required: true, content: { "application/json": { schema: TemplateReplacement } } },
-  responses: { "200": jsonResponse("The new version.", Template, RATE_HEADERS), "404": notFound(RATE_HEADERS), ...keyedErrors, ...SAVE_ERRORS },
+  responses: {
+    "200": jsonResponse("The new version.", Template, RATE_HEADERS),
+    "403": forbidden(),
+    "404": notFound(RATE_HEADERS),
+    ...keyedErrors,
+    ...SAVE_ERRORS,
+  },
 };
 
 export const getTemplateOperation: ZodOpenApiOperationObject = {
@@ -198,10 +205,11 @@ export const deleteTemplateOperation: ZodOpenApiOperationObject = {
   summary: "Delete an own template",
   description: "From now on renders naming it get 404 TEMPLATE_NOT_FOUND; jobs admitted before finish with their version.",
   tags: ["Templates"],
-  security: [{ bearerAuth: [] }],
+  security: KEYED,
   requestParams: idParam,
   responses: {
     "204": { description: "Deleted.", headers: z.object({ "Request-Id": headers.requestId, ...RATE_HEADERS }) },
+    "403": forbidden(),
     "404": notFound(RATE_HEADERS),
     ...keyedErrors,
   },

@@ -4,11 +4,12 @@ import { TEMPLATE_ID_PATTERN, planOf, templateNotFound } from "@pressroom/domain
 import type { Context } from "koa";
 import { keyed, type KeyedDeps } from "../access/admission";
 import type { AnonymousReads } from "../access/anonymous";
-import type { Principal } from "../access/auth";
+import { hasCredentials, type Principal } from "../access/auth";
 import { runPreview, type PreviewDeps } from "../access/previews";
 import { readJsonObject } from "../body";
 import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
+import { sendPreview } from "../preview-response";
 import type { TemplateList, TemplateVersions } from "./api";
 import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
 import type { CustomerSchemas } from "../schemas/schemas";
@@ -32,9 +33,12 @@ function pathId(ctx: Context): string {
 export function templateRoutes(deps: TemplateRouteDeps) {
   const { catalog, anonymous } = deps;
 
-  /** The caller when the request has a key (checked and counted); without one, its address is counted (anonymous.ts): the public catalog only. */
+  /**
+   * The caller when the request has a key or a console session (checked and counted); without one, its address is
+   * counted (anonymous.ts): the public catalog only.
+   */
   async function callerOf(ctx: Context): Promise<Principal | undefined> {
-    if (ctx.get("authorization")) return keyed(deps, ctx);
+    if (hasCredentials(ctx)) return keyed(deps, ctx);
     anonymous.admit(ctx);
     return undefined;
   }
@@ -137,15 +141,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
           (answer) => answer.rendered,
         );
       }
-      ctx.status = 200;
-      ctx.set("Cache-Control", caller ? "private, max-age=300" : "public, max-age=300");
-      ctx.set("ETag", `"${id}-v${preview.version}"`);
-      if (ctx.fresh) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = "image/png";
-      ctx.body = Buffer.from(preview.png);
+      sendPreview(ctx, id, preview, caller !== undefined);
     },
   };
 }

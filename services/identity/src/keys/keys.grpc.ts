@@ -2,6 +2,7 @@ import { identityV1 } from "@pressroom/contracts";
 import { AppError, clientBucket, unary } from "@pressroom/platform";
 import { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, publishAccountEvent } from "@pressroom/domain";
 import type { IdentityDeps } from "../deps";
+import { sessionHandlers, sessionKey } from "../sessions/sessions.grpc";
 import * as keys from "./keys.repository";
 import { isWellFormedKey } from "./secrets";
 
@@ -33,6 +34,11 @@ async function authenticKey(deps: IdentityDeps, apiKey: string): Promise<keys.Ke
   const row = await keys.findByApiKey(deps.db, apiKey);
   if (!row || row.revoked) throw authInvalid();
   return row;
+}
+
+/** The key of a request that names its holder: the API key itself, or a console session of it. */
+function holderKey(deps: IdentityDeps, req: { apiKey: string; sessionToken: string }): Promise<keys.KeyRow> {
+  return req.sessionToken ? sessionKey(deps, req.sessionToken) : authenticKey(deps, req.apiKey);
 }
 
 async function webhookSecrets(deps: IdentityDeps, keyId: string): Promise<identityV1.GetWebhookSecretResponse> {
@@ -132,12 +138,12 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
     getWebhookSecret: unary(async (req: identityV1.GetWebhookSecretRequest) => webhookSecrets(deps, req.keyId), logger),
 
     getOwnWebhookSecret: unary(async (req: identityV1.GetOwnWebhookSecretRequest) => {
-      const { secret } = await webhookSecrets(deps, (await authenticKey(deps, req.apiKey)).keyId);
+      const { secret } = await webhookSecrets(deps, (await holderKey(deps, req)).keyId);
       return { secret };
     }, logger),
 
     rotateWebhookSecret: unary(async (req: identityV1.RotateWebhookSecretRequest) => {
-      const { keyId } = await authenticKey(deps, req.apiKey);
+      const { keyId } = await holderKey(deps, req);
       // Anyone holds the public demo key: a rotation would take its callbacks' secret from everyone else.
       if (keyId === DEMO_KEY_ID) {
         throw new AppError(
@@ -157,5 +163,7 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       });
       return { secret: rotated.secret, previousExpiresAt };
     }, logger),
+
+    ...sessionHandlers(deps, (apiKey) => authenticKey(deps, apiKey), toRecord),
   };
 }

@@ -10,7 +10,7 @@ import type { TemplateRow } from "./catalog.repository";
 import { previewJob, type PreviewTemplate } from "./engine-job";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
-import { checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
+import { assetNames, checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
 import type { PreviewQueue } from "./preview-queue";
 import { Previews } from "./previews";
 import { dropPreviews } from "./previews.repository";
@@ -85,7 +85,9 @@ export function catalogService(deps: {
     ),
     getTemplate: unary(async (req: renderV1.GetTemplateRequest) => {
       const row = await deps.catalog.find(req.id, req.owner, req.version);
-      return { template: toProto(row, !row.owner && (await deps.catalog.shadowed(row.id))) };
+      // An own template's source and file names are its owner's to edit; the catalog's are not answered.
+      if (row.owner) return { template: { ...toProto(row), html: row.body, assetNames: await assetNames(deps.db, row) } };
+      return { template: toProto(row, await deps.catalog.shadowed(row.id)) };
     }, deps.logger),
     getPreview: unary(
       async (req: renderV1.GetPreviewRequest, call) => previews.read(await deps.catalog.find(req.id, req.owner), req.render, callSignal(call)),

@@ -125,5 +125,7 @@ export function toProto(row: TemplateRow, shadowed = false): renderV1.Template {
     owner: row.owner,
     createdAt: row.created_at.toISOString(),
     generation: row.generation,
+    html: "",
+    assetNames: [],
   };
 }

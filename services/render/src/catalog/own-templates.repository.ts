@@ -125,3 +125,17 @@ export async function loadAssets(db: Kysely<RenderDb>, row: Pick<TemplateRow, "o
     .execute();
   return new Map(rows.map((row) => [row.name, row.content]));
 }
+
+/** The names of one version's files, in order (without reading them). */
+export async function assetNames(db: Kysely<RenderDb>, row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">): Promise<string[]> {
+  const rows = await db
+    .selectFrom("template_assets")
+    .select("name")
+    .where("owner", "=", row.owner)
+    .where("id", "=", row.id)
+    .where("generation", "=", row.generation)
+    .where("version", "=", row.version)
+    .orderBy("name")
+    .execute();
+  return rows.map((r) => r.name);
+}

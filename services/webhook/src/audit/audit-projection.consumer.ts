@@ -8,36 +8,31 @@
  * (summary.ts), and the rebuild from the stream's start (rebuild.ts, run by
  * dist/audit-rebuild.js).
  */
-import { EventConsumer, consumers, streams, type Logger } from "@pressroom/platform";
+import { BatchingEventConsumer, consumers, streams, type Logger } from "@pressroom/platform";
 import { jobEventSpec, type StoredJobEvent } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
-import { projectEvents, type StoredEvent } from "./audit-projection.repository";
+import { projectEvents } from "./audit-projection.repository";
 
 /** Events projected in one transaction at most. */
 const MAX_BATCH = 256;
 /** How long the first event of a batch waits for others: the projection is a record, not on any request's path. */
 const LINGER_MS = 50;
 
-interface Pending {
-  stored: StoredEvent;
-  done: (err?: unknown) => void;
-}
-
 /**
  * Feeds the audit projection from JOBS (durable `audit-projection`, every
- * event from the stream's start). Events are projected in batches, one
- * transaction each, one at a time. Idempotent: the processed-event records
- * and the rows are written in the same transaction, and each message is
- * acked only after it commits.
+ * event from the start). Events are projected in batches, one transaction
+ * each, one at a time. Idempotent: the processed-event records and the rows
+ * are written in the same transaction, and each message is acked only after
+ * it commits.
  */
-export class AuditProjectionConsumer extends EventConsumer<StoredJobEvent> {
-  private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
-
+export class AuditProjectionConsumer extends BatchingEventConsumer<StoredJobEvent> {
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<WebhookDb>; logger: Logger }) {
-    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH }, jobEventSpec(deps.logger));
+    super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH }, jobEventSpec(deps.logger), {
+      maxBatch: MAX_BATCH,
+      lingerMs: LINGER_MS,
+    });
   }
 
   protected onError(err: unknown, msg: JsMsg): void {
@@ -45,31 +40,12 @@ export class AuditProjectionConsumer extends EventConsumer<StoredJobEvent> {
     msg.nak(1_000);
   }
 
-  protected async apply({ seq, event }: StoredJobEvent, msg: JsMsg): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.pending.push({ stored: { streamSeq: seq, event }, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.flushing ??= this.flush();
-    });
-    msg.ack();
-  }
-
-  /** Projects what is pending, batch after batch, until nothing is. */
-  private async flush(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, MAX_BATCH);
-      try {
-        await this.deps.db.transaction().execute((trx) =>
-          projectEvents(
-            trx,
-            batch.map((p) => p.stored),
-          ),
-        );
-        for (const p of batch) p.done();
-      } catch (err) {
-        for (const p of batch) p.done(err);
-      }
-    }
-    this.flushing = undefined;
+  protected async applyBatch(events: StoredJobEvent[]): Promise<void> {
+    await this.deps.db.transaction().execute((trx) =>
+      projectEvents(
+        trx,
+        events.map(({ seq, event }) => ({ streamSeq: seq, event })),
+      ),
+    );
   }
 }

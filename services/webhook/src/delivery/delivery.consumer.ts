@@ -1,5 +1,5 @@
 import { EventConsumer, consumers, streams, subjects, type Logger } from "@pressroom/platform";
-import { jobEvent, loadJob, type JobEvent, type JobState } from "@pressroom/domain";
+import { jobEvent, loadJob, nextScheduledAttempt, type JobEvent, type JobState, type WebhookReplay } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
@@ -46,6 +46,11 @@ const SECRET_RETRY_MS = 5_000;
 const HEARTBEAT_MS = 10_000;
 /** Wait before looking again at a delivery whose key already has its share in flight. */
 const KEY_BUSY_RETRY_MS = 500;
+/**
+ * A replay's message is published just before its request is appended to the job: how long a
+ * message whose request is not (yet) in the job's history is looked at again before it is dropped.
+ */
+const REPLAY_APPEND_WAIT_MS = 60_000;
 
 /**
  * Delivers callbacks from the WEBHOOKS work queue (durable
@@ -105,7 +110,8 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
     let disposition: Disposition;
     try {
-      disposition = await this.underLock(message.event_id, () => this.deliver(message));
+      const publishedAtMs = Number(BigInt(msg.info.timestampNanos) / 1_000_000n);
+      disposition = await this.underLock(message.event_id, () => this.deliver(message, publishedAtMs));
     } finally {
       clearInterval(heartbeat);
     }
@@ -122,7 +128,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
   }
 
   /** One step of one delivery: wait more, attempt, or drop the message. */
-  private async deliver(message: DeliveryMessage): Promise<Disposition> {
+  private async deliver(message: DeliveryMessage, publishedAtMs: number): Promise<Disposition> {
     const { logger } = this.deps;
     const job = await loadJob(this.deps.jsm, message.job_id);
     if (!job) {
@@ -134,9 +140,11 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       logger.warn({ jobId: job.id, eventId: message.event_id }, "webhook delivery does not match the job's outcome; dropping it");
       return { ack: true };
     }
+    if (message.replay_id) return this.replay(job, body, message.replay_id, publishedAtMs);
     if (job.webhook.state === "delivered" || job.webhook.state === "exhausted") return { ack: true };
 
-    if (job.webhook.attempts > 0 && !job.webhook.nextAttemptAt) {
+    const scheduled = job.webhook.scheduledAttempts;
+    if (scheduled > 0 && !job.webhook.nextAttemptAt) {
       // The last attempt was final (only final attempts have no next one),
       // but the process died before recording its conclusion: record it now
       // instead of calling again.
@@ -144,8 +152,8 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       const reason = status === 410 ? "the receiver answered 410 Gone" : "stopped after the last attempt";
       const conclusion =
         status >= 200 && status < 300
-          ? this.event(job, { webhookDelivered: { attempt: job.webhook.attempts, status } })
-          : this.event(job, { webhookExhausted: { attempts: job.webhook.attempts, reason } });
+          ? this.event(job, { webhookDelivered: { attempt: job.webhook.lastScheduledAttempt, status } })
+          : this.event(job, { webhookExhausted: { attempts: scheduled, reason } });
       await this.record(job, job.lastSeqOf.webhook, [conclusion]);
       return { ack: true };
     }
@@ -154,52 +162,98 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     const due = job.webhook.nextAttemptAt ? Date.parse(job.webhook.nextAttemptAt) : now;
     if (Number.isFinite(due) && due - now > DUE_SLACK_MS) return { nakMs: due - now };
 
-    const attempt = job.webhook.attempts + 1;
+    const attempt = nextScheduledAttempt(job);
     const lastSeq = job.lastSeqOf.webhook;
 
     // A job that finished before its retry window ended unseen (the service
     // was down, or did not exist yet, for longer than the window) is not
     // called back out of the blue days later.
     const windowEnd = Date.parse(job.finishedAt ?? job.createdAt) + this.deps.policy.windowMs;
-    if (attempt === 1 && now > windowEnd) {
+    if (scheduled === 0 && now > windowEnd) {
       await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: 0, reason: "the retry window ended before the first attempt" } })]);
       logger.warn({ jobId: job.id }, "webhook dropped: its retry window ended before the first attempt");
       return { ack: true };
     }
 
-    let secrets: string[] | undefined;
-    try {
-      secrets = await this.deps.secrets.get(job.keyId);
-    } catch (err) {
-      // Our side is down: not an attempt, look again shortly.
-      logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
-      return { nakMs: SECRET_RETRY_MS };
-    }
+    const secrets = await this.secretsOf(job);
+    if (secrets === "unavailable") return { nakMs: SECRET_RETRY_MS };
     if (secrets === undefined) {
-      await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: attempt - 1, reason: "the API key no longer exists" } })]);
+      await this.record(job, lastSeq, [this.event(job, { webhookExhausted: { attempts: scheduled, reason: "the API key no longer exists" } })]);
       logger.warn({ jobId: job.id }, "webhook dropped: the key no longer exists");
       return { ack: true };
     }
 
+    const result = await this.post(job, body, secrets);
+    return this.settle(job, lastSeq, attempt, result);
+  }
+
+  /**
+   * The key's secrets; undefined when the key no longer exists; "unavailable" when identity could
+   * not tell (our side is down: no attempt, look again shortly).
+   */
+  private async secretsOf(job: JobState): Promise<string[] | undefined | "unavailable"> {
+    try {
+      return await this.deps.secrets.get(job.keyId);
+    } catch (err) {
+      this.deps.logger.warn({ err, jobId: job.id }, "could not read the webhook secret; will retry");
+      return "unavailable";
+    }
+  }
+
+  /** One POST of the callback, signed now with the key's secrets, timed. */
+  private async post(job: JobState, body: { eventId: string; text: string }, secrets: string[]): Promise<PostResult & { durationMs: number }> {
     const headers = {
       "Content-Type": "application/json",
       "User-Agent": USER_AGENT,
       ...signatureHeaders({ eventId: body.eventId, body: body.text, secrets, timestampSeconds: Math.floor(Date.now() / 1_000) }),
     };
+    const started = performance.now();
     const result = await this.deps.poster.post(job.webhookUrl, body.text, headers);
-    return this.settle(job, lastSeq, attempt, result);
+    return { ...result, durationMs: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * A replay's one attempt: the same body and event id as every attempt, signed afresh. Made once
+   * (its request is marked attempted in the job's history); never retried, and it leaves the
+   * callback's own schedule alone.
+   */
+  private async replay(job: JobState, body: { eventId: string; text: string }, requestId: string, publishedAtMs: number): Promise<Disposition> {
+    const { logger } = this.deps;
+    const request: WebhookReplay | undefined = job.webhook.replays.find((r) => r.id === requestId);
+    if (!request) {
+      if (Date.now() - publishedAtMs < REPLAY_APPEND_WAIT_MS) return { nakMs: 1_000 };
+      logger.warn({ jobId: job.id, requestId }, "a replay whose request never reached the job's history; dropping it");
+      return { ack: true };
+    }
+    if (request.attempted) return { ack: true };
+    const secrets = await this.secretsOf(job);
+    if (secrets === "unavailable") return { nakMs: SECRET_RETRY_MS };
+    const result = secrets ? await this.post(job, body, secrets) : { status: 0, error: "the API key no longer exists", durationMs: 0 };
+    const attempted = {
+      attempt: request.attempt,
+      status: result.status,
+      error: errorOf(result),
+      nextAttemptAt: "",
+      durationMs: result.durationMs,
+      replay: true,
+    };
+    await this.record(job, job.lastSeqOf.webhook, [this.event(job, { webhookAttempted: attempted })]);
+    logger.info({ jobId: job.id, attempt: request.attempt, status: result.status }, "webhook replayed");
+    return { ack: true };
   }
 
   /** Records the attempt and what follows it; returns what to do with the message. */
-  private async settle(job: JobState, lastSeq: number, attempt: number, result: PostResult): Promise<Disposition> {
+  private async settle(job: JobState, lastSeq: number, attempt: number, result: PostResult & { durationMs: number }): Promise<Disposition> {
     const { logger, policy } = this.deps;
     const status = result.status;
-    const error = result.error ?? (status >= 300 && status < 400 ? "redirects are not followed" : "");
+    const error = errorOf(result);
+    const { durationMs } = result;
+    const made = job.webhook.scheduledAttempts + 1;
     const log = { jobId: job.id, attempt, status };
 
     if (status >= 200 && status < 300) {
       await this.record(job, lastSeq, [
-        this.event(job, { webhookAttempted: { attempt, status, error: "", nextAttemptAt: "" } }),
+        this.event(job, { webhookAttempted: { attempt, status, error: "", nextAttemptAt: "", durationMs } }),
         this.event(job, { webhookDelivered: { attempt, status } }),
       ]);
       logger.info(log, "webhook delivered");
@@ -213,7 +267,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     else {
       const now = new Date();
       const step = nextStep(policy, {
-        attempt,
+        attempt: made,
         finishedAt: new Date(job.finishedAt ?? job.createdAt),
         now,
         retryAfterMs: parseRetryAfter(result.retryAfter, now.getTime()),
@@ -222,18 +276,18 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       else stop = step.reason;
     }
 
-    const attempted = this.event(job, { webhookAttempted: { attempt, status, error, nextAttemptAt: nextAt?.toISOString() ?? "" } });
+    const attempted = this.event(job, { webhookAttempted: { attempt, status, error, nextAttemptAt: nextAt?.toISOString() ?? "", durationMs } });
     if (nextAt) {
       await this.record(job, lastSeq, [attempted]);
       logger.info({ ...log, error, nextAttemptAt: nextAt.toISOString() }, "webhook attempt failed; retry scheduled");
       return { nakMs: Math.max(0, nextAt.getTime() - Date.now()) };
     }
-    await this.record(job, lastSeq, [attempted, this.event(job, { webhookExhausted: { attempts: attempt, reason: stop ?? "stopped" } })]);
+    await this.record(job, lastSeq, [attempted, this.event(job, { webhookExhausted: { attempts: made, reason: stop ?? "stopped" } })]);
     logger.warn({ ...log, error, reason: stop }, "webhook delivery stopped");
     return { ack: true };
   }
 
-  private event(job: JobState, data: Partial<JobEvent>): JobEvent {
+  private event(job: JobState, data: Omit<Parameters<typeof jobEvent>[1], "jobId" | "keyId" | "source">): JobEvent {
     const type = data.webhookDelivered ? "job.webhook_delivered" : data.webhookExhausted ? "job.webhook_exhausted" : "job.webhook_attempted";
     return jobEvent(type, { jobId: job.id, keyId: job.keyId, source: SOURCE, ...data });
   }
@@ -259,4 +313,9 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     }
     recordDeliveryEvents(job, events);
   }
+}
+
+/** Why an attempt failed, in words safe to record: the poster's, or a redirect's (never followed); "" for none. */
+function errorOf(result: PostResult): string {
+  return result.error ?? (result.status >= 300 && result.status < 400 ? "redirects are not followed" : "");
 }

@@ -48,8 +48,9 @@ export class DispatchConsumer extends EventConsumer<StoredJobEvent> {
       msg.ack();
       return;
     }
-    // Delivery already under way or over: its WEBHOOKS message exists or has done its work.
-    if (job.webhook.state !== "pending" || job.webhook.attempts > 0) {
+    // Delivery already under way or over: its WEBHOOKS message exists or has done its work. (A replay
+    // asked for meanwhile is no attempt of the schedule.)
+    if (job.webhook.state !== "pending" || job.webhook.scheduledAttempts > 0) {
       msg.ack();
       return;
     }

@@ -1,7 +1,9 @@
 import type { Migration } from "kysely";
 import * as createWebhook from "./20261121T200000_create_webhook";
+import * as readModels from "./20261128T003000_read_models";
 
 /** Every migration of the webhook schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
   "20261121T200000_create_webhook": createWebhook,
+  "20261128T003000_read_models": readModels,
 };
