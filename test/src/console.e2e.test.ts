@@ -19,11 +19,12 @@ import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
  * download it, reveal and rotate the webhook secret, see a failed callback and replay it to a
  * receiver that then gets the same event id, refuse a forged cross-site request, sign out and find
  * the session dead, and the demo key's read-only console. Every page passes axe-core with no
- * serious or critical problem, breaks no part of its Content-Security-Policy and is photographed
- * into docs/console/ for the README.
+ * serious or critical problem, breaks no part of its Content-Security-Policy and is photographed:
+ * into .data/console-screenshots/, or with CONSOLE_SCREENSHOTS=docs into docs/console/, the README's
+ * pictures (a run rewrites every file, so only a run meant to refresh them writes into the tree).
  */
 
-const SHOTS = path.join(REPO_ROOT, "docs", "console");
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === "docs" ? path.join(REPO_ROOT, "docs", "console") : path.join(REPO_ROOT, ".data", "console-screenshots");
 const SLOW = 120_000;
 const TEMPLATE_HTML = '<!doctype html>\n<html>\n<body style="font-family: sans-serif">\n  <h1>Welcome, {{name}}</h1>\n  <p>{{message}}</p>\n</body>\n</html>';
 
