@@ -67,22 +67,31 @@ export class ThreadPool<T, R> {
     for (let i = 0; i < opts.threads; i++) this.spawn();
   }
 
-  /** The thread's answer to `task`, or ThreadTaskFailed; `timeoutMs` counts from when a thread takes the task (the wait for one is bounded by maxQueued). */
-  run(task: T, timeoutMs: number): Promise<R> {
+  /**
+   * The thread's answer to `task`, or ThreadTaskFailed. `timeoutMs` counts from when a thread takes
+   * the task (the wait for one is bounded by maxQueued), or with `waitCounts` from now: a deadline
+   * that the wait for a thread spends too (a task still waiting then leaves the queue).
+   */
+  run(task: T, timeoutMs: number, { waitCounts = false }: { waitCounts?: boolean } = {}): Promise<R> {
     if (this.closed) return Promise.reject(new ThreadTaskFailed("stopped", "the thread pool is closed"));
     if (this.idle.length + this.busy.size + this.starting.size === 0) return Promise.reject(new ThreadTaskFailed("stopped", "no thread could start"));
     if (this.queue.length >= (this.opts.maxQueued ?? 1_000))
       return Promise.reject(new ThreadTaskFailed("queue_full", "too many tasks are waiting for a thread"));
     return new Promise<R>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      const startTimer = () => {
+        timer = setTimeout(() => {
+          const queued = this.queue.indexOf(pending);
+          if (queued >= 0) this.queue.splice(queued, 1);
+          if (pending.thread) this.replace(pending.thread);
+          reject(new ThreadTaskFailed("timeout", `the task took longer than ${timeoutMs} ms`));
+        }, timeoutMs);
+      };
       const pending: Pending<T, R> = {
         id: this.nextId++,
         task,
         started: () => {
-          timer = setTimeout(() => {
-            if (pending.thread) this.replace(pending.thread);
-            reject(new ThreadTaskFailed("timeout", `the task took longer than ${timeoutMs} ms`));
-          }, timeoutMs);
+          if (!waitCounts) startTimer();
         },
         resolve: (reply) => {
           clearTimeout(timer);
@@ -93,6 +102,7 @@ export class ThreadPool<T, R> {
           reject(err);
         },
       };
+      if (waitCounts) startTimer();
       this.queue.push(pending);
       this.dispatch();
     });

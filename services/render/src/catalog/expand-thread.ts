@@ -2,7 +2,7 @@
  * The body of one template-expansion thread (see expander.ts): compiles and
  * runs Handlebars for one job at a time, off the render service's event loop.
  */
-import { parentPort } from "node:worker_threads";
+import { serveThread } from "@pressroom/platform/thread-pool";
 import { compileTemplate, type CompiledTemplate } from "./handlebars";
 import type { ExpandReply, ExpandTask } from "./expander";
 
@@ -27,11 +27,11 @@ function expand(task: ExpandTask): ExpandReply {
     html = compiledFor(task)(JSON.parse(task.dataJson || "{}"));
   } catch (err) {
     // V8's string length limit is an output cap like ours, not a template error.
-    if (err instanceof RangeError && /string length/i.test(err.message)) return { id: task.id, failure: "output_cap" };
-    return { id: task.id, failure: "template", message: (err as Error).message };
+    if (err instanceof RangeError && /string length/i.test(err.message)) return { failure: "output_cap" };
+    return { failure: "template", message: (err as Error).message };
   }
-  if (Buffer.byteLength(html) > task.maxBytes) return { id: task.id, failure: "output_cap" };
-  return { id: task.id, html };
+  if (Buffer.byteLength(html) > task.maxBytes) return { failure: "output_cap" };
+  return { html };
 }
 
-parentPort!.on("message", (task: ExpandTask) => parentPort!.postMessage(expand(task)));
+serveThread(expand);
