@@ -135,6 +135,18 @@ describe("a service's role, made by the admin step", () => {
     assert.equal(alpha!.owner, role, "alpha is still its own role's");
   });
 
+  it("takes its own role again on the next run, its tables' TOAST and a session's temporary table beside it", async () => {
+    await query(serviceUrl, "create table alpha.notes (body text)");
+    const session = new pg.Client({ connectionString: serviceUrl });
+    await session.connect();
+    try {
+      await session.query("create temporary table scratch (body text)");
+      assert.deepEqual(await provisionServiceRole(adminUrl, "alpha", serviceUrl), { created: false });
+    } finally {
+      await session.end();
+    }
+  });
+
   it("refuses a service URL that names the admin's own role", async () => {
     const admin = new URL(SERVER_URL).username;
     await assert.rejects(provisionServiceRole(adminUrl, "alpha", withLogin(SERVER_URL, database, admin)), /not the admin's/);

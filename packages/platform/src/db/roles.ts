@@ -96,7 +96,9 @@ export async function provisionServiceRole(adminUrl: string, schema: string, ser
  * A role the step must not take over: a superuser (making it a service's would strip the powers
  * of an operator's account, or leave them if stripping failed), or a role that owns another
  * schema, objects in one or a database (another service's role, or an operator's: the URL names
- * the wrong role). The step stops, naming it, and changes nothing.
+ * the wrong role). The step stops, naming it, and changes nothing. What PostgreSQL keeps for the
+ * role's own tables elsewhere (their TOAST tables in pg_toast, its sessions' temporary tables)
+ * is its own, not another schema's.
  */
 async function refuseToAdopt(admin: pg.Client, role: string, schema: string, superuser: boolean): Promise<void> {
   if (superuser) throw new Error(`DATABASE_URL names "${role}", a superuser: a service's role must be one of its own, made by this step`);
@@ -105,6 +107,7 @@ async function refuseToAdopt(admin: pg.Client, role: string, schema: string, sup
      union all
      select 'objects in schema ' || n.nspname from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where c.relowner = (select oid from pg_roles where rolname = $1) and n.nspname <> $2
+         and n.nspname <> 'pg_toast' and n.nspname !~ '^pg_(toast_)?temp_'
      union all
      select 'database ' || datname from pg_database where datdba = (select oid from pg_roles where rolname = $1)
      limit 1`,
