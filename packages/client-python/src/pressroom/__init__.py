@@ -4,11 +4,11 @@ Standard library only; Python 3.9 or later.
 """
 
 from ._client import Pressroom
-from ._errors import PressroomError
+from ._errors import PressroomError, PressroomSignatureError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
 from ._lists import Delivery, DeliveryPage, JobPage, UsageDay
-from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
-from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
+from ._models import ApiObject, CheckoutSession, Job, RenderResult, RotatedWebhookSecret, SignupResult, Template, TemplateVersion, Usage
+from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, construct_event, verify_signature, verify_standard_signature
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -23,12 +23,16 @@ __all__ = [
     "JobPage",
     "Pressroom",
     "PressroomError",
+    "PressroomSignatureError",
     "RenderResult",
+    "RotatedWebhookSecret",
     "SignupResult",
     "Template",
     "TemplateVersion",
     "Usage",
     "UsageDay",
     "__version__",
+    "construct_event",
     "verify_signature",
+    "verify_standard_signature",
 ]

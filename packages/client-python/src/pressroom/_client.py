@@ -3,14 +3,16 @@ from __future__ import annotations
 import base64
 import os
 import re
+import time
 import urllib.parse
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from ._errors import PressroomError
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
 from ._lists import Delivery, DeliveryPage, JobPage, UsageDay, query
-from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
+from ._models import CheckoutSession, Job, RenderResult, RotatedWebhookSecret, SignupResult, Template, TemplateVersion, Usage
 
 BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -247,6 +249,15 @@ class Pressroom:
         secret: str = self._call("GET", "/v1/keys/webhook-secret")["secret"]
         return secret
 
+    def rotate_webhook_secret(self) -> RotatedWebhookSecret:
+        """POST /v1/keys/webhook-secret/rotate: a new secret; the replaced one keeps signing callbacks
+        (a second v1 signature) until ``previous_secret_expires_at``."""
+        return RotatedWebhookSecret(self._call("POST", "/v1/keys/webhook-secret/rotate"))
+
+    def template_preview(self, id: str) -> bytes:
+        """GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own)."""
+        return self._transport.request_bytes(f"{self.base_url}/v1/templates/{_quote(id)}/preview.png", api_key=self.__api_key)
+
     def checkout(self, plan: str, *, idempotency_key: Optional[str] = None) -> CheckoutSession:
         """POST /v1/billing/checkout: starts an upgrade; send the user to ``checkout_url``."""
         return CheckoutSession(self._call("POST", "/v1/billing/checkout", {"plan": plan}, self._idempotency_key(idempotency_key)))
@@ -254,6 +265,28 @@ class Pressroom:
     def job(self, id: str) -> Job:
         """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
         return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    def wait_for_job(self, id: str, *, timeout: float = 90.0, interval: float = 1.0) -> Job:
+        """Reads the job every ``interval`` seconds until it succeeded or failed, and returns it (check ``status``).
+
+        Raises PressroomError TIMEOUT (status 0) when it is still queued or rendering after ``timeout`` seconds.
+        """
+        if not timeout >= 0 or not interval > 0:
+            raise ValueError("Pressroom: timeout must be >= 0 and interval > 0")
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(id)
+            if job.status in ("succeeded", "failed"):
+                return job
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise PressroomError(
+                    "TIMEOUT",
+                    0,
+                    f"job {id} is still {job.status} after {timeout:g} s",
+                    "Wait longer (timeout), or send webhook_url to be called when it finishes.",
+                )
+            time.sleep(min(interval, left))
 
     # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
 

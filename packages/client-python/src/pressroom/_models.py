@@ -144,6 +144,13 @@ class Job(ApiObject):
     """``id``, ``type``, ``time``, ``source`` of each event, in order."""
 
 
+class RotatedWebhookSecret(ApiObject):
+    """Answer of ``rotate_webhook_secret``: the new secret; the replaced one also signs callbacks until ``previous_secret_expires_at``."""
+
+    secret: str
+    previous_secret_expires_at: str
+
+
 class CheckoutSession(ApiObject):
     """Answer of ``checkout``: send the user to ``checkout_url``."""
 
