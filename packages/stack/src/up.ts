@@ -85,7 +85,7 @@ async function main(): Promise<void> {
 
     say("running migrations and provisioning NATS");
     const secretEncryptionKey = keptSecret("webhook-secret-encryption-key");
-    await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl)]);
+    await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl, forwardedSettings(process.env))]);
     // The private CA and a certificate per service and for the operator CLI: every gRPC hop is mutual TLS.
     const certificates = await ensureGrpcCertificates(path.join(DATA_DIR, "grpc-tls"));
     const ports = localPorts(process.env);
