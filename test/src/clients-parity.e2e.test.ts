@@ -11,7 +11,8 @@ import { WebhookReceiver, type ReceivedCallback } from "./test-support/webhook-r
  * One scenario, walked by the JavaScript client and by the Python client
  * against the same stack: a webhook render (retries on, so an Idempotency-Key
  * of the client's own), waiting for the job, its download, a catalog
- * template's preview, the webhook secret's rotation and the usage. Both see
+ * template's preview, the webhook secret's rotation, the usage and the
+ * account's lists (the same answers' shapes). Both see
  * the same answers, and each verifies both clients' real deliveries with
  * constructEvent / construct_event, from the seed's header or the Standard
  * Webhooks headers alone.
@@ -63,6 +64,13 @@ async function javascriptScenario(apiKey: string, hookUrl: string): Promise<Outc
       rotated: Object.keys(rotated).sort(),
       secret_replaced: rotated.secret !== secretBefore && (await client.webhookSecret()).secret === rotated.secret,
       usage: Object.keys(usage).sort(),
+      answers: [
+        Object.keys(await client.templates()).sort(),
+        Object.keys(await client.webhookSecret()).sort(),
+        Object.keys(await client.dailyUsage()).sort(),
+        Object.keys(await client.jobs({ limit: 1 })).sort(),
+        Object.keys(await client.webhookDeliveries({ limit: 1 })).sort(),
+      ],
     },
     job_id: queued.id,
     secret: secretBefore,

@@ -16,7 +16,7 @@ from pressroom import Pressroom, PressroomSignatureError, construct_event
 
 def scenario() -> dict[str, object]:
     client = Pressroom(api_key=os.environ["PRESSROOM_API_KEY"], max_retries=2)
-    secret_before = client.webhook_secret()
+    secret_before = client.webhook_secret().secret
     queued = client.render(html="<h1>{{title}}</h1>", data={"title": "Parity"}, webhook_url=os.environ["PRESSROOM_HOOK_URL"])
     job = client.wait_for_job(queued.id, timeout=90, interval=0.2)
     document = client.download(job.url)
@@ -32,8 +32,15 @@ def scenario() -> dict[str, object]:
             "document": document[:5].decode("latin-1"),
             "preview": preview[1:4].decode("latin-1"),
             "rotated": sorted(rotated),
-            "secret_replaced": rotated.secret != secret_before and client.webhook_secret() == rotated.secret,
+            "secret_replaced": rotated.secret != secret_before and client.webhook_secret().secret == rotated.secret,
             "usage": sorted(usage),
+            "answers": [
+                sorted(client.templates()),
+                sorted(client.webhook_secret()),
+                sorted(client.daily_usage()),
+                sorted(client.jobs(limit=1)),
+                sorted(client.webhook_deliveries(limit=1)),
+            ],
         },
         "job_id": queued.id,
         "secret": secret_before,
