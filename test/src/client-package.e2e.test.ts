@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
-import { REPO_ROOT } from "@pressroom/stack";
+import { signWebhookPayload } from "@pressroom/client";
+import { REPO_ROOT, freePort } from "@pressroom/stack";
 import { startHarness, type Harness } from "./test-support/harness";
 
 /**
@@ -13,7 +14,8 @@ import { startHarness, type Harness } from "./test-support/harness";
  * with `npm pack`, installed from the tarball into a new project in a temporary
  * directory (no workspace, no node_modules of the repository above it), and the
  * code snippets of a template's gallery page, taken from the page's HTML,
- * saved under the name they say and run as they are against the stack.
+ * saved under the name they say and run as they are against the stack; and
+ * the README's webhook receiver, run as it is with the installed client.
  */
 
 const run = promisify(execFile);
@@ -90,5 +92,37 @@ describe("the JavaScript client installed from its packed tarball, outside the m
     rmSync(path.join(project, "invoice.pdf"), { force: true });
     await run(PYTHON, ["invoice.py"], { cwd: project, env: { ...process.env, PYTHONPATH: path.join(REPO_ROOT, "packages", "client-python", "src") } });
     assert.equal(readFileSync(path.join(project, "invoice.pdf")).subarray(0, 5).toString("latin1"), "%PDF-");
+  });
+
+  it("runs the README's webhook receiver as shown: a signed delivery is answered 204, a forged one 401", async () => {
+    const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+    const receiver = /```js\n(\/\/ receiver\.mjs[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(receiver, "the README shows receiver.mjs");
+    writeFileSync(path.join(project, "receiver.mjs"), receiver);
+    const secret = "whsec_dGVzdC1zZWNyZXQtZm9yLXRoZS1yZWFkbWU";
+    const port = await freePort();
+    const child = spawn(process.execPath, ["receiver.mjs"], {
+      cwd: project,
+      env: { ...process.env, PORT: String(port), PRESSROOM_WEBHOOK_SECRET: secret },
+      stdio: "ignore",
+    });
+    try {
+      const body = JSON.stringify({ id: "evt_1", type: "job.succeeded", job_id: "job_1", status: "succeeded" });
+      const post = async (signature: string) => {
+        // The receiver may still be starting: try for up to 10 s.
+        for (let tries = 1; ; tries++) {
+          try {
+            return (await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body, headers: { "X-Service-Signature": signature } })).status;
+          } catch (err) {
+            if (tries === 100) throw err;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      };
+      assert.equal(await post(signWebhookPayload(body, secret, Math.floor(Date.now() / 1000))), 204);
+      assert.equal(await post(signWebhookPayload(body, "whsec_b3RoZXI", Math.floor(Date.now() / 1000))), 401);
+    } finally {
+      child.kill();
+    }
   });
 });
