@@ -69,22 +69,37 @@ describe("pressroom-admin usage show / usage set", () => {
     await h?.stop();
   });
 
-  it("usage show prints the key's standing, by key or key id, without the key", async () => {
+  it("usage show prints the key's standing as GET /v1/keys/usage answers it, by key or key id, without the key", async () => {
     const { apiKey, keyId } = await h.admin.createKey("starter");
     assert.equal((await h.api.post("/v1/render", { html: "<p>x</p>", data: {}, webhook_url: WEBHOOK }, { key: apiKey })).status, 202);
     for (const ref of [apiKey, keyId]) {
       const shown = await admin("usage", "show", ref);
       assert.equal(shown.code, 0, shown.stderr);
       assert.ok(!shown.stdout.includes(apiKey), "the key is never printed");
-      const usage = JSON.parse(shown.stdout);
-      assert.equal(usage.key_id, keyId);
+      const { key_id, ...usage } = JSON.parse(shown.stdout);
+      assert.equal(key_id, keyId);
+      const api = (await h.api.get("/v1/keys/usage", { key: apiKey })).json as Record<string, unknown>;
+      assert.deepEqual(Object.keys(usage), Object.keys(api), "the API's fields, in its order");
       assert.equal(usage.plan, "starter");
-      assert.deepEqual([usage.rendersUsed, usage.rendersLimit, usage.rendersRemaining, usage.concurrencyLimit, usage.inFlight], ["1", "1000", "999", 2, 1]);
-      assert.equal(usage.rate.limit, 60);
-      assert.ok(usage.rate.remaining <= 59);
+      assert.deepEqual(usage.renders, { used: 1, limit: 1000, remaining: 999 });
+      assert.deepEqual(usage.concurrency, { limit: 2, in_flight: 1 });
+      assert.deepEqual(usage.period, api.period);
+      assert.equal(usage.rate_limit.limit, 60);
+      assert.ok(usage.rate_limit.remaining <= 59);
       const now = new Date();
-      assert.equal(usage.periodStart, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString());
+      assert.equal(usage.period.start, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString());
     }
+  });
+
+  it("keys create makes a free-plan key unless --plan says another", async () => {
+    const created = await admin("keys", "create", "--email", "cli-default@example.com");
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stderr, /\(free\)/);
+    const apiKey = created.stdout.trim();
+    assert.equal(((await h.api.get("/v1/keys/usage", { key: apiKey })).json as { plan: string }).plan, "free");
+    const pro = await admin("keys", "create", "--email", "cli-pro@example.com", "--plan", "pro");
+    assert.equal(pro.code, 0, pro.stderr);
+    assert.equal(((await h.api.get("/v1/keys/usage", { key: pro.stdout.trim() })).json as { plan: string }).plan, "pro");
   });
 
   it("usage set corrects renders used, records account.usage_corrected (who, from, to, when), and the limits follow at once", async () => {

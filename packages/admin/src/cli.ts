@@ -9,11 +9,11 @@ const LOCAL_TLS = path.resolve(__dirname, "..", "..", "..", ".data", "grpc-tls")
 
 const USAGE = `pressroom-admin: operator commands (talks gRPC to identity and metering)
 
-  pressroom-admin keys create --email <email> --plan <plan>   prints the new key on its own line
+  pressroom-admin keys create --email <email> [--plan <plan>]   prints the new key on its own line (plan: free unless given)
   pressroom-admin keys revoke <key | key_id>
   pressroom-admin keys set-plan <key | key_id> <plan>
   pressroom-admin keys show <key | key_id>
-  pressroom-admin usage show <key | key_id>
+  pressroom-admin usage show <key | key_id>   as GET /v1/keys/usage answers it, with the key id
   pressroom-admin usage set <key | key_id> --used <n>
 
 Environment: IDENTITY_ADDR (default ${defaultGrpcAddr("identity")}), METERING_ADDR (default ${defaultGrpcAddr("metering")}),
@@ -27,6 +27,18 @@ function keyRef(value: string | undefined): { apiKey: string; keyId: string } {
 }
 
 class UsageError extends Error {}
+
+/** A key's usage in the shape GET /v1/keys/usage answers it. */
+function usageAnswer(usage: meteringV1.Usage) {
+  return {
+    plan: usage.plan,
+    period: { start: usage.periodStart, end: usage.periodEnd },
+    renders: { used: Number(usage.rendersUsed), limit: Number(usage.rendersLimit), remaining: Number(usage.rendersRemaining) },
+    previews: { used: Number(usage.previewsUsed), limit: Number(usage.previewsLimit), remaining: Number(usage.previewsRemaining) },
+    rate_limit: { limit: usage.rate?.limit ?? 0, remaining: usage.rate?.remaining ?? 0, reset_seconds: usage.rate?.resetSeconds ?? 0, window_seconds: 60 },
+    concurrency: { limit: usage.concurrencyLimit, in_flight: usage.inFlight },
+  };
+}
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -55,8 +67,8 @@ async function main(argv: string[]): Promise<void> {
   try {
     switch (`${area} ${command ?? ""}`) {
       case "keys create": {
-        if (!values.email || !values.plan) throw new UsageError("keys create needs --email and --plan");
-        const created = await call(identity, identity.createKey, { email: values.email, plan: values.plan });
+        if (!values.email) throw new UsageError("keys create needs --email");
+        const created = await call(identity, identity.createKey, { email: values.email, plan: values.plan ?? "free" });
         process.stderr.write(`created ${created.key?.keyId} (${created.key?.plan}) for ${created.key?.email}; the key is shown once:\n`);
         process.stdout.write(`${created.apiKey}\n`);
         return;
@@ -80,7 +92,7 @@ async function main(argv: string[]): Promise<void> {
       case "usage show": {
         const { key } = await call(identity, identity.getKey, keyRef(rest[0]));
         const { usage } = await call(metering, metering.getUsage, { keyId: key!.keyId, plan: key!.plan });
-        print({ key_id: key!.keyId, ...usage });
+        print({ key_id: key!.keyId, ...usageAnswer(usage!) });
         return;
       }
       case "usage set": {

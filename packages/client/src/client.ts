@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
+import { PressroomError } from "./errors";
 import {
   queryString,
   type DailyUsage,
@@ -24,6 +26,7 @@ import type {
   TemplateInput,
   TemplatesResponse,
   TemplateVersionsResponse,
+  RotatedWebhookSecretResponse,
   UsageResponse,
   WebhookSecretResponse,
 } from "./types";
@@ -31,12 +34,29 @@ import type {
 export interface PressroomOptions {
   /** Required: the API key, sent as `Authorization: Bearer <key>`. */
   apiKey: string;
-  /** Service base address. Default `http://localhost:8080`. */
+  /** Service base address. Default: `PRESSROOM_BASE_URL` when set, else `http://localhost:8080`. */
   baseUrl?: string;
   /** Deadline per request, including reading the answer. Default 90,000 ms. */
   timeoutMs?: number;
   /** A fetch implementation. Default: the global `fetch` (Node.js 18+). */
   fetch?: FetchLike;
+  /**
+   * Retries of a 429 or 5xx answer; default 0 (none). A retry waits Retry-After
+   * when the answer has one, else a jittered backoff (0.5 s, 1 s, 2 s, … at most
+   * 8 s). With retries on, `render`, `image` and `checkout` send an
+   * Idempotency-Key of their own (the same on every attempt of one call).
+   */
+  maxRetries?: number;
+  /** The longest Retry-After waited for; a longer one (a monthly quota) rejects at once. Default 60,000 ms. */
+  maxRetryWaitMs?: number;
+}
+
+/** Options of `waitForJob`. */
+export interface WaitOptions {
+  /** How long to wait for the job to finish. Default 90,000 ms. */
+  timeoutMs?: number;
+  /** The pause between two reads of the job. Default 1,000 ms. */
+  intervalMs?: number;
 }
 
 /**
@@ -85,12 +105,23 @@ export class Pressroom {
     return requestJson<SignupResponse>(makeTransport(transportOptions), "POST", "/v1/signup", { body: { email } });
   }
 
-  #call<T>(method: Method, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
-    const { idempotencyKey } = options;
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      return Promise.reject(new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters"));
+  #call<T>(method: Method, path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+    let idempotencyKey: string | undefined;
+    try {
+      idempotencyKey = options && this.#idempotencyKey(options);
+    } catch (err) {
+      return Promise.reject(err);
     }
     return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey });
+  }
+
+  /** The Idempotency-Key of a call that takes one: the given one, or with retries on one of its own. */
+  #idempotencyKey({ idempotencyKey }: RequestOptions): string | undefined {
+    if (idempotencyKey !== undefined) {
+      if (!IDEMPOTENCY_KEY.test(idempotencyKey)) throw new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters");
+      return idempotencyKey;
+    }
+    return this.#transport.maxRetries > 0 ? randomUUID() : undefined;
   }
 
   /**
@@ -102,14 +133,14 @@ export class Pressroom {
   render(request: RenderRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse> {
-    return this.#call<RenderResponse>("POST", "/v1/render", request, options);
+    return this.#call<RenderResponse>("POST", "/v1/render", request, options ?? {});
   }
 
   /** POST /v1/image: a PNG (or jpeg, webp: options.format) from an image template or a public page (`url`). Same answers as `render`. */
   image(request: ImageRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
-    return this.#call<ImageResponse>("POST", "/v1/image", request, options);
+    return this.#call<ImageResponse>("POST", "/v1/image", request, options ?? {});
   }
 
   /**
@@ -128,10 +159,7 @@ export class Pressroom {
   }
 
   async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {
-    const { idempotencyKey } = options;
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters");
-    }
+    const idempotencyKey = this.#idempotencyKey(options);
     const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey });
     if ("json" in answer) {
       const json = answer.json as RenderResponse;
@@ -197,14 +225,53 @@ export class Pressroom {
     return this.#call<WebhookSecretResponse>("GET", "/v1/keys/webhook-secret");
   }
 
+  /**
+   * POST /v1/keys/webhook-secret/rotate: a new secret. The replaced one keeps
+   * signing callbacks (a second v1 signature) until previous_secret_expires_at.
+   */
+  rotateWebhookSecret(): Promise<RotatedWebhookSecretResponse> {
+    return this.#call<RotatedWebhookSecretResponse>("POST", "/v1/keys/webhook-secret/rotate");
+  }
+
+  /** GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own). */
+  templatePreview(id: string): Promise<Uint8Array> {
+    return requestBytes(this.#transport, `${this.baseUrl}/v1/templates/${encodeURIComponent(id)}/preview.png`, this.#apiKey);
+  }
+
   /** POST /v1/billing/checkout: starts an upgrade; send the user to `checkout_url`. */
   checkout(request: CheckoutRequest, options?: RequestOptions): Promise<CheckoutResponse> {
-    return this.#call<CheckoutResponse>("POST", "/v1/billing/checkout", { plan: request.plan }, options);
+    return this.#call<CheckoutResponse>("POST", "/v1/billing/checkout", { plan: request.plan }, options ?? {});
   }
 
   /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */
   job(id: string): Promise<JobView> {
     return this.#call<JobView>("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Reads the job every `intervalMs` until it succeeded or failed, and resolves
+   * with it (check `status`). Rejects with PressroomError TIMEOUT (status 0) when
+   * it is still queued or rendering after `timeoutMs`.
+   */
+  async waitForJob(id: string, options: WaitOptions = {}): Promise<JobView> {
+    const timeoutMs = options.timeoutMs ?? 90_000;
+    const intervalMs = options.intervalMs ?? 1_000;
+    if (!(timeoutMs >= 0) || !(intervalMs > 0)) throw new TypeError("Pressroom: timeoutMs must be >= 0 and intervalMs > 0");
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const job = await this.job(id);
+      if (job.status === "succeeded" || job.status === "failed") return job;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new PressroomError({
+          code: "TIMEOUT",
+          status: 0,
+          message: `job ${id} is still ${job.status} after ${timeoutMs} ms`,
+          hint: "Wait longer (timeoutMs), or send webhook_url to be called when it finishes.",
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
+    }
   }
 
   // The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).

@@ -11,23 +11,81 @@ export interface Transport {
   /** Per-request deadline in ms; Infinity for none. */
   timeoutMs: number;
   fetch: FetchLike;
+  /** Retries of a 429 or 5xx answer (0: none). */
+  maxRetries: number;
+  /** The longest Retry-After waited for; a longer one rejects at once. */
+  maxRetryWaitMs: number;
 }
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
+/** The environment variable read for the base address when none is given. */
+export const BASE_URL_VARIABLE = "PRESSROOM_BASE_URL";
 /** Above the gateway's synchronous wait (60 s), so a slow sync render still answers. */
 export const DEFAULT_TIMEOUT_MS = 90_000;
+export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
+/** Backoff between retries without Retry-After: 0.5 s, 1 s, 2 s, … at most 8 s, jittered (as the Python client). */
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_CAP_MS = 8_000;
+
+export interface TransportOptions {
+  baseUrl?: string;
+  timeoutMs?: number;
+  fetch?: FetchLike;
+  maxRetries?: number;
+  maxRetryWaitMs?: number;
+}
+
+/** The base address: the one given, else PRESSROOM_BASE_URL when set, else http://localhost:8080. */
+function baseUrlOf(given: string | undefined): string {
+  if (given !== undefined) return given;
+  const fromEnv = typeof process === "undefined" ? undefined : process.env?.[BASE_URL_VARIABLE];
+  return fromEnv || DEFAULT_BASE_URL;
+}
 
 /** The global fetch, looked up at call time (and called unbound, which browsers require). */
 const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
-export function makeTransport(options: { baseUrl?: string; timeoutMs?: number; fetch?: FetchLike }): Transport {
-  const baseUrl = normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+export function makeTransport(options: TransportOptions): Transport {
+  const baseUrl = normalizeBaseUrl(baseUrlOf(options.baseUrl));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError("Pressroom: timeoutMs must be a positive number of milliseconds");
   }
   if (options.fetch !== undefined && typeof options.fetch !== "function") throw new TypeError("Pressroom: fetch must be a function");
-  return { baseUrl, timeoutMs, fetch: options.fetch ?? globalFetch };
+  const maxRetries = options.maxRetries ?? 0;
+  if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new TypeError("Pressroom: maxRetries must be a whole number >= 0");
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+  if (typeof maxRetryWaitMs !== "number" || Number.isNaN(maxRetryWaitMs) || maxRetryWaitMs < 0) {
+    throw new TypeError("Pressroom: maxRetryWaitMs must be a number of milliseconds >= 0");
+  }
+  return { baseUrl, timeoutMs, fetch: options.fetch ?? globalFetch, maxRetries, maxRetryWaitMs };
+}
+
+/**
+ * Milliseconds to wait before retrying after `err`, or undefined to give up:
+ * 429 and 5xx answers are retried up to maxRetries times, after Retry-After
+ * when the answer has one (one longer than maxRetryWaitMs, such as a monthly
+ * quota, is not waited for) and otherwise after a jittered exponential backoff.
+ */
+export function retryWait(transport: Transport, err: unknown, retriesDone: number): number | undefined {
+  if (!(err instanceof PressroomError) || retriesDone >= transport.maxRetries) return undefined;
+  if (!(err.status === 429 || err.status >= 500)) return undefined;
+  if (err.retryAfter !== undefined) return err.retryAfter * 1000 <= transport.maxRetryWaitMs ? err.retryAfter * 1000 : undefined;
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retriesDone, transport.maxRetryWaitMs);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** Runs `attempt` again after each retryable failure, as retryWait says. */
+async function withRetries<T>(transport: Transport, attempt: () => Promise<T>): Promise<T> {
+  for (let retriesDone = 0; ; retriesDone++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const wait = retryWait(transport, err, retriesDone);
+      if (wait === undefined) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 function normalizeBaseUrl(value: string): string {
@@ -162,14 +220,16 @@ function parseAnswer(response: Response, text: string, what: string): unknown {
 export async function requestJson<T>(transport: Transport, method: Method, path: string, options: CallOptions = {}): Promise<T> {
   const url = `${transport.baseUrl}${path}`;
   const init = requestInit(method, "application/json", options);
-  return withDeadline(transport, url, async (signal) => {
-    const response = await transport.fetch(url, { ...init, signal });
-    const text = await response.text();
-    if (!response.ok) throw errorFromResponse(response, text);
-    // 204 No Content (a delete) has no body.
-    if (response.status === 204) return undefined as T;
-    return parseAnswer(response, text, "JSON") as T;
-  });
+  return withRetries(transport, () =>
+    withDeadline(transport, url, async (signal) => {
+      const response = await transport.fetch(url, { ...init, signal });
+      const text = await response.text();
+      if (!response.ok) throw errorFromResponse(response, text);
+      // 204 No Content (a delete) has no body.
+      if (response.status === 204) return undefined as T;
+      return parseAnswer(response, text, "JSON") as T;
+    }),
+  );
 }
 
 /**
@@ -185,21 +245,27 @@ export async function requestDocument(
 ): Promise<{ bytes: Uint8Array; headers: Headers } | { json: unknown }> {
   const url = `${transport.baseUrl}${path}`;
   const init = requestInit("POST", documentType, options);
-  return withDeadline(transport, url, async (signal) => {
-    const response = await transport.fetch(url, { ...init, signal });
-    if (!response.ok) throw errorFromResponse(response, await response.text());
-    if (response.headers.get("content-type")?.split(";")[0]?.trim() === documentType) {
-      return { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
-    }
-    return { json: parseAnswer(response, await response.text(), `${documentType} or JSON`) };
-  });
+  return withRetries(transport, () =>
+    withDeadline(transport, url, async (signal) => {
+      const response = await transport.fetch(url, { ...init, signal });
+      if (!response.ok) throw errorFromResponse(response, await response.text());
+      if (response.headers.get("content-type")?.split(";")[0]?.trim() === documentType) {
+        return { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
+      }
+      return { json: parseAnswer(response, await response.text(), `${documentType} or JSON`) };
+    }),
+  );
 }
 
-/** GET of a signed output URL: no Authorization header (the URL is its own credential). */
-export async function requestBytes(transport: Transport, url: string): Promise<Uint8Array> {
-  return withDeadline(transport, url, async (signal) => {
-    const response = await transport.fetch(url, { method: "GET", headers: { Accept: "*/*", "User-Agent": USER_AGENT }, signal });
-    if (!response.ok) throw errorFromResponse(response, await response.text());
-    return new Uint8Array(await response.arrayBuffer());
-  });
+/** A GET answered with bytes: a signed output URL (no key: the URL is its own credential) or a template's preview. */
+export async function requestBytes(transport: Transport, url: string, apiKey?: string): Promise<Uint8Array> {
+  const headers: Record<string, string> = { Accept: "*/*", "User-Agent": USER_AGENT };
+  if (apiKey !== undefined) headers.Authorization = `Bearer ${apiKey}`;
+  return withRetries(transport, () =>
+    withDeadline(transport, url, async (signal) => {
+      const response = await transport.fetch(url, { method: "GET", headers, signal });
+      if (!response.ok) throw errorFromResponse(response, await response.text());
+      return new Uint8Array(await response.arrayBuffer());
+    }),
+  );
 }

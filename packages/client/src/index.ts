@@ -1,15 +1,17 @@
-export { Pressroom, PressroomClient, type PressroomOptions, type RequestOptions, type SignupOptions } from "./client";
+export { Pressroom, PressroomClient, type PressroomOptions, type RequestOptions, type SignupOptions, type WaitOptions } from "./client";
 export { PressroomError, PressroomSignatureError, type PressroomErrorCode, type PressroomErrorInit } from "./errors";
-export { DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS, type FetchLike } from "./http";
+export { BASE_URL_VARIABLE, DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_TIMEOUT_MS, type FetchLike } from "./http";
 export {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
   constructEvent,
   signWebhookPayload,
+  verifyStandardWebhook,
   verifyWebhookSignature,
   type RawBody,
   type VerifyOptions,
   type WebhookEvent,
+  type WebhookHeaders,
 } from "./webhooks";
 export type * from "./types";
 export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";

@@ -237,6 +237,12 @@ export interface WebhookSecretResponse {
   secret: string;
 }
 
+/** POST /v1/keys/webhook-secret/rotate: the new secret; the replaced one also signs callbacks until previous_secret_expires_at (24 h). */
+export interface RotatedWebhookSecretResponse {
+  secret: string;
+  previous_secret_expires_at: string;
+}
+
 /** Body of POST /v1/billing/checkout. */
 export interface CheckoutRequest {
   plan: PaidPlan;

@@ -142,14 +142,72 @@ export interface WebhookEvent {
   error?: { code: string; message: string } | null;
 }
 
+/** A delivery's headers: a fetch `Headers`, or an object such as Node's `req.headers` (names in any case). */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined | null>;
+
+function headerOf(headers: WebhookHeaders, name: string): string | undefined {
+  if (typeof Headers !== "undefined" && headers instanceof Headers) return headers.get(name) ?? undefined;
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (key.toLowerCase() !== name.toLowerCase()) continue;
+    if (typeof value === "string") return value;
+    if (Array.isArray(value) && typeof value[0] === "string") return value[0];
+  }
+  return undefined;
+}
+
+const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+
 /**
- * Verifies the delivery, then parses it: the only safe order. Throws
+ * Checks the Standard Webhooks signature: `webhook-signature` holds
+ * space-separated `v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>`
+ * where the key is the base64 after `whsec_` of the secret, decoded; the
+ * timestamp must lie within the tolerance. Never throws.
+ */
+export function verifyStandardWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, options: VerifyOptions = {}): boolean {
+  try {
+    if (!isRawBody(rawBody) || typeof secret !== "string" || !headers || typeof headers !== "object") return false;
+    const id = headerOf(headers, "webhook-id");
+    const timestamp = headerOf(headers, "webhook-timestamp");
+    const signature = headerOf(headers, "webhook-signature");
+    if (!id || !timestamp || !signature || !UNSIGNED_INTEGER.test(timestamp)) return false;
+    const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+    if (typeof tolerance !== "number" || !Number.isFinite(tolerance) || tolerance < 0) return false;
+    const nowMs = (options.now ?? Date.now)();
+    if (typeof nowMs !== "number" || !Number.isFinite(nowMs) || Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > tolerance) return false;
+    const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+    if (key.length === 0) return false;
+    const expected = createHmac("sha256", key).update(`${id}.${timestamp}.`, "utf8").update(rawBody).digest();
+    let matched = false;
+    for (const entry of signature.split(" ")) {
+      const [version, value] = entry.split(",", 2);
+      if (version !== "v1" || value === undefined || !BASE64_SHA256.test(value)) continue;
+      if (timingSafeEqual(Buffer.from(value, "base64"), expected)) matched = true;
+    }
+    return matched;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Verifies the delivery, then parses it: the only safe order. `headers` is
+ * the X-Service-Signature value, or the delivery's headers (then either its
+ * X-Service-Signature or its Standard Webhooks headers must verify). Throws
  * `PressroomSignatureError` when verification fails (answer 400/401 and
  * ignore the body). A verified body that is not UTF-8 JSON throws the
  * decoder's TypeError or JSON.parse's SyntaxError.
  */
-export function constructEvent<T = WebhookEvent>(rawBody: RawBody, header: string | undefined | null, secret: string, options: VerifyOptions = {}): T {
-  if (!verifyWebhookSignature(rawBody, header, secret, options)) throw new PressroomSignatureError();
+export function constructEvent<T = WebhookEvent>(
+  rawBody: RawBody,
+  headers: string | WebhookHeaders | undefined | null,
+  secret: string,
+  options: VerifyOptions = {},
+): T {
+  const verified =
+    typeof headers === "string" || headers === undefined || headers === null
+      ? verifyWebhookSignature(rawBody, headers, secret, options)
+      : verifyWebhookSignature(rawBody, headerOf(headers, SIGNATURE_HEADER), secret, options) || verifyStandardWebhook(rawBody, headers, secret, options);
+  if (!verified) throw new PressroomSignatureError();
   const text = typeof rawBody === "string" ? rawBody : new TextDecoder("utf-8", { fatal: true }).decode(rawBody);
   return JSON.parse(text) as T;
 }

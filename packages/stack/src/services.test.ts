@@ -33,6 +33,10 @@ describe("up.sh's environment", () => {
     STRIPE_SECRET_KEY: "sk_test_x",
     CHROMIUM_PATH: "/usr/bin/chromium",
     BILLING_PROVIDER: "stripe",
+    SYNC_WAIT_MS: "5000",
+    SIGNUP_LIMIT_PER_HOUR: "50",
+    WEBHOOK_ADDR: "10.0.0.1:2",
+    WEBHOOK_SECRET_ENCRYPTION_KEY: "00",
     DATABASE_URL: "postgres://elsewhere/db",
     GRPC_PORT: "1",
     RENDERER: "not ours",
@@ -47,6 +51,8 @@ describe("up.sh's environment", () => {
       STRIPE_SECRET_KEY: "sk_test_x",
       CHROMIUM_PATH: "/usr/bin/chromium",
       BILLING_PROVIDER: "stripe",
+      SYNC_WAIT_MS: "5000",
+      SIGNUP_LIMIT_PER_HOUR: "50",
     });
   });
 

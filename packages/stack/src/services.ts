@@ -79,20 +79,56 @@ function serviceEntry(name: ServiceName, file: "main" | "migrate"): string {
 }
 
 /**
+ * The services' own settings that have no prefix of their service (each
+ * service's README lists its settings; test/src/service-settings.test.ts
+ * checks that every one is either here, prefixed, or wiring the stack sets).
+ */
+export const UNPREFIXED_SETTINGS = [
+  // every service
+  "SHUTDOWN_TIMEOUT_MS",
+  "SHUTDOWN_DELAY_MS",
+  // gateway
+  "AUTH_CACHE_MS",
+  "TEMPLATE_REFRESH_MS",
+  "SYNC_WAIT_MS",
+  "SCHEMA_THREADS",
+  "ANONYMOUS_READS_PER_MINUTE",
+  "TRUSTED_PROXIES",
+  "MAX_BODY_BYTES",
+  "OUTPUT_CACHE_MAX_BYTES",
+  // identity
+  "SIGNUP_LIMIT_PER_HOUR",
+  // metering
+  "SLOT_LEASE_SECONDS",
+  "PREVIEW_LEASE_SECONDS",
+  "CHECKOUT_TTL_SECONDS",
+  "SWEEP_INTERVAL_MS",
+  "DATABASE_POOL_MAX",
+  "BILLING_PROVIDER",
+  // render
+  "CHROMIUM_PATH",
+  "SUBREQUEST_TIMEOUT_MS",
+  "WORKER_NAME",
+  // storage (and the provisioning step: the output bucket)
+  "OUTPUT_TTL_SECONDS",
+  "OUTPUT_BUCKET",
+  "OUTPUT_CACHE_MAX_ENTRY_BYTES",
+];
+
+/** What the stack sets itself: addresses, ports, the database, NATS, the public URL and the secrets it makes. */
+export const STACK_WIRING = /^(RENDER_ADDR|OTEL_SERVICE_NAME|WEBHOOK_ADDR|WEBHOOK_SECRET_ENCRYPTION_KEY)$|_HEALTH_PORT$/;
+
+/**
  * The services' own settings found in an environment (up.sh's caller's):
- * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_*, CHROMIUM_PATH and BILLING_PROVIDER, minus the wiring the
- * stack sets itself (addresses, ports, the database, NATS, secrets it makes;
- * `<SERVICE>_HEALTH_PORT` is up.sh's own, see localPorts).
+ * RENDER_*, WEBHOOK_*, OTEL_*, STRIPE_* and UNPREFIXED_SETTINGS, minus the
+ * wiring the stack sets itself (STACK_WIRING; `<SERVICE>_HEALTH_PORT` is
+ * up.sh's own, see localPorts).
  */
 export function forwardedSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const wiring = new Set(["RENDER_ADDR", "OTEL_SERVICE_NAME"]);
+  const unprefixed = new Set(UNPREFIXED_SETTINGS);
   return Object.fromEntries(
     Object.entries(env).filter(
-      ([name, value]) =>
-        value !== undefined &&
-        !wiring.has(name) &&
-        !name.endsWith("_HEALTH_PORT") &&
-        /^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$|^(CHROMIUM_PATH|BILLING_PROVIDER)$/.test(name),
+      ([name, value]) => value !== undefined && !STACK_WIRING.test(name) && (/^(RENDER_|WEBHOOK_|OTEL_|STRIPE_)[A-Z0-9_]+$/.test(name) || unprefixed.has(name)),
     ),
   );
 }

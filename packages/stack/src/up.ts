@@ -4,6 +4,7 @@ import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_NATS_URL, ensureGrpcCertificates } from "@pressroom/platform";
+import { ensureListenerCertificate, listenPort, listenerSettings } from "./webhook-listener";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
   REPO_ROOT,
@@ -84,11 +85,13 @@ async function main(): Promise<void> {
 
     say("running migrations and provisioning NATS");
     const secretEncryptionKey = keptSecret("webhook-secret-encryption-key");
-    await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl)]);
+    await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl, forwardedSettings(process.env))]);
     // The private CA and a certificate per service and for the operator CLI: every gRPC hop is mutual TLS.
     const certificates = await ensureGrpcCertificates(path.join(DATA_DIR, "grpc-tls"));
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
+    // Development only: the webhook service trusts `npm run webhooks:listen` and sends loopback callbacks to its port.
+    const listener = listenerSettings(ensureListenerCertificate(path.join(DATA_DIR, "webhook-listen")), listenPort(process.env));
     say("starting identity, storage, metering, render, webhook and gateway");
     services = await startServices({
       databaseUrls: database.urls,
@@ -99,7 +102,7 @@ async function main(): Promise<void> {
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
       secretEncryptionKey,
-      env: { RENDER_SLOTS: "2", ...forwardedSettings(process.env) },
+      env: { RENDER_SLOTS: "2", ...listener, ...forwardedSettings(process.env) },
       echo: process.env.PRESSROOM_QUIET ? undefined : process.stderr,
     });
     say("ready");
@@ -112,6 +115,8 @@ async function main(): Promise<void> {
         "",
         `  curl -s ${baseUrl}/v1/render -H "Authorization: Bearer ${DEMO_API_KEY}" \\`,
         `    -H "Content-Type: application/json" -d '{"html":"<h1>Hello {{name}}</h1>","data":{"name":"Ada"}}'`,
+        "",
+        `  Webhooks:  npm run webhooks:listen, then "webhook_url": "https://127.0.0.1/webhooks" (delivered to port ${listener.WEBHOOK_DEV_TARGET_PORT})`,
         "",
         "  Health and metrics (/livez, /readyz, /metrics):",
         ...SERVICE_NAMES.map((name) => `    ${name.padEnd(9)} http://localhost:${ports.health[name]}/metrics`),

@@ -50,6 +50,7 @@ export function snippets(template: SnippetTemplate, baseUrl: string, key: Snippe
       `# {"id":"job_…","status":"succeeded","url":"${baseUrl}/v1/outputs/out_…?exp=…&sig=…", …}`,
     ].join("\n"),
     javascript: [
+      `// ${template.id}.mjs, an ES module (it awaits at the top level): npm install @pressroom/client, then node ${template.id}.mjs`,
       'import { writeFile } from "node:fs/promises";',
       'import { Pressroom } from "@pressroom/client";',
       "",

@@ -33,7 +33,8 @@ export const configSchema = z
     WEBHOOK_EXTRA_CA_FILE: z.string().min(1).optional(),
     /**
      * Development and tests only, and only together with WEBHOOK_ALLOW_LOOPBACK:
-     * connect to this port instead of 443. The public API accepts only
+     * connect to this port instead of 443 when the URL's host is loopback
+     * (127.0.0.0/8, [::1], localhost; other hosts keep 443). The public API accepts only
      * default-port webhook URLs, and a test receiver cannot listen on 443
      * without root; the Host header and TLS name stay those of the URL.
      */

@@ -4,11 +4,24 @@ Standard library only; Python 3.9 or later.
 """
 
 from ._client import Pressroom
-from ._errors import PressroomError
+from ._errors import PressroomError, PressroomSignatureError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
-from ._lists import Delivery, DeliveryPage, JobPage, UsageDay
-from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
-from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
+from ._lists import DailyUsage, Delivery, DeliveryPage, JobPage, UsageDay
+from ._models import (
+    ApiObject,
+    CheckoutSession,
+    Job,
+    RenderResult,
+    RotatedWebhookSecret,
+    SignupResult,
+    Template,
+    TemplateList,
+    TemplateVersion,
+    TemplateVersionList,
+    Usage,
+    WebhookSecret,
+)
+from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, construct_event, verify_signature, verify_standard_signature
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -17,18 +30,26 @@ __all__ = [
     "SIGNATURE_HEADER",
     "ApiObject",
     "CheckoutSession",
+    "DailyUsage",
     "Delivery",
     "DeliveryPage",
     "Job",
     "JobPage",
     "Pressroom",
     "PressroomError",
+    "PressroomSignatureError",
     "RenderResult",
+    "RotatedWebhookSecret",
     "SignupResult",
     "Template",
+    "TemplateList",
     "TemplateVersion",
+    "TemplateVersionList",
     "Usage",
     "UsageDay",
+    "WebhookSecret",
     "__version__",
+    "construct_event",
     "verify_signature",
+    "verify_standard_signature",
 ]

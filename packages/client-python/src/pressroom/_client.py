@@ -3,14 +3,27 @@ from __future__ import annotations
 import base64
 import os
 import re
+import time
 import urllib.parse
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from ._errors import PressroomError
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
-from ._lists import Delivery, DeliveryPage, JobPage, UsageDay, query
-from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
+from ._lists import DailyUsage, Delivery, DeliveryPage, JobPage, query
+from ._models import (
+    CheckoutSession,
+    Job,
+    RenderResult,
+    RotatedWebhookSecret,
+    SignupResult,
+    Template,
+    TemplateList,
+    TemplateVersionList,
+    Usage,
+    WebhookSecret,
+)
 
 BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -175,9 +188,9 @@ class Pressroom:
             result["content"] = self.download(result.url)
         return result
 
-    def templates(self) -> list[Template]:
-        """GET /v1/templates: the public catalog and this key's own templates (visibility ``private``)."""
-        return [Template(entry) for entry in self._call("GET", "/v1/templates")["templates"]]
+    def templates(self) -> TemplateList:
+        """GET /v1/templates: ``templates``, the public catalog's and this key's own (visibility ``private``)."""
+        return TemplateList(self._call("GET", "/v1/templates"))
 
     def create_template(
         self,
@@ -230,9 +243,9 @@ class Pressroom:
         path = f"/v1/templates/{_quote(id)}" + ("" if version is None else f"/versions/{_quote(str(version))}")
         return Template(self._call("GET", path))
 
-    def template_versions(self, id: str) -> list[TemplateVersion]:
-        """GET /v1/templates/<id>/versions: newest first."""
-        return [TemplateVersion(entry) for entry in self._call("GET", f"/v1/templates/{_quote(id)}/versions")["versions"]]
+    def template_versions(self, id: str) -> TemplateVersionList:
+        """GET /v1/templates/<id>/versions: ``versions``, newest first."""
+        return TemplateVersionList(self._call("GET", f"/v1/templates/{_quote(id)}/versions"))
 
     def delete_template(self, id: str) -> None:
         """DELETE /v1/templates/<id>: renders naming it raise TEMPLATE_NOT_FOUND from now on (jobs admitted before finish)."""
@@ -242,10 +255,18 @@ class Pressroom:
         """GET /v1/keys/usage: renders, previews, rate limit and concurrency of this key."""
         return Usage(self._call("GET", "/v1/keys/usage"))
 
-    def webhook_secret(self) -> str:
-        """GET /v1/keys/webhook-secret: the ``whsec_…`` secret that signs this key's callbacks."""
-        secret: str = self._call("GET", "/v1/keys/webhook-secret")["secret"]
-        return secret
+    def webhook_secret(self) -> WebhookSecret:
+        """GET /v1/keys/webhook-secret: ``secret``, the ``whsec_…`` secret that signs this key's callbacks."""
+        return WebhookSecret(self._call("GET", "/v1/keys/webhook-secret"))
+
+    def rotate_webhook_secret(self) -> RotatedWebhookSecret:
+        """POST /v1/keys/webhook-secret/rotate: a new secret; the replaced one keeps signing callbacks
+        (a second v1 signature) until ``previous_secret_expires_at``."""
+        return RotatedWebhookSecret(self._call("POST", "/v1/keys/webhook-secret/rotate"))
+
+    def template_preview(self, id: str) -> bytes:
+        """GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own)."""
+        return self._transport.request_bytes(f"{self.base_url}/v1/templates/{_quote(id)}/preview.png", api_key=self.__api_key)
 
     def checkout(self, plan: str, *, idempotency_key: Optional[str] = None) -> CheckoutSession:
         """POST /v1/billing/checkout: starts an upgrade; send the user to ``checkout_url``."""
@@ -254,6 +275,28 @@ class Pressroom:
     def job(self, id: str) -> Job:
         """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
         return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    def wait_for_job(self, id: str, *, timeout: float = 90.0, interval: float = 1.0) -> Job:
+        """Reads the job every ``interval`` seconds until it succeeded or failed, and returns it (check ``status``).
+
+        Raises PressroomError TIMEOUT (status 0) when it is still queued or rendering after ``timeout`` seconds.
+        """
+        if not timeout >= 0 or not interval > 0:
+            raise ValueError("Pressroom: timeout must be >= 0 and interval > 0")
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(id)
+            if job.status in ("succeeded", "failed"):
+                return job
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise PressroomError(
+                    "TIMEOUT",
+                    0,
+                    f"job {id} is still {job.status} after {timeout:g} s",
+                    "Wait longer (timeout), or send webhook_url to be called when it finishes.",
+                )
+            time.sleep(min(interval, left))
 
     # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
 
@@ -270,10 +313,9 @@ class Pressroom:
         path = "/v1/jobs" + query(status=status, kind=kind, template_id=template_id, limit=limit, cursor=cursor)
         return JobPage(self._call("GET", path))
 
-    def daily_usage(self, *, from_date: Optional[str] = None, to_date: Optional[str] = None) -> list[UsageDay]:
-        """GET /v1/keys/usage/daily: this key's jobs per UTC day (``YYYY-MM-DD``, both included, at most 92 days; default the current period to today)."""
-        days = self._call("GET", "/v1/keys/usage/daily" + query(**{"from": from_date, "to": to_date}))["data"]
-        return [UsageDay(day) for day in days]
+    def daily_usage(self, *, from_date: Optional[str] = None, to_date: Optional[str] = None) -> DailyUsage:
+        """GET /v1/keys/usage/daily: ``data``, this key's jobs per UTC day (``YYYY-MM-DD``, both included, at most 92 days; default the current period to today)."""
+        return DailyUsage(self._call("GET", "/v1/keys/usage/daily" + query(**{"from": from_date, "to": to_date})))
 
     def webhook_deliveries(self, *, job_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> DeliveryPage:
         """GET /v1/webhooks/deliveries: each attempt of this key's callbacks, newest first."""

@@ -33,3 +33,14 @@ class PressroomError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (PressroomError, (self.code, self.status, self.message, self.hint, self.retry_after))
+
+
+class PressroomSignatureError(Exception):
+    """Raised by ``construct_event`` when a webhook delivery's signature is missing,
+    malformed, outside the tolerance, or does not match the body. Answer the
+    delivery with 400 (or 401) and do not act on the body."""
+
+    code = "SIGNATURE_INVALID"
+
+    def __init__(self, message: str = "webhook signature verification failed") -> None:
+        super().__init__(message)

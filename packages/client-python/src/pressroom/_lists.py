@@ -28,6 +28,16 @@ class UsageDay(ApiObject):
     refunded: int
 
 
+class DailyUsage(ApiObject):
+    """Answer of ``daily_usage``: ``data``, one ``UsageDay`` per UTC day."""
+
+    data: list[UsageDay]
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self["data"] = [UsageDay(day) for day in fields["data"]]
+
+
 class Delivery(ApiObject):
     """One attempt (or a pending one) of a job's webhook callback; the webhook URL itself is never shown."""
 

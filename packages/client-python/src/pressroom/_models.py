@@ -103,6 +103,32 @@ class TemplateVersion(ApiObject):
     created_at: str
 
 
+class TemplateList(ApiObject):
+    """Answer of ``templates``: ``templates``, the catalog's and this key's own."""
+
+    templates: list[Template]
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self["templates"] = [Template(entry) for entry in fields["templates"]]
+
+
+class TemplateVersionList(ApiObject):
+    """Answer of ``template_versions``: ``versions``, newest first."""
+
+    versions: list[TemplateVersion]
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self["versions"] = [TemplateVersion(entry) for entry in fields["versions"]]
+
+
+class WebhookSecret(ApiObject):
+    """Answer of ``webhook_secret``: the ``secret`` (``whsec_…``) that signs this key's callbacks."""
+
+    secret: str
+
+
 class Usage(ApiObject):
     """The calling key's standing in the current period."""
 
@@ -142,6 +168,13 @@ class Job(ApiObject):
     """``state``, ``attempts``, ``last_status``, ``next_attempt_at``."""
     events: list[ApiObject]
     """``id``, ``type``, ``time``, ``source`` of each event, in order."""
+
+
+class RotatedWebhookSecret(ApiObject):
+    """Answer of ``rotate_webhook_secret``: the new secret; the replaced one also signs callbacks until ``previous_secret_expires_at``."""
+
+    secret: str
+    previous_secret_expires_at: str
 
 
 class CheckoutSession(ApiObject):

@@ -2,18 +2,28 @@
 
     X-Service-Signature: t=<unix-seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>
 
+and, beside it, the Standard Webhooks headers (``webhook-id``,
+``webhook-timestamp``, ``webhook-signature: v1,<base64 HMAC-SHA256(key, id + "." + t + "." + body)>``
+keyed with the base64 after ``whsec_``, decoded).
+
 The same procedure as the JavaScript client's ``verifyWebhookSignature``; both
 are checked against one set of test vectors (``test/vectors/webhook-signatures.json``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
+import json
 import math
 import re
 import time
-from typing import Optional, Union
+from collections.abc import Mapping
+from typing import Any, Optional, Union
+
+from ._errors import PressroomSignatureError
 
 SIGNATURE_HEADER = "X-Service-Signature"
 """The header that carries the signature (HTTP header names are case-insensitive)."""
@@ -22,6 +32,7 @@ DEFAULT_TOLERANCE = 300
 """Default replay window: ``abs(now - t)`` may be at most this many seconds."""
 
 _HEX_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+_BASE64_SHA256 = re.compile(r"[A-Za-z0-9+/]{43}=")
 _UNSIGNED_INTEGER = re.compile(r"[0-9]+")
 # The JavaScript verifier reads t as a double: beyond 2**53 - 1 both refuse it.
 _MAX_SAFE_INTEGER = 2**53 - 1
@@ -116,3 +127,91 @@ def verify_signature(
         return matched
     except Exception:
         return False
+
+
+def _header(headers: Mapping[str, Any], name: str) -> Optional[str]:
+    """A header's value from any mapping of headers (names in any case; a list's first value)."""
+    getter = getattr(headers, "get", None)
+    # email.message.Message (http.server's headers) and similar look names up case-insensitively.
+    value = getter(name) if getter is not None and not isinstance(headers, dict) else None
+    if value is None:
+        for key, candidate in headers.items():
+            if isinstance(key, str) and key.lower() == name.lower():
+                value = candidate
+                break
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else None
+    return value if isinstance(value, str) else None
+
+
+def _payload_bytes(payload: Payload) -> Optional[bytes]:
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return bytes(payload)
+    return None
+
+
+def verify_standard_signature(
+    payload: Payload,
+    headers: Mapping[str, Any],
+    secret: str,
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: Optional[float] = None,
+) -> bool:
+    """Checks a delivery's Standard Webhooks headers (``webhook-id``, ``webhook-timestamp``, ``webhook-signature``).
+
+    True only when the timestamp lies within ``tolerance`` seconds of ``now``
+    and one ``v1,<base64>`` entry of ``webhook-signature`` matches. Never raises.
+    """
+    try:
+        body = _payload_bytes(payload)
+        if body is None or not isinstance(secret, str) or not _is_number(tolerance) or tolerance < 0:
+            return False
+        event_id = _header(headers, "webhook-id")
+        timestamp = _header(headers, "webhook-timestamp")
+        signature = _header(headers, "webhook-signature")
+        if not event_id or not timestamp or not signature or not _UNSIGNED_INTEGER.fullmatch(timestamp):
+            return False
+        current = time.time() if now is None else now
+        if not _is_number(current) or abs(math.floor(current) - int(timestamp)) > tolerance:
+            return False
+        key = base64.b64decode(secret[len("whsec_") :] if secret.startswith("whsec_") else secret)
+        if not key:
+            return False
+        expected = hmac.new(key, f"{event_id}.{timestamp}.".encode("utf-8") + body, hashlib.sha256).digest()
+        matched = False
+        for entry in signature.split(" "):
+            version, _, value = entry.partition(",")
+            if version == "v1" and _BASE64_SHA256.fullmatch(value) and hmac.compare_digest(base64.b64decode(value), expected):
+                matched = True
+        return matched
+    except (binascii.Error, ValueError, TypeError, AttributeError):
+        return False
+
+
+def construct_event(
+    payload: Payload,
+    headers: Union[str, Mapping[str, Any], None],
+    secret: str,
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: Optional[float] = None,
+) -> Any:
+    """Verifies the delivery, then parses it: the only safe order.
+
+    ``headers`` is the ``X-Service-Signature`` value, or the delivery's headers
+    (then its ``X-Service-Signature`` or its Standard Webhooks headers must
+    verify). Raises ``PressroomSignatureError`` when verification fails; a
+    verified body that is not UTF-8 JSON raises ``ValueError``.
+    """
+    if headers is None or isinstance(headers, str):
+        verified = verify_signature(payload, headers, secret, tolerance, now)
+    else:
+        verified = verify_signature(payload, _header(headers, SIGNATURE_HEADER), secret, tolerance, now) or verify_standard_signature(
+            payload, headers, secret, tolerance, now
+        )
+    if not verified:
+        raise PressroomSignatureError()
+    body = _payload_bytes(payload)
+    assert body is not None
+    return json.loads(body.decode("utf-8"))

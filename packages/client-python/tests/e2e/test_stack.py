@@ -121,7 +121,7 @@ class Stack(unittest.TestCase):
         return caught.exception
 
     def sample(self, template_id: str) -> Any:
-        return next(t for t in self.client.templates() if t.id == template_id).sample_data
+        return next(t for t in self.client.templates().templates if t.id == template_id).sample_data
 
 
 class Rendering(Stack):
@@ -173,14 +173,14 @@ class Rendering(Stack):
         self.assertTrue(self.client.download(result.url or "").startswith(b"\x89PNG\r\n\x1a\n"))
 
     def test_templates_usage_secret_and_job(self) -> None:
-        templates = self.client.templates()
+        templates = self.client.templates().templates
         self.assertIn("invoice", [t.id for t in templates])
         self.assertEqual({t.output for t in templates}, {"pdf", "png"})
         usage = self.client.usage()
         self.assertEqual(usage.plan, "business")
         self.assertGreater(usage.renders.limit, 0)
         self.assertEqual(usage.previews.limit, 3 * usage.renders.limit)
-        self.assertRegex(self.client.webhook_secret(), r"^whsec_")
+        self.assertRegex(self.client.webhook_secret().secret, r"^whsec_")
         result = self.client.render(html="<p>{{n}}</p>", data={"n": 1})
         job = self.client.job(result.id)
         self.assertEqual((job.id, job.status, job.kind), (result.id, "succeeded", "render"))
@@ -206,8 +206,8 @@ class OwnTemplates(Stack):
         self.assertEqual(updated.version, 2)
         self.assertEqual(self.client.template("py-letter").version, 2)
         self.assertEqual(self.client.template("py-letter", version=1).version, 1)
-        self.assertEqual([v.version for v in self.client.template_versions("py-letter")], [2, 1])
-        self.assertIn("py-letter", [t.id for t in self.client.templates() if t.visibility == "private"])
+        self.assertEqual([v.version for v in self.client.template_versions("py-letter").versions], [2, 1])
+        self.assertIn("py-letter", [t.id for t in self.client.templates().templates if t.visibility == "private"])
         pinned = self.client.render(template_id="py-letter", template_version=1, data={"who": "Ada"}, as_bytes=True)
         self.assertEqual(self.client.job(pinned.id).template_version, 1)
         current = self.client.render(template_id="py-letter", data={"who": "Ada"})
@@ -224,7 +224,7 @@ class OwnTemplates(Stack):
 
 class Webhooks(Stack):
     def test_an_async_render_is_called_back_with_a_signature_that_verifies(self) -> None:
-        secret = self.client.webhook_secret()
+        secret = self.client.webhook_secret().secret
         receiver = WebhookReceiver(
             int(setting("PRESSROOM_E2E_WEBHOOK_PORT")), setting("PRESSROOM_E2E_WEBHOOK_CERT"), setting("PRESSROOM_E2E_WEBHOOK_KEY"), secret
         )
@@ -255,7 +255,7 @@ class Webhooks(Stack):
         [delivery] = self.client.webhook_deliveries(job_id=queued.id).data
         self.assertEqual((delivery.attempt, delivery.status, delivery.response_status, delivery.event_id), (1, "succeeded", 204, event["id"]))
         self.assertIn(queued.id, [job.id for job in self.client.jobs(limit=100).data])
-        self.assertGreaterEqual(sum(day.succeeded for day in self.client.daily_usage()), 1)
+        self.assertGreaterEqual(sum(day.succeeded for day in self.client.daily_usage().data), 1)
         replayed = self.client.replay_webhook_delivery(delivery.id)
         self.assertEqual((replayed.attempt, replayed.status, replayed.event_id), (2, "pending", event["id"]))
         again = receiver.wait_for("/hooks/python", count=2)

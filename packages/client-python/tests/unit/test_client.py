@@ -172,13 +172,14 @@ class Endpoints(ServerTest):
             "/v1/jobs/job_01%2F..": {"id": "job_01/..", "status": "queued", "events": [{"type": "job.accepted"}]},
         }
         self.server.handler = lambda request: json_reply(200, answers[request.path])
-        templates = self.client.templates()
+        templates = self.client.templates().templates
         self.assertEqual([t.id for t in templates], ["invoice"])
         self.assertEqual(templates[0]["page"].format, "A4")
         self.assertIsNone(templates[0].width, "a named field the answer lacks is None")
         usage = self.client.usage()
         self.assertEqual((usage.renders.remaining, usage.previews.remaining), (99, 298))
-        self.assertEqual(self.client.webhook_secret(), "whsec_abc")
+        secret = self.client.webhook_secret()
+        self.assertEqual((secret, secret.secret), ({"secret": "whsec_abc"}, "whsec_abc"))
         job = self.client.job("job_01/..")
         self.assertIsInstance(job, Job)
         self.assertEqual((job.status, job.events[0].type), ("queued", "job.accepted"))
@@ -205,7 +206,7 @@ class Endpoints(ServerTest):
         self.client.update_template("letter", name="Letter", output="pdf", html="<p>2</p>")
         self.assertEqual(self.client.template("letter").version, 1)
         self.client.template("letter", version=1)
-        self.assertEqual([v.version for v in self.client.template_versions("letter")], [2, 1])
+        self.assertEqual([v.version for v in self.client.template_versions("letter").versions], [2, 1])
         self.assertIsNone(self.client.delete_template("letter"))
         self.assertEqual(
             [(r.method, r.path) for r in self.server.requests],
@@ -241,7 +242,7 @@ class Endpoints(ServerTest):
         self.assertIsInstance(page.data[0], Job)
         self.assertEqual((page.data[0].status, page.next_cursor), ("succeeded", "czE"))
         self.client.jobs(status="failed", kind="image", template_id="card", limit=5, cursor="czE")
-        days = self.client.daily_usage(from_date="2026-12-01", to_date="2026-12-31")
+        days = self.client.daily_usage(from_date="2026-12-01", to_date="2026-12-31").data
         self.assertEqual((days[0].date, days[0].failed), ("2026-12-01", 1))
         self.client.daily_usage()
         deliveries = self.client.webhook_deliveries(job_id="job_1", limit=2)

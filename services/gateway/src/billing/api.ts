@@ -1,5 +1,5 @@
 import { z } from "@pressroom/platform";
-import { PAID_PLANS, type PlanId } from "@pressroom/domain";
+import { PAID_PLANS, PLANS, type PlanId } from "@pressroom/domain";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 import {
   IDEMPOTENCY_DESCRIPTION,
@@ -19,6 +19,7 @@ import {
 export const SESSION_ID = /^chk_[0-9a-z]{26}$/;
 
 const plans = `must be one of ${PAID_PLANS.join(", ")}`;
+const PRICES = PAID_PLANS.map((id) => `${id} $${PLANS[id].priceUsd}`).join(", ");
 export const PaidPlan = z.enum(PAID_PLANS as [PlanId, ...PlanId[]], { error: plans }).meta({ id: "PaidPlan" });
 
 export const CheckoutRequest = z.strictObject({ plan: PaidPlan }).meta({ id: "CheckoutRequest" });
@@ -45,7 +46,10 @@ export const checkoutOperation: ZodOpenApiOperationObject = {
   operationId: "createCheckout",
   summary: "Start an upgrade of the calling key's plan",
   description:
-    "Answers a checkout URL; opening it and paying upgrades the key's plan." + IDEMPOTENCY_DESCRIPTION.replace(" (sync) or gets the same 202 (async)", ""),
+    "Answers a checkout URL; opening it and paying upgrades the key's plan. " +
+    `Prices, in US dollars, each one payment (not a subscription: nothing renews or is charged again, and the plan stays until it is changed): ${PRICES}. ` +
+    "The plan's monthly limits apply from the upgrade on." +
+    IDEMPOTENCY_DESCRIPTION.replace(" (sync) or gets the same 202 (async)", ""),
   tags: ["Account"],
   security: KEYED,
   parameters: [IdempotencyKey],

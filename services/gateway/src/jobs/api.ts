@@ -127,6 +127,28 @@ function documentOrJson(documentTypes: string[]) {
 
 const SIGNATURE = "^t=\\d+,v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$";
 
+/** How a callback is signed and delivered: one text for the callback of POST /v1/render and /v1/image and the document's webhooks. */
+const WEBHOOK_DELIVERY =
+  'Signed with the key\'s webhook secret (whsec_…) twice: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + raw body, keyed with the secret>; ' +
+  "and the Standard Webhooks headers (standardwebhooks.com): webhook-id (the event id), webhook-timestamp (the same t) and " +
+  'webhook-signature: v1,<base64 HMAC-SHA256 of id + "." + t + "." + raw body, keyed with the base64 after whsec_, decoded>. ' +
+  "For 24 h after a rotation each carries a second v1 signature, made with the replaced secret: accept the delivery when any matches. " +
+  "Verify either on the raw body before parsing JSON, compare in constant time, and reject when |now − t| > 300 s. " +
+  "The event id is the same on every attempt: use it to deduplicate. " +
+  "A 2xx answer within 10 s delivers it. Anything else (another status, no answer, a TLS or connection failure) is retried with " +
+  "exponential backoff and full jitter (the first retry within 5 s, waits growing to at most 4 h; a Retry-After is honoured) " +
+  "until 24 h after the job finished, the last attempt at the window's end; 410 Gone stops the deliveries at once.";
+
+const webhookHeaders = z.object({
+  "X-Service-Signature": z.string().regex(new RegExp(SIGNATURE)),
+  "webhook-id": z.string().meta({ description: "The event id (the body's id)." }),
+  "webhook-timestamp": z.string().regex(/^\d+$/).meta({ description: "Unix seconds: the t of X-Service-Signature." }),
+  "webhook-signature": z
+    .string()
+    .regex(/^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$/)
+    .meta({ description: "Space-separated v1,<base64 signature>, one per secret in use." }),
+});
+
 function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
   const isImage = kind === "image";
   const what = isImage
@@ -136,7 +158,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       "options set the paper, margins, running header and footer, when the page is ready (wait_for), and what the PDF says about itself.";
   return {
     operationId: isImage ? "createImage" : "createRender",
-    summary: isImage ? "Render a PNG image from a png template" : "Render a PDF from a template or raw HTML",
+    summary: isImage ? "Render an image (PNG, JPEG or WebP) from a png template or a public page" : "Render a PDF from a template, raw HTML or a public page",
     description:
       `${what} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
@@ -165,12 +187,13 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
         "{$request.body#/webhook_url}": {
           post: {
             summary: "The job finished (only when webhook_url was given)",
-            description:
-              'Signed with the key\'s webhook secret: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + raw body>. ' +
-              "Verify before parsing; reject when |now − t| > 300 s.",
-            requestParams: { header: z.object({ "X-Service-Signature": z.string().regex(new RegExp(SIGNATURE)) }) },
+            description: WEBHOOK_DELIVERY,
+            requestParams: { header: webhookHeaders },
             requestBody: { required: true, content: { "application/json": { schema: WebhookEvent } } },
-            responses: { "2XX": { description: "Delivered. Any other answer (or none within the timeout) is retried with backoff." } },
+            responses: {
+              "2XX": { description: "Delivered, when it arrives within 10 s. Any other answer (or none within 10 s) is retried for 24 h." },
+              "410": { description: "Gone: no more attempts for this job." },
+            },
           },
         },
       },
@@ -201,14 +224,13 @@ export const jobWebhooks: Record<string, ZodOpenApiPathItemObject> = {
   jobFinished: {
     post: {
       summary: "A job with webhook_url finished",
-      description:
-        "POSTed to the request's webhook_url. " +
-        'Header X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 over t + "." + the raw body, keyed with the key\'s webhook secret>. ' +
-        "Verify on the raw body before parsing JSON, compare in constant time, and reject when |now − t| > 300 s. " +
-        "The event id is the same on every retry: use it to deduplicate.",
-      requestParams: { header: z.object({ "X-Service-Signature": z.string() }) },
+      description: `POSTed to the request's webhook_url. ${WEBHOOK_DELIVERY}`,
+      requestParams: { header: webhookHeaders },
       requestBody: { required: true, content: { "application/json": { schema: WebhookEvent } } },
-      responses: { "2XX": { description: "Delivered; anything else is retried with backoff." } },
+      responses: {
+        "2XX": { description: "Delivered, when it arrives within 10 s. Any other answer (or none within 10 s) is retried for 24 h." },
+        "410": { description: "Gone: no more attempts for this job." },
+      },
     },
   },
 };

@@ -233,7 +233,8 @@ const DOCUMENT_SHAPE = {
     .meta({
       description:
         "Make an archival PDF/A document of this level (every font embedded, an sRGB OutputIntent); not with encrypt or pdfua. " +
-        "PDF/A-1 forbids transparency: a page that uses it (CSS opacity, colour emoji, a watermark's opacity) becomes one image.",
+        "PDF/A-1 forbids transparency: a page that uses it (CSS opacity, colour emoji, a watermark's opacity) becomes one image. " +
+        "The document loses its tag structure (the conversion does not carry it over): a PDF/A output is not tagged, hence not with pdfua.",
     }),
   pdfua: flag(
     "Make an accessible PDF/UA document (tagged, /MarkInfo, its language and title set, DisplayDocTitle, XMP pdfuaid); needs a title: " +

@@ -13,7 +13,8 @@ interface Seen {
 }
 
 describe("callback HTTP client", () => {
-  const tls = selfSignedCert();
+  // Valid for hooks.example.com too, so that only the port can keep a callback to that name from this receiver.
+  const tls = selfSignedCert(["hooks.example.com"]);
   const seen: Seen[] = [];
   let server: Server;
   let port: number;
@@ -68,6 +69,17 @@ describe("callback HTTP client", () => {
       assert.equal(result.permanent, true, addresses.join(","));
       assert.doesNotMatch(result.error ?? "", /\/in/, "the error never shows the URL's path");
     }
+  });
+
+  it("uses the test port only for a loopback host: another name keeps port 443", async () => {
+    const before = seen.length;
+    const lookup = (_host: string, _options: unknown, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+      callback(null, [{ address: "127.0.0.1", family: 4 }]);
+    const poster = createPoster({ timeoutMs: 3_000, allowLoopback: true, ca: tls.cert, devTargetPort: port, lookup });
+    const result = await poster.post("https://hooks.example.com/ok", "{}", {});
+    poster.close();
+    assert.equal(result.status, 0, "port 443 of 127.0.0.1: nothing listens there");
+    assert.equal(seen.length, before, "the test receiver was not called");
   });
 
   it("posts the body with the URL's own Host when the test port is in use", async () => {

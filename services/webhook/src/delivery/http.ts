@@ -22,7 +22,7 @@ export interface PosterOptions {
   allowLoopback?: boolean;
   /** Development and tests only: an extra CA (PEM), added to the public roots. */
   ca?: string | Buffer;
-  /** Development and tests only: connect to this port instead of 443. */
+  /** Development and tests only: connect to this port instead of 443 when the URL's host is loopback (127.0.0.0/8, [::1], localhost). */
   devTargetPort?: number;
   /** The resolver behind the network guard; for tests. */
   lookup?: GuardedAgentOptions["lookup"];
@@ -54,6 +54,9 @@ export function configuredPoster(
 
 /** The most of a response body that is read (and thrown away) before the socket is closed. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** A URL host that names this machine: the only one a development target port applies to (others keep 443). */
+const isLoopbackHost = (hostname: string) => /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === "[::1]" || hostname === "localhost";
 
 function truncate(text: string, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
@@ -103,7 +106,7 @@ export function createPoster(options: PosterOptions): Poster {
       const req = https.request({
         method: "POST",
         hostname: url.hostname.replace(/^\[|\]$/g, ""),
-        port: options.devTargetPort ?? 443,
+        port: options.devTargetPort !== undefined && isLoopbackHost(url.hostname) ? options.devTargetPort : 443,
         path: `${url.pathname}${url.search}`,
         agent,
         headers: {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-/** A self-signed certificate for 127.0.0.1 and localhost, made by openssl. */
-export function selfSignedCert(): { key: string; cert: string } {
+/** A self-signed certificate for 127.0.0.1, localhost and the other names given, made by openssl. */
+export function selfSignedCert(names: string[] = []): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(tmpdir(), "webhook-tls-"));
   try {
     execFileSync(
@@ -24,7 +24,7 @@ export function selfSignedCert(): { key: string; cert: string } {
         "-subj",
         "/CN=127.0.0.1",
         "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        `subjectAltName=${["IP:127.0.0.1", "DNS:localhost", ...names.map((name) => `DNS:${name}`)].join(",")}`,
       ],
       { stdio: "ignore" },
     );
