@@ -19,6 +19,7 @@ import type {
   RenderedDocument,
   RenderRequest,
   RenderResponse,
+  RotatedKeyResponse,
   SignupResponse,
   Template,
   TemplateInput,
@@ -195,6 +196,14 @@ export class Pressroom {
   /** GET /v1/keys/webhook-secret: the secret that signs this key's callbacks. */
   webhookSecret(): Promise<WebhookSecretResponse> {
     return this.#call<WebhookSecretResponse>("GET", "/v1/keys/webhook-secret");
+  }
+
+  /**
+   * POST /v1/keys/rotate: a new value for this key (same account), shown once; the key this client
+   * holds keeps working until `previous_key_expires_at` (24 h), so make a new client with the new one.
+   */
+  rotateKey(): Promise<RotatedKeyResponse> {
+    return this.#call<RotatedKeyResponse>("POST", "/v1/keys/rotate");
   }
 
   /** POST /v1/billing/checkout: starts an upgrade; send the user to `checkout_url`. */

@@ -249,6 +249,14 @@ export interface CheckoutResponse {
   plan: PaidPlan;
 }
 
+/** 201 answer of POST /v1/keys/rotate. The new key is shown only once. */
+export interface RotatedKeyResponse {
+  /** The key's new value (same account), working at once. */
+  api_key: string;
+  /** Until when the key that was replaced still works (24 h after the rotation); refused after. */
+  previous_key_expires_at: string;
+}
+
 /** Body of POST /v1/signup. */
 export interface SignupRequest {
   email: string;

@@ -117,6 +117,7 @@ describe("the OpenAPI document", () => {
       "GET /v1/webhooks/deliveries",
       "POST /v1/billing/checkout",
       "POST /v1/image",
+      "POST /v1/keys/rotate",
       "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
       "POST /v1/templates",

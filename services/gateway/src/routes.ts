@@ -7,7 +7,7 @@ import { imageOperation, jobListOperation, jobViewOperation, renderOperation } f
 import { jobHandler } from "./jobs/create";
 import { jobList } from "./jobs/list";
 import { jobView } from "./jobs/view";
-import { dailyUsageOperation, rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
+import { dailyUsageOperation, rotateKeyOperation, rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
 import { keyRoutes } from "./keys/routes";
 import { livezOperation, openApiOperation, readyzOperation } from "./meta/api";
 import { metaRoutes } from "./meta/routes";
@@ -64,6 +64,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "GET", path: "/v1/keys/usage/daily", operation: dailyUsageOperation, handler: keys.usageDaily },
     { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },
     { method: "POST", path: "/v1/keys/webhook-secret/rotate", operation: rotateWebhookSecretOperation, handler: keys.rotateWebhookSecret },
+    { method: "POST", path: "/v1/keys/rotate", operation: rotateKeyOperation, handler: keys.rotateKey },
     { method: "POST", path: "/v1/billing/checkout", operation: checkoutOperation, handler: billing.checkout },
     { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
     { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook }) },

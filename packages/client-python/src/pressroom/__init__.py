@@ -7,7 +7,7 @@ from ._client import Pressroom
 from ._errors import PressroomError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
 from ._lists import Delivery, DeliveryPage, JobPage, UsageDay
-from ._models import ApiObject, CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
+from ._models import ApiObject, CheckoutSession, Job, RenderResult, RotatedKey, SignupResult, Template, TemplateVersion, Usage
 from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, verify_signature
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Pressroom",
     "PressroomError",
     "RenderResult",
+    "RotatedKey",
     "SignupResult",
     "Template",
     "TemplateVersion",

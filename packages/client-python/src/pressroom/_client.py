@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
 from ._lists import Delivery, DeliveryPage, JobPage, UsageDay, query
-from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
+from ._models import CheckoutSession, Job, RenderResult, RotatedKey, SignupResult, Template, TemplateVersion, Usage
 
 BASE_URL_VARIABLE = "PRESSROOM_BASE_URL"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -246,6 +246,14 @@ class Pressroom:
         """GET /v1/keys/webhook-secret: the ``whsec_…`` secret that signs this key's callbacks."""
         secret: str = self._call("GET", "/v1/keys/webhook-secret")["secret"]
         return secret
+
+    def rotate_key(self) -> RotatedKey:
+        """POST /v1/keys/rotate: a new value for this key (same account), shown once.
+
+        The key this client holds keeps working until ``previous_key_expires_at`` (24 h); make a new
+        client with the new one.
+        """
+        return RotatedKey(self._call("POST", "/v1/keys/rotate"))
 
     def checkout(self, plan: str, *, idempotency_key: Optional[str] = None) -> CheckoutSession:
         """POST /v1/billing/checkout: starts an upgrade; send the user to ``checkout_url``."""

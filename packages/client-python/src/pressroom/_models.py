@@ -152,6 +152,14 @@ class CheckoutSession(ApiObject):
     plan: str
 
 
+class RotatedKey(ApiObject):
+    """Answer of ``rotate_key``: the key's new value (same account), shown only this once."""
+
+    api_key: str
+    previous_key_expires_at: str
+    """Until when the replaced key still works (24 h after the rotation); refused after."""
+
+
 class SignupResult(ApiObject):
     """Answer of ``Pressroom.signup``: the new key, shown only this once."""
 

@@ -14,6 +14,7 @@ import threading
 import time
 import unittest
 import uuid
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from unittest import mock
@@ -186,6 +187,20 @@ class Rendering(Stack):
         self.assertEqual((job.id, job.status, job.kind), (result.id, "succeeded", "render"))
         self.assertEqual([e.type for e in job.events][:3], ["job.accepted", "job.started", "job.succeeded"])
         self.assertEqual(self.raised(self.client.job, "job_00000000000000000000000000").code, "NOT_FOUND")
+
+
+class Keys(Stack):
+    def test_rotate_key_the_new_key_works_at_once_and_the_old_one_still_does(self) -> None:
+        rotated = self.client.rotate_key()
+        self.assertRegex(rotated.api_key, r"^pr_live_[0-9A-Za-z]{33}$")
+        self.assertNotIn(rotated.api_key, repr(rotated), "the key stays out of reprs")
+        expires_at = datetime.fromisoformat(rotated.previous_key_expires_at.replace("Z", "+00:00"))
+        hours_left = (expires_at - datetime.now(timezone.utc)).total_seconds() / 3600
+        self.assertTrue(23.9 < hours_left <= 24, hours_left)
+        fresh = Pressroom(api_key=rotated.api_key, base_url=self.base_url)
+        self.assertEqual(fresh.usage().plan, "business")
+        self.assertEqual(self.client.usage().plan, "business", "the replaced key works until previous_key_expires_at")
+        self.assertEqual(fresh.webhook_secret(), self.client.webhook_secret(), "one account")
 
 
 class OwnTemplates(Stack):
