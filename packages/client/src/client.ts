@@ -183,6 +183,12 @@ export class Pressroom {
     return this.#call<TemplateVersionsResponse>("GET", `/v1/templates/${encodeURIComponent(id)}/versions`);
   }
 
+  /** GET /v1/templates/<id>/versions/<n>/assets/<name>: the bytes of one asset of a version of this key's own template. */
+  templateAsset(id: string, version: number, name: string): Promise<Uint8Array> {
+    const path = `/v1/templates/${encodeURIComponent(id)}/versions/${encodeURIComponent(String(version))}/assets/${encodeURIComponent(name)}`;
+    return requestBytes(this.#transport, `${this.#transport.baseUrl}${path}`, this.#apiKey);
+  }
+
   /** DELETE /v1/templates/<id>: renders naming it get TEMPLATE_NOT_FOUND from now on (jobs admitted before finish). */
   deleteTemplate(id: string): Promise<void> {
     return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);

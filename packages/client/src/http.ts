@@ -195,10 +195,12 @@ export async function requestDocument(
   });
 }
 
-/** GET of a signed output URL: no Authorization header (the URL is its own credential). */
-export async function requestBytes(transport: Transport, url: string): Promise<Uint8Array> {
+/** GET of bytes: a signed output URL with no Authorization header (the URL is its own credential), or an API path with the key. */
+export async function requestBytes(transport: Transport, url: string, apiKey?: string): Promise<Uint8Array> {
   return withDeadline(transport, url, async (signal) => {
-    const response = await transport.fetch(url, { method: "GET", headers: { Accept: "*/*", "User-Agent": USER_AGENT }, signal });
+    const headers: Record<string, string> = { Accept: "*/*", "User-Agent": USER_AGENT };
+    if (apiKey !== undefined) headers.Authorization = `Bearer ${apiKey}`;
+    const response = await transport.fetch(url, { method: "GET", headers, signal });
     if (!response.ok) throw errorFromResponse(response, await response.text());
     return new Uint8Array(await response.arrayBuffer());
   });

@@ -185,6 +185,8 @@ export interface Template {
   /** This key's own template, read by `template(id)`: the version's Handlebars source and its assets' names. */
   html?: string;
   asset_names?: string[];
+  /** With `html`: the version's assets by name, with their sizes; `templateAsset(id, version, name)` reads one. */
+  assets?: { name: string; size_bytes: number }[];
 }
 
 /** Body of POST /v1/templates (PUT /v1/templates/<id> takes the same; its id may be left out). */

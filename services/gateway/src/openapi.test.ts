@@ -114,6 +114,7 @@ describe("the OpenAPI document", () => {
       "GET /v1/templates/{id}/preview.png",
       "GET /v1/templates/{id}/versions",
       "GET /v1/templates/{id}/versions/{n}",
+      "GET /v1/templates/{id}/versions/{n}/assets/{name}",
       "GET /v1/webhooks/deliveries",
       "POST /v1/billing/checkout",
       "POST /v1/image",

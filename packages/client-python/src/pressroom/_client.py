@@ -234,6 +234,11 @@ class Pressroom:
         """GET /v1/templates/<id>/versions: newest first."""
         return [TemplateVersion(entry) for entry in self._call("GET", f"/v1/templates/{_quote(id)}/versions")["versions"]]
 
+    def template_asset(self, id: str, version: int, name: str) -> bytes:
+        """GET /v1/templates/<id>/versions/<n>/assets/<name>: the bytes of one asset of a version of this key's own template."""
+        path = f"/v1/templates/{_quote(id)}/versions/{_quote(str(version))}/assets/{_quote(name)}"
+        return self._transport.request_bytes(f"{self._transport.base_url}{path}", api_key=self.__api_key)
+
     def delete_template(self, id: str) -> None:
         """DELETE /v1/templates/<id>: renders naming it raise TEMPLATE_NOT_FOUND from now on (jobs admitted before finish)."""
         self._call("DELETE", f"/v1/templates/{_quote(id)}")

@@ -260,7 +260,9 @@ class Transport:
 
         return self._with_retries(attempt)
 
-    def request_bytes(self, url: str) -> bytes:
-        """GET of a signed output URL, without Authorization: the URL is its own credential."""
+    def request_bytes(self, url: str, api_key: Optional[str] = None) -> bytes:
+        """GET of bytes: a signed output URL without Authorization (the URL is its own credential), or an API URL with the key."""
         headers = {"Accept": "*/*", "User-Agent": USER_AGENT}
+        if api_key is not None:
+            headers["Authorization"] = f"Bearer {api_key}"
         return self._with_retries(lambda: self._exchange("GET", url, headers, None)[1])

@@ -94,6 +94,8 @@ class Template(ApiObject):
     """This key's own template, read by ``template(id)``: the version's Handlebars source."""
     asset_names: Optional[list[str]]
     """With ``html``: the names of the version's assets."""
+    assets: Optional[list[ApiObject]]
+    """With ``html``: the version's assets by name, each ``name`` and ``size_bytes``; ``template_asset`` reads one."""
 
 
 class TemplateVersion(ApiObject):
