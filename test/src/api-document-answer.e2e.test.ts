@@ -132,6 +132,16 @@ describe("sync renders answered with the document (Accept)", () => {
       assert.equal(Number(download.headers["content-length"]), answered.json.size_bytes);
       assert.match(download.headers["content-disposition"] ?? "", /^inline; filename=".*\.pdf"/);
       assert.match(pdfText(download.body), /Invoice A-17/);
+      assert.equal(download.headers["accept-ranges"], "bytes");
+      // A range of it, from the gateway's copy too.
+      const part = await h.api.get(path, { headers: { range: "bytes=-9" } });
+      assert.equal(part.status, 206, part.text);
+      const size = download.body.length;
+      assert.equal(part.headers["content-range"], `bytes ${size - 9}-${size - 1}/${size}`);
+      assert.deepEqual(part.body, download.body.subarray(size - 9));
+      const past = await h.api.get(path, { headers: { range: `bytes=${size}-` } });
+      assert.equal(past.status, 416, past.text);
+      assert.equal(errorShape(past).code, "RANGE_NOT_SATISFIABLE");
       // Any other signature goes to storage, the only one that can check it: down, so no document.
       const other = await h.api.get(forgedPath);
       assert.equal(other.status, 500, other.text);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { grpcTlsEnv } from "@pressroom/platform";
+import { Pressroom } from "@pressroom/client";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { REPO_ROOT } from "@pressroom/stack";
 import pg from "pg";
@@ -231,6 +232,83 @@ describe("identity over HTTP", () => {
         ["GET", `/v1/jobs/${job.json.id}`],
       ];
       for (const [method, p, json] of everywhere) expectError(await h.api.request(method, p, { key: apiKey, json }), 401, "AUTH_INVALID");
+    });
+
+    it("POST /v1/keys/rotate: 201 {api_key, previous_key_expires_at}; the new key works at once, the old one until then, and is refused after", async () => {
+      const { apiKey: old, keyId } = await h.admin.createKey("pro");
+      const rotated = await h.api.post("/v1/keys/rotate", undefined, { key: old });
+      assert.equal(rotated.status, 201, rotated.text);
+      assert.deepEqual(Object.keys(rotated.json).sort(), ["api_key", "previous_key_expires_at"]);
+      assert.equal(rotated.headers["cache-control"], "no-store");
+      const fresh = rotated.json.api_key as string;
+      h.api.remember(fresh);
+      assert.match(fresh, /^pr_live_[0-9A-Za-z]{33}$/);
+      assert.notEqual(fresh, old);
+      const hoursLeft = (Date.parse(rotated.json.previous_key_expires_at) - Date.now()) / 3_600_000;
+      assert.ok(hoursLeft > 23.9 && hoursLeft <= 24, `the old key works ${hoursLeft} h more`);
+
+      const stored = (await db.query("select key_hash, previous_key_hash from identity.api_keys where key_id = $1", [keyId])).rows[0];
+      assert.deepEqual(stored.key_hash, createHash("sha256").update(fresh).digest(), "the new key is stored only as its hash");
+      assert.deepEqual(stored.previous_key_hash, createHash("sha256").update(old).digest());
+
+      // Both are the same account: the new key's usage sees the old one's requests, and the webhook secret is the key's.
+      const byNew = await h.api.get("/v1/keys/usage", { key: fresh });
+      assert.equal(byNew.status, 200, byNew.text);
+      assert.equal(byNew.json.plan, "pro");
+      const byOld = await h.api.get("/v1/keys/usage", { key: old });
+      assert.equal(byOld.status, 200, "the old key works until previous_key_expires_at");
+      assert.equal(byOld.json.rate_limit.remaining, byNew.json.rate_limit.remaining - 1, "one account, one rate limit");
+      assert.equal(
+        (await h.api.get("/v1/keys/webhook-secret", { key: fresh })).json.secret,
+        (await h.api.get("/v1/keys/webhook-secret", { key: old })).json.secret,
+      );
+
+      // The 24 hours pass: the old key is refused, the new one still works.
+      await db.query("update identity.api_keys set previous_key_expires_at = now() - interval '1 second' where key_id = $1", [keyId]);
+      const expiredAt = Date.now();
+      let status = 200;
+      while (status !== 401 && Date.now() - expiredAt < 6_000) {
+        status = (await h.api.get("/v1/keys/usage", { key: old })).status;
+        if (status !== 401) await new Promise((r) => setTimeout(r, 100));
+      }
+      expectError(await h.api.get("/v1/keys/usage", { key: old }), 401, "AUTH_INVALID");
+      expectError(await h.api.post("/v1/keys/rotate", undefined, { key: old }), 401, "AUTH_INVALID");
+      assert.equal((await h.api.get("/v1/keys/usage", { key: fresh })).status, 200);
+    });
+
+    it("a second rotation ends the older key at once; the public demo key cannot be rotated (403 DEMO_KEY_READ_ONLY)", async () => {
+      const { apiKey: first } = await h.admin.createKey("pro");
+      const second = (await h.api.post("/v1/keys/rotate", undefined, { key: first })).json.api_key as string;
+      h.api.remember(second);
+      const third = await h.api.post("/v1/keys/rotate", undefined, { key: second });
+      assert.equal(third.status, 201, third.text);
+      h.api.remember(third.json.api_key);
+      const started = Date.now();
+      let status = 200;
+      while (status !== 401 && Date.now() - started < 6_000) {
+        status = (await h.api.get("/v1/keys/usage", { key: first })).status;
+        if (status !== 401) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(status, 401, "the key two rotations back is refused");
+      assert.equal((await h.api.get("/v1/keys/usage", { key: second })).status, 200, "the one just replaced works");
+      assert.equal((await h.api.get("/v1/keys/usage", { key: third.json.api_key })).status, 200);
+
+      // The JavaScript client's rotateKey: the key it holds stays valid, the new one works at once.
+      const viaClient = await new Pressroom({ apiKey: third.json.api_key, baseUrl: h.stack.baseUrl }).rotateKey();
+      h.api.remember(viaClient.api_key);
+      assert.match(viaClient.api_key, /^pr_live_[0-9A-Za-z]{33}$/);
+      assert.ok(Date.parse(viaClient.previous_key_expires_at) > Date.now() + 23.9 * 3_600_000);
+      assert.equal((await new Pressroom({ apiKey: viaClient.api_key, baseUrl: h.stack.baseUrl }).usage()).plan, "pro");
+      assert.equal((await h.api.get("/v1/keys/usage", { key: third.json.api_key })).status, 200);
+
+      const hashBefore = (await db.query("select key_hash from identity.api_keys where key_id = 'key_demo'")).rows[0]?.key_hash as Buffer;
+      const demo = await h.api.post("/v1/keys/rotate", undefined, { key: DEMO_API_KEY });
+      assert.match(expectError(demo, 403, "DEMO_KEY_READ_ONLY"), /demo key/);
+      assert.match(errorShape(demo).hint, /\/v1\/signup/);
+      assert.deepEqual((await db.query("select key_hash, previous_key_hash from identity.api_keys where key_id = 'key_demo'")).rows[0], {
+        key_hash: hashBefore,
+        previous_key_hash: null,
+      });
     });
 
     it("the operator CLI needs the admin certificate: another service's is refused, a missing one is named", async () => {

@@ -114,6 +114,55 @@ describe("outputs: signed download URLs", () => {
     });
   });
 
+  describe("ranges", () => {
+    it("a Range header is answered 206 with Content-Range, across the store's chunks; downloads say Accept-Ranges: bytes", async () => {
+      // 3 MiB read from the object store in chunks, and a small output served from storage's memory after its first download.
+      const big = randomBytes(3 * 1024 * 1024 + 17);
+      const small = fakePdf("ranges");
+      for (const [bytes, contentType] of [
+        [big, "image/png"],
+        [small, "application/pdf"],
+      ] as const) {
+        const stored = await store$(bytes, contentType, "ranged.bin");
+        const whole = await h.api.download(stored.url);
+        assert.equal(whole.status, 200);
+        assert.equal(whole.headers["accept-ranges"], "bytes");
+        const size = bytes.length;
+        const cases: [string, number, number][] = [
+          ["bytes=0-0", 0, 0],
+          ["bytes=10-1033", 10, 1033],
+          [`bytes=${size - 100}-`, size - 100, size - 1],
+          ["bytes=-64", size - 64, size - 1],
+          [`bytes=5-${size + 1000}`, 5, size - 1],
+          ...(size > 300_000 ? ([["bytes=131000-262200", 131_000, 262_200]] as [string, number, number][]) : []),
+        ];
+        for (const [range, start, end] of cases) {
+          const part = await h.api.download(stored.url, { headers: { range } });
+          assert.equal(part.status, 206, `${range}: ${part.text}`);
+          assert.equal(part.headers["content-range"], `bytes ${start}-${end}/${size}`, range);
+          assert.equal(part.headers["content-length"], String(end - start + 1), range);
+          assert.equal(part.headers["accept-ranges"], "bytes");
+          assert.equal(part.headers["content-type"], contentType);
+          assert.ok(part.body.equals(bytes.subarray(start, end + 1)), `${range}: the bytes asked for`);
+        }
+        for (const whole of ["bytes=0-1,5-9", "items=0-5", "bytes=9-2", "bytes=abc"]) {
+          const answer = await h.api.download(stored.url, { headers: { range: whole } });
+          assert.equal(answer.status, 200, whole);
+          assert.ok(answer.body.equals(bytes), `${whole}: the whole output`);
+        }
+        const ifRange = await h.api.download(stored.url, { headers: { range: "bytes=0-9", "if-range": '"x"' } });
+        assert.equal(ifRange.status, 200, "If-Range cannot match: outputs have no validator");
+        for (const past of [`bytes=${size}-`, `bytes=${size + 5}-${size + 9}`, "bytes=-0"]) {
+          const refused = await h.api.download(stored.url, { headers: { range: past } });
+          assert.equal(refused.status, 416, past);
+          expectError(refused, 416, "RANGE_NOT_SATISFIABLE");
+        }
+        const head = await h.api.download(stored.url, { method: "HEAD" });
+        assert.equal(head.headers["accept-ranges"], "bytes");
+      }
+    });
+  });
+
   describe("signatures", () => {
     it("a tampered id, exp or sig, or a malformed URL, is 403 URL_INVALID", async () => {
       const a = await store$(fakePdf("a"), "application/pdf", "a.pdf");

@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { deflateSync, crc32 } from "node:zlib";
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { accountEventsV1, type renderV1 } from "@pressroom/contracts";
+import { Pressroom } from "@pressroom/client";
 import { streams } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { distinctFreePorts, serviceEnv, startService, stopChild, waitReady, type ServiceProcess } from "@pressroom/stack";
@@ -25,8 +26,8 @@ import { pdfFonts, pdfText, pngSize } from "./test-support/pdf";
 
 const FONT = readFileSync("/usr/share/fonts/truetype/dejavu/DejaVuSans-ExtraLight.ttf");
 
-/** A solid 3 × 2 PNG. */
-function tinyPng(): Buffer {
+/** A solid PNG, 3 × 2 unless told. */
+function tinyPng(width = 3, height = 2): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
     const out = Buffer.alloc(body.length + 8);
@@ -36,10 +37,11 @@ function tinyPng(): Buffer {
     return out;
   };
   const header = Buffer.alloc(13);
-  header.writeUInt32BE(3, 0);
-  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
   header.set([8, 2, 0, 0, 0], 8);
-  const rows = Buffer.concat([0, 1].map(() => Buffer.from([0, 200, 30, 30, 200, 30, 30, 200, 30, 30])));
+  const row = Buffer.concat([Buffer.from([0]), ...Array.from({ length: width }, () => Buffer.from([200, 30, 30]))]);
+  const rows = Buffer.concat(Array.from({ length: height }, () => row));
   return Buffer.concat([
     Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
     chunk("IHDR", header),
@@ -336,6 +338,46 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       const brand = fonts.find((f) => /DejaVuSans-ExtraLight/.test(f.name));
       assert.ok(brand, `the asset font is in the PDF: ${JSON.stringify(fonts)}`);
       assert.equal(brand.embedded, true);
+      const sizes = Object.entries(assets).map(([name, base64]) => ({ name, size_bytes: Buffer.from(base64, "base64").length }));
+      const v1 = (await h.api.get("/v1/templates/branded/versions/1", { key: a.apiKey })).json;
+      assert.deepEqual([v1.html, v1.assets], [html, sizes], "each version's source and its assets' names and sizes");
+      // Version 2 drops the stylesheet and changes the image: each version keeps its own files.
+      const png2 = tinyPng(5, 4);
+      const html2 = html.replace('<link rel="stylesheet" href="assets/style.css">', "");
+      const v2put = await h.api.request("PUT", "/v1/templates/branded", {
+        key: a.apiKey,
+        json: letter(html2, { assets: { "brand.ttf": assets["brand.ttf"], "logo.png": png2.toString("base64") } }),
+      });
+      assert.equal(v2put.status, 200, v2put.text);
+      const v2 = (await h.api.get("/v1/templates/branded/versions/2", { key: a.apiKey })).json;
+      assert.deepEqual([v2.html, v2.assets], [html2, [sizes[0], { name: "logo.png", size_bytes: png2.length }]]);
+      for (const [n, name, bytes, type] of [
+        [1, "style.css", Buffer.from(assets["style.css"], "base64"), "text/css; charset=utf-8"],
+        [1, "logo.png", tinyPng(), "image/png"],
+        [2, "logo.png", png2, "image/png"],
+        [2, "brand.ttf", FONT, "font/ttf"],
+      ] as const) {
+        const file = await h.api.get(`/v1/templates/branded/versions/${n}/assets/${name}`, { key: a.apiKey });
+        assert.equal(file.status, 200, file.text);
+        assert.ok(file.body.equals(bytes), `version ${n}'s ${name}: its bytes`);
+        assert.equal(file.headers["content-type"], type);
+        assert.equal(file.headers["content-disposition"], `attachment; filename="${name}"; filename*=UTF-8''${name}`);
+        assert.equal(file.headers["content-security-policy"], "sandbox; default-src 'none'");
+        assert.equal(file.headers["x-content-type-options"], "nosniff");
+      }
+      expectError(await h.api.get("/v1/templates/branded/versions/2/assets/style.css", { key: a.apiKey }), 404, "NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/branded/versions/3/assets/logo.png", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/branded/versions/1/assets/logo.png", { key: b.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/branded/versions/1/assets/logo.png"), 401, "AUTH_INVALID");
+      expectError(await h.api.get("/v1/templates/invoice/versions/1/assets/logo.png", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      // The JavaScript client reads them too.
+      const client = new Pressroom({ apiKey: a.apiKey, baseUrl: h.stack.baseUrl });
+      assert.deepEqual((await client.template("branded", 2)).assets, v2.assets);
+      assert.ok(Buffer.from(await client.templateAsset("branded", 1, "style.css")).equals(Buffer.from(assets["style.css"], "base64")));
+      await assert.rejects(
+        client.templateAsset("branded", 2, "style.css"),
+        (err: { code: string; status: number }) => err.code === "NOT_FOUND" && err.status === 404,
+      );
     });
 
     it("a png template renders at its size through /v1/image, and its preview needs the key", async () => {
@@ -355,6 +397,17 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       assert.equal(preview.headers["content-type"], "image/png");
       assert.deepEqual(pngSize(preview.body), { width: 300, height: 120 });
       expectError(await h.api.get("/v1/templates/card/preview.png"), 404, "TEMPLATE_NOT_FOUND");
+
+      // A version cannot change what the template makes: refused before its preview is admitted or counted.
+      const previewsBefore = (await h.api.get("/v1/keys/usage", { key: a.apiKey })).json.previews.used;
+      const changed = await h.api.request("PUT", "/v1/templates/card", { key: a.apiKey, json: letter("<p>now a PDF</p>") });
+      assert.match(
+        expectError(changed, 422, "PAYLOAD_INVALID").error,
+        /^output: template "card" makes PNG images; a new version cannot change its output to pdf/,
+      );
+      const kept = (await h.api.get("/v1/templates/card", { key: a.apiKey })).json;
+      assert.deepEqual([kept.version, kept.output], [1, "png"]);
+      assert.equal((await h.api.get("/v1/keys/usage", { key: a.apiKey })).json.previews.used, previewsBefore, "no preview admitted");
     });
     it("an A3 or Tabloid template's preview has its page's size, landscape turned", async () => {
       for (const [format, landscape, size] of [

@@ -229,6 +229,16 @@ describe("Pressroom over HTTP", () => {
     assert.deepEqual(JSON.parse(server.last.body), { plan: "pro" });
   });
 
+  it("rotateKey posts with the key, no body, and returns the new key", async () => {
+    const answer = { api_key: "pr_live_new0123456789012345", previous_key_expires_at: "2026-11-29T00:00:00.000Z" };
+    server.handler = (_req, res) => json(res, 201, answer);
+    assert.deepEqual(await client.rotateKey(), answer);
+    assert.deepEqual(
+      [server.last.method, server.last.url, server.last.headers.authorization, server.last.body],
+      ["POST", "/v1/keys/rotate", `Bearer ${API_KEY}`, ""],
+    );
+  });
+
   it("Pressroom.signup posts the email without an Authorization header", async () => {
     server.handler = (_req, res) => json(res, 201, { api_key: "pr_new", plan: "free" });
     const result = await Pressroom.signup({ email: "ada@example.com", baseUrl: server.baseUrl });

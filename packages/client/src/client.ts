@@ -21,6 +21,7 @@ import type {
   RenderedDocument,
   RenderRequest,
   RenderResponse,
+  RotatedKeyResponse,
   SignupResponse,
   Template,
   TemplateInput,
@@ -210,6 +211,12 @@ export class Pressroom {
     return this.#call<TemplateVersionsResponse>("GET", `/v1/templates/${encodeURIComponent(id)}/versions`);
   }
 
+  /** GET /v1/templates/<id>/versions/<n>/assets/<name>: the bytes of one asset of a version of this key's own template. */
+  templateAsset(id: string, version: number, name: string): Promise<Uint8Array> {
+    const path = `/v1/templates/${encodeURIComponent(id)}/versions/${encodeURIComponent(String(version))}/assets/${encodeURIComponent(name)}`;
+    return requestBytes(this.#transport, `${this.#transport.baseUrl}${path}`, this.#apiKey);
+  }
+
   /** DELETE /v1/templates/<id>: renders naming it get TEMPLATE_NOT_FOUND from now on (jobs admitted before finish). */
   deleteTemplate(id: string): Promise<void> {
     return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);
@@ -236,6 +243,14 @@ export class Pressroom {
   /** GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own). */
   templatePreview(id: string): Promise<Uint8Array> {
     return requestBytes(this.#transport, `${this.baseUrl}/v1/templates/${encodeURIComponent(id)}/preview.png`, this.#apiKey);
+  }
+
+  /**
+   * POST /v1/keys/rotate: a new value for this key (same account), shown once; the key this client
+   * holds keeps working until `previous_key_expires_at` (24 h), so make a new client with the new one.
+   */
+  rotateKey(): Promise<RotatedKeyResponse> {
+    return this.#call<RotatedKeyResponse>("POST", "/v1/keys/rotate");
   }
 
   /** POST /v1/billing/checkout: starts an upgrade; send the user to `checkout_url`. */

@@ -21,6 +21,7 @@ export type PressroomErrorCode =
   | "DEMO_KEY_READ_ONLY"
   | "CSRF_REJECTED"
   | "URL_EXPIRED"
+  | "RANGE_NOT_SATISFIABLE"
   | "PLAN_INVALID"
   | "IDEMPOTENCY_KEY_REUSED"
   | "INTERNAL_ERROR"

@@ -257,7 +257,7 @@ export async function requestDocument(
   );
 }
 
-/** A GET answered with bytes: a signed output URL (no key: the URL is its own credential) or a template's preview. */
+/** A GET answered with bytes: a signed output URL (no key: the URL is its own credential), or an API path with the key (a template's preview or asset). */
 export async function requestBytes(transport: Transport, url: string, apiKey?: string): Promise<Uint8Array> {
   const headers: Record<string, string> = { Accept: "*/*", "User-Agent": USER_AGENT };
   if (apiKey !== undefined) headers.Authorization = `Bearer ${apiKey}`;

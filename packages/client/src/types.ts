@@ -185,6 +185,8 @@ export interface Template {
   /** This key's own template, read by `template(id)`: the version's Handlebars source and its assets' names. */
   html?: string;
   asset_names?: string[];
+  /** With `html`: the version's assets by name, with their sizes; `templateAsset(id, version, name)` reads one. */
+  assets?: { name: string; size_bytes: number }[];
 }
 
 /** Body of POST /v1/templates (PUT /v1/templates/<id> takes the same; its id may be left out). */
@@ -253,6 +255,14 @@ export interface CheckoutResponse {
   checkout_url: string;
   session_id: string;
   plan: PaidPlan;
+}
+
+/** 201 answer of POST /v1/keys/rotate. The new key is shown only once. */
+export interface RotatedKeyResponse {
+  /** The key's new value (same account), working at once. */
+  api_key: string;
+  /** Until when the key that was replaced still works (24 h after the rotation); refused after. */
+  previous_key_expires_at: string;
 }
 
 /** Body of POST /v1/signup. */

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   DEMO_KEY_READ_ONLY: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   CSRF_REJECTED: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED },
   URL_EXPIRED: { http: 410, grpc: GrpcStatus.NOT_FOUND },
+  RANGE_NOT_SATISFIABLE: { http: 416, grpc: GrpcStatus.OUT_OF_RANGE },
   PLAN_INVALID: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
   IDEMPOTENCY_KEY_REUSED: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION },
   INTERNAL_ERROR: { http: 500, grpc: GrpcStatus.INTERNAL },

@@ -65,6 +65,8 @@ export const headers = {
   etag: header("ETag", "Changes when the template changes.", z.string()),
   cacheControl: header("Cache-Control", "Caching policy.", z.string()),
   contentLength: header("Content-Length", "Size of the file in bytes.", nonNegative),
+  contentRange: header("Content-Range", "The range answered and the output's size: bytes <first>-<last>/<size>.", z.string().regex(/^bytes \d+-\d+\/\d+$/)),
+  acceptRanges: header("Accept-Ranges", "bytes: a download answers a Range header.", z.literal("bytes")),
   contentDisposition: header(
     "Content-Disposition",
     "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8).",

@@ -27,7 +27,7 @@ export function templateEntry(t: renderV1.Template) {
     preview_url: `/v1/templates/${t.id}/preview.png`,
     visibility: t.owner ? ("private" as const) : ("public" as const),
     // One own template read by its owner (not the lists): its source and its files' names, to edit it.
-    ...(t.owner && t.html ? { html: t.html, asset_names: t.assetNames } : {}),
+    ...(t.owner && t.html ? { html: t.html, asset_names: t.assetNames, assets: t.assets.map((a) => ({ name: a.name, size_bytes: Number(a.sizeBytes) })) } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
 import { Job, JobAccepted, JobList, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
 import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, WaitFor, Watermark } from "./jobs/options";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
-import { DailyUsage, Plan, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
+import { DailyUsage, Plan, RotatedKey, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
 import type { ApiRoute } from "./route";
@@ -104,6 +104,7 @@ const SCHEMAS = {
   DeliveryList,
   SessionRequest,
   Session,
+  RotatedKey,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

@@ -97,12 +97,59 @@ function sameSignature(info: KeptOutputInfo, exp: string, sig: string): boolean 
   return exp === info.exp && given.length === kept.length && timingSafeEqual(given, kept);
 }
 
-/** The headers of an output's answer: status 200, its type, length, file name, and caching until it expires. */
-function answerOutput(ctx: Context, info: { contentType: string; filename: string; attachment: boolean; expiresAt: Date }, size: number): void {
+/** The bytes a download asks for: from `start` to `end`, both included. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+const unsatisfiable = (size: number) =>
+  new AppError(
+    "RANGE_NOT_SATISFIABLE",
+    `the Range asked for starts past the output's ${size} bytes`,
+    "Ask for bytes within the output's size (Content-Length), or leave Range out.",
+  );
+
+/**
+ * The one range of a `Range: bytes=…` header within an output of `size` bytes (RFC 9110 §14):
+ * `a-b`, `a-` or the suffix `-n`, the end clamped to the size. Undefined when the whole output is
+ * to be answered: no header, another unit, several ranges, a malformed one, or `If-Range` (outputs
+ * carry no validator it could match), or a method other than GET (the document answer of a POST
+ * is whole). A range starting past the end is 416 RANGE_NOT_SATISFIABLE.
+ */
+export function requestedRange(ctx: Context, size: number): ByteRange | undefined {
+  const header = ctx.get("range");
+  if (!header || ctx.method !== "GET" || ctx.get("if-range")) return undefined;
+  const match = /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim());
+  if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  if (match[1] === "") {
+    const suffix = Number(match[2]);
+    if (suffix === 0 || size === 0) throw unsatisfiable(size);
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === "" ? size - 1 : Number(match[2]);
+  if (match[2] !== "" && end < start) return undefined;
+  if (start >= size) throw unsatisfiable(size);
+  return { start, end: Math.min(end, size - 1) };
+}
+
+/**
+ * The headers of an output's answer: its type, length, file name, and caching until it expires;
+ * 206 with Content-Range for a range, else 200. A download (GET, HEAD) says it takes ranges.
+ */
+function answerOutput(
+  ctx: Context,
+  info: { contentType: string; filename: string; attachment: boolean; expiresAt: Date },
+  size: number,
+  range: ByteRange | undefined,
+): void {
   const remaining = Math.max(0, Math.floor((info.expiresAt.getTime() - Date.now()) / 1000));
-  ctx.status = 200;
+  ctx.status = range ? 206 : 200;
   ctx.type = info.contentType;
-  ctx.length = size;
+  ctx.length = range ? range.end - range.start + 1 : size;
+  if (ctx.method === "GET" || ctx.method === "HEAD") ctx.set("Accept-Ranges", "bytes");
+  if (range) ctx.set("Content-Range", `bytes ${range.start}-${range.end}/${size}`);
   ctx.set("Content-Disposition", contentDisposition(info.filename, info.attachment));
   ctx.set("Referrer-Policy", "no-referrer");
   ctx.set("Cache-Control", `private, max-age=${remaining}`);
@@ -120,8 +167,9 @@ export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, e
   const kept = deps.recentOutputs.get(outputId);
   if (kept && sameSignature(kept.info, exp, sig)) {
     outputMetrics.served("announced");
-    answerOutput(ctx, kept.info, kept.bytes.length);
-    ctx.body = kept.bytes;
+    const range = requestedRange(ctx, kept.bytes.length);
+    answerOutput(ctx, kept.info, kept.bytes.length, range);
+    ctx.body = range ? kept.bytes.subarray(range.start, range.end + 1) : kept.bytes;
     return;
   }
   const stream = deps.storage.getOutput({ outputId, exp, sig }, { deadline: Date.now() + 5 * 60_000 });
@@ -142,22 +190,34 @@ export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, e
     throw new AppError("INTERNAL_ERROR", "output stream without metadata", "Retry with exponential backoff.");
   }
   outputMetrics.served("storage");
-  answerOutput(
-    ctx,
-    { contentType: info.contentType, filename: info.filename, attachment: info.attachment, expiresAt: new Date(info.expiresAt) },
-    Number(info.sizeBytes),
-  );
+  const size = Number(info.sizeBytes);
+  let range: ByteRange | undefined;
+  try {
+    range = requestedRange(ctx, size);
+  } catch (err) {
+    stream.cancel();
+    throw err;
+  }
+  answerOutput(ctx, { contentType: info.contentType, filename: info.filename, attachment: info.attachment, expiresAt: new Date(info.expiresAt) }, size, range);
   if (ctx.method === "HEAD") {
     stream.cancel();
     return;
   }
+  const { start, end } = range ?? { start: 0, end: size - 1 };
   ctx.body = Readable.from(
     (async function* () {
       try {
-        for (;;) {
+        // The stream's offset of the next chunk: chunks before the range are skipped, the one past it ends the answer.
+        let offset = 0;
+        while (offset <= end) {
           const next = await messages.next();
           if (next.done) return;
-          if (next.value.chunk) yield next.value.chunk;
+          const chunk = next.value.chunk;
+          if (!chunk || chunk.length === 0) continue;
+          const from = Math.max(0, start - offset);
+          const to = Math.min(chunk.length, end + 1 - offset);
+          if (from < to) yield from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to);
+          offset += chunk.length;
         }
       } finally {
         // The client went away (or the stream ended): stop storage's read.

@@ -7,7 +7,7 @@ import { imageOperation, jobListOperation, jobViewOperation, renderOperation } f
 import { jobHandler } from "./jobs/create";
 import { jobList } from "./jobs/list";
 import { jobView } from "./jobs/view";
-import { dailyUsageOperation, rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
+import { dailyUsageOperation, rotateKeyOperation, rotateWebhookSecretOperation, signupOperation, usageOperation, webhookSecretOperation } from "./keys/api";
 import { keyRoutes } from "./keys/routes";
 import { livezOperation, openApiOperation, readyzOperation } from "./meta/api";
 import { metaRoutes } from "./meta/routes";
@@ -21,6 +21,7 @@ import {
   getTemplateOperation,
   listTemplatesOperation,
   replaceTemplateOperation,
+  templateAssetOperation,
   templatePreviewOperation,
   templateVersionOperation,
   templateVersionsOperation,
@@ -59,11 +60,13 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "DELETE", path: "/v1/templates/:id", operation: deleteTemplateOperation, handler: templates.deleteTemplate },
     { method: "GET", path: "/v1/templates/:id/versions", operation: templateVersionsOperation, handler: templates.listVersions },
     { method: "GET", path: "/v1/templates/:id/versions/:n", operation: templateVersionOperation, handler: templates.getTemplateVersion },
+    { method: "GET", path: "/v1/templates/:id/versions/:n/assets/:name", operation: templateAssetOperation, handler: templates.getTemplateAsset },
     { method: "GET", path: "/v1/templates/:id/preview.png", operation: templatePreviewOperation, handler: templates.templatePreview },
     { method: "GET", path: "/v1/keys/usage", operation: usageOperation, handler: keys.usage },
     { method: "GET", path: "/v1/keys/usage/daily", operation: dailyUsageOperation, handler: keys.usageDaily },
     { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },
     { method: "POST", path: "/v1/keys/webhook-secret/rotate", operation: rotateWebhookSecretOperation, handler: keys.rotateWebhookSecret },
+    { method: "POST", path: "/v1/keys/rotate", operation: rotateKeyOperation, handler: keys.rotateKey },
     { method: "POST", path: "/v1/billing/checkout", operation: checkoutOperation, handler: billing.checkout },
     { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
     { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook }) },

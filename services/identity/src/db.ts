@@ -11,6 +11,9 @@ export interface ApiKeysTable {
   webhook_secret_sealed: string | null;
   previous_webhook_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   previous_webhook_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The key the last rotation replaced (its SHA-256): it still authenticates until previous_key_expires_at. */
+  previous_key_hash: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  previous_key_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
 }

@@ -8,7 +8,7 @@ import { identityService } from "./keys/keys.grpc";
  * anyone else is answered PERMISSION_DENIED). Minting, revoking and changing
  * keys is the operator's (the admin CLI) and, for a plan paid for, metering's
  * billing; the gateway only authenticates, signs up, and reads or rotates the
- * webhook secret of a key it was sent (the API key itself, or a console
+ * webhook secret of a key it was sent, or rotates that key (the API key itself, or a console
  * session of it, not an id), and opens, checks and ends console sessions.
  */
 export const IDENTITY_CALLERS: MethodCallers<typeof identityV1.IdentityServiceService> = {
@@ -21,6 +21,7 @@ export const IDENTITY_CALLERS: MethodCallers<typeof identityV1.IdentityServiceSe
   getWebhookSecret: ["webhook"],
   getOwnWebhookSecret: ["gateway"],
   rotateWebhookSecret: ["gateway"],
+  rotateKey: ["gateway"],
   createSession: ["gateway"],
   authenticateSession: ["gateway"],
   deleteSession: ["gateway"],

@@ -12,6 +12,7 @@ export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServi
   saveTemplate: ["gateway"],
   listTemplateVersions: ["gateway"],
   deleteTemplate: ["gateway"],
+  getTemplateAsset: ["gateway"],
 };
 
 /** The template catalog's gRPC service (list, get, previews; customers' own templates), not yet bound to a port. */

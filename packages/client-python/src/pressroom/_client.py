@@ -16,6 +16,7 @@ from ._models import (
     CheckoutSession,
     Job,
     RenderResult,
+    RotatedKey,
     RotatedWebhookSecret,
     SignupResult,
     Template,
@@ -247,6 +248,11 @@ class Pressroom:
         """GET /v1/templates/<id>/versions: ``versions``, newest first."""
         return TemplateVersionList(self._call("GET", f"/v1/templates/{_quote(id)}/versions"))
 
+    def template_asset(self, id: str, version: int, name: str) -> bytes:
+        """GET /v1/templates/<id>/versions/<n>/assets/<name>: the bytes of one asset of a version of this key's own template."""
+        path = f"/v1/templates/{_quote(id)}/versions/{_quote(str(version))}/assets/{_quote(name)}"
+        return self._transport.request_bytes(f"{self._transport.base_url}{path}", api_key=self.__api_key)
+
     def delete_template(self, id: str) -> None:
         """DELETE /v1/templates/<id>: renders naming it raise TEMPLATE_NOT_FOUND from now on (jobs admitted before finish)."""
         self._call("DELETE", f"/v1/templates/{_quote(id)}")
@@ -267,6 +273,14 @@ class Pressroom:
     def template_preview(self, id: str) -> bytes:
         """GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own)."""
         return self._transport.request_bytes(f"{self.base_url}/v1/templates/{_quote(id)}/preview.png", api_key=self.__api_key)
+
+    def rotate_key(self) -> RotatedKey:
+        """POST /v1/keys/rotate: a new value for this key (same account), shown once.
+
+        The key this client holds keeps working until ``previous_key_expires_at`` (24 h); make a new
+        client with the new one.
+        """
+        return RotatedKey(self._call("POST", "/v1/keys/rotate"))
 
     def checkout(self, plan: str, *, idempotency_key: Optional[str] = None) -> CheckoutSession:
         """POST /v1/billing/checkout: starts an upgrade; send the user to ``checkout_url``."""

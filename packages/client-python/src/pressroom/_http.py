@@ -261,7 +261,7 @@ class Transport:
         return self._with_retries(attempt)
 
     def request_bytes(self, url: str, api_key: Optional[str] = None) -> bytes:
-        """A GET answered with bytes: a signed output URL (no key: the URL is its own credential) or a template's preview."""
+        """A GET answered with bytes: a signed output URL without Authorization (the URL is its own credential), or an API URL with the key (a template's preview or asset)."""
         headers = {"Accept": "*/*", "User-Agent": USER_AGENT}
         if api_key is not None:
             headers["Authorization"] = f"Bearer {api_key}"

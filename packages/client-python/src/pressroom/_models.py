@@ -94,6 +94,8 @@ class Template(ApiObject):
     """This key's own template, read by ``template(id)``: the version's Handlebars source."""
     asset_names: Optional[list[str]]
     """With ``html``: the names of the version's assets."""
+    assets: Optional[list[ApiObject]]
+    """With ``html``: the version's assets by name, each ``name`` and ``size_bytes``; ``template_asset`` reads one."""
 
 
 class TemplateVersion(ApiObject):
@@ -183,6 +185,14 @@ class CheckoutSession(ApiObject):
     checkout_url: str
     session_id: str
     plan: str
+
+
+class RotatedKey(ApiObject):
+    """Answer of ``rotate_key``: the key's new value (same account), shown only this once."""
+
+    api_key: str
+    previous_key_expires_at: str
+    """Until when the replaced key still works (24 h after the rotation); refused after."""
 
 
 class SignupResult(ApiObject):

@@ -14,6 +14,7 @@ import threading
 import time
 import unittest
 import uuid
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from unittest import mock
@@ -188,6 +189,20 @@ class Rendering(Stack):
         self.assertEqual(self.raised(self.client.job, "job_00000000000000000000000000").code, "NOT_FOUND")
 
 
+class Keys(Stack):
+    def test_rotate_key_the_new_key_works_at_once_and_the_old_one_still_does(self) -> None:
+        rotated = self.client.rotate_key()
+        self.assertRegex(rotated.api_key, r"^pr_live_[0-9A-Za-z]{33}$")
+        self.assertNotIn(rotated.api_key, repr(rotated), "the key stays out of reprs")
+        expires_at = datetime.fromisoformat(rotated.previous_key_expires_at.replace("Z", "+00:00"))
+        hours_left = (expires_at - datetime.now(timezone.utc)).total_seconds() / 3600
+        self.assertTrue(23.9 < hours_left <= 24, hours_left)
+        fresh = Pressroom(api_key=rotated.api_key, base_url=self.base_url)
+        self.assertEqual(fresh.usage().plan, "business")
+        self.assertEqual(self.client.usage().plan, "business", "the replaced key works until previous_key_expires_at")
+        self.assertEqual(fresh.webhook_secret(), self.client.webhook_secret(), "one account")
+
+
 class OwnTemplates(Stack):
     def test_create_update_pin_get_versions_delete(self) -> None:
         schema = {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
@@ -204,8 +219,15 @@ class OwnTemplates(Stack):
         self.assertEqual((created.id, created.version, created.visibility), ("py-letter", 1, "private"))
         updated = self.client.update_template("py-letter", name="Letter", output="pdf", html="<h1>Two {{who}}</h1>", data_schema=schema, sample_data={"who": "S"})
         self.assertEqual(updated.version, 2)
+        changed = self.raised(self.client.update_template, "py-letter", name="Letter", output="png", html="<p>x</p>", width=100, height=100)
+        self.assertEqual((changed.code, changed.status), ("PAYLOAD_INVALID", 422), "a version cannot change the output")
         self.assertEqual(self.client.template("py-letter").version, 2)
-        self.assertEqual(self.client.template("py-letter", version=1).version, 1)
+        first = self.client.template("py-letter", version=1)
+        self.assertEqual(first.version, 1)
+        self.assertEqual([(a.name, a.size_bytes) for a in first.assets], [("style.css", len(style))])
+        self.assertEqual(self.client.template_asset("py-letter", 1, "style.css"), style)
+        self.assertEqual(self.client.template("py-letter").assets, [], "version 2 has no assets")
+        self.assertEqual(self.raised(self.client.template_asset, "py-letter", 2, "style.css").code, "NOT_FOUND")
         self.assertEqual([v.version for v in self.client.template_versions("py-letter").versions], [2, 1])
         self.assertIn("py-letter", [t.id for t in self.client.templates().templates if t.visibility == "private"])
         pinned = self.client.render(template_id="py-letter", template_version=1, data={"who": "Ada"}, as_bytes=True)

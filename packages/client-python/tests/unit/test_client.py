@@ -276,6 +276,14 @@ class Endpoints(ServerTest):
         self.assertEqual((session.session_id, session.checkout_url), ("cs_1", "http://x/checkout/cs_1"))
         self.assertEqual((self.server.last.path, self.server.last.json()), ("/v1/billing/checkout", {"plan": "pro"}))
 
+    def test_rotate_key_posts_with_the_key_and_no_body(self) -> None:
+        answer = {"api_key": "pr_live_new0123456789012345", "previous_key_expires_at": "2026-11-29T00:00:00.000Z"}
+        self.server.handler = lambda request: json_reply(201, answer)
+        rotated = self.client.rotate_key()
+        self.assertEqual((rotated.api_key, rotated.previous_key_expires_at), (answer["api_key"], answer["previous_key_expires_at"]))
+        last = self.server.last
+        self.assertEqual((last.method, last.path, last.headers["authorization"], last.body), ("POST", "/v1/keys/rotate", f"Bearer {API_KEY}", b""))
+
     def test_signup_posts_the_email_without_a_key(self) -> None:
         self.server.handler = lambda request: json_reply(201, {"api_key": "pr_live_new0123456789", "plan": "free"})
         result = Pressroom.signup(email="ada@example.com", base_url=self.server.base_url)

@@ -54,6 +54,18 @@ export const RotatedWebhookSecret = z
   })
   .meta({ id: "RotatedWebhookSecret" });
 
+export const RotatedKey = z
+  .strictObject({
+    api_key: z
+      .string()
+      .regex(/^pr_live_[0-9A-Za-z]{22,}$/)
+      .meta({ description: "The key's new value, working at once. Shown once, here; stored only as a hash." }),
+    previous_key_expires_at: dateTime().meta({
+      description: "Until when the replaced key still works (24 hours after the rotation); after it, it is refused (401 AUTH_INVALID).",
+    }),
+  })
+  .meta({ id: "RotatedKey" });
+
 /** The gateway checks only that email is a string; identity checks the address (format, length) and answers its own 422. */
 export const SignupRequest = z
   .strictObject({ email: z.string({ error: "required, a string" }).meta({ format: "email", maxLength: 254 }) })
@@ -125,6 +137,23 @@ export const rotateWebhookSecretOperation = keyedOperation(
   { description: "The new secret.", schema: RotatedWebhookSecret },
   { "403": forbidden("DEMO_KEY_READ_ONLY also when the calling key is the public demo key, whose secret is fixed. ") },
 );
+
+export const rotateKeyOperation: ZodOpenApiOperationObject = {
+  operationId: "rotateKey",
+  summary: "Replace the calling key with a new one",
+  description:
+    "Answers a new value for the calling key, which works at once: the same account (plan, usage, templates, jobs, webhook secret), a new secret string. " +
+    "The key the request was sent with (the one replaced) keeps working for 24 hours, until previous_key_expires_at, so every place it is used can be switched; " +
+    "after that it is refused, 401 AUTH_INVALID. Rotating again within the 24 hours ends the older key at once. No request body. " +
+    "The new key is shown once, here, and stored only as a hash. The public demo key cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds it.",
+  tags: ["Account"],
+  security: KEYED,
+  responses: {
+    "201": jsonResponse("The key's new value.", RotatedKey, { ...RATE_HEADERS, "Cache-Control": headers.cacheControl }),
+    "403": forbidden("DEMO_KEY_READ_ONLY also when the calling key is the public demo key, which everyone holds. "),
+    ...keyedErrors,
+  },
+};
 
 export const signupOperation: ZodOpenApiOperationObject = {
   operationId: "signup",

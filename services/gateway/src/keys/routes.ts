@@ -14,6 +14,7 @@ import {
   SignupRequest,
   SignupResponse,
   type DailyUsage,
+  type RotatedKey,
   type RotatedWebhookSecret,
   type Usage,
   type WebhookSecret,
@@ -74,6 +75,15 @@ export function keyRoutes(deps: KeyDeps) {
       const rotated = await call(identity, identity.rotateWebhookSecret, holder(ctx));
       ctx.set("Cache-Control", "no-store");
       ctx.body = { secret: rotated.secret, previous_secret_expires_at: rotated.previousExpiresAt } satisfies z.input<typeof RotatedWebhookSecret>;
+    },
+
+    /** POST /v1/keys/rotate: the key's new value, shown in this answer; the replaced one keeps working for 24 h. */
+    async rotateKey(ctx: Context) {
+      await keyed(deps, ctx);
+      const rotated = await call(identity, identity.rotateKey, holder(ctx));
+      ctx.status = 201;
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = { api_key: rotated.apiKey, previous_key_expires_at: rotated.previousKeyExpiresAt } satisfies z.input<typeof RotatedKey>;
     },
 
     /** POST /v1/signup {"email"}: public, throttled per client IP. */

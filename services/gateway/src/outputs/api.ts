@@ -2,6 +2,13 @@ import { z } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 import { errorResponse, headers, internal } from "../api-shared";
 
+const OUTPUT_CONTENT = {
+  "application/pdf": { schema: z.string().meta({ contentMediaType: "application/pdf" }) },
+  "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) },
+  "image/jpeg": { schema: z.string().meta({ contentMediaType: "image/jpeg" }) },
+  "image/webp": { schema: z.string().meta({ contentMediaType: "image/webp" }) },
+};
+
 /** The operation of outputs/: the signed download. */
 export const downloadOperation: ZodOpenApiOperationObject = {
   operationId: "downloadOutput",
@@ -9,6 +16,8 @@ export const downloadOperation: ZodOpenApiOperationObject = {
   description:
     "Authorised by the URL's signature, not by a key: anyone holding the URL can download the output until it expires, " +
     "so pass it point to point and keep it out of logs. " +
+    "It answers one byte range (Range: bytes=a-b, a- or -n; 206 with Content-Range), as download managers and PDF viewers ask; " +
+    "several ranges, another unit or If-Range get the whole output (200), a range starting past the end 416 RANGE_NOT_SATISFIABLE. " +
     'exp is the expiry in Unix seconds; sig is the hex HMAC-SHA256 of "<id>.<exp>". Outputs live 24 hours by default and are deleted after.',
   tags: ["Outputs"],
   security: [],
@@ -28,19 +37,29 @@ export const downloadOperation: ZodOpenApiOperationObject = {
       headers: z.object({
         "Request-Id": headers.requestId,
         "Content-Length": headers.contentLength,
+        "Accept-Ranges": headers.acceptRanges,
         "Content-Disposition": headers.contentDisposition,
         "Referrer-Policy": headers.referrerPolicy,
         "Cache-Control": headers.cacheControl,
       }),
-      content: {
-        "application/pdf": { schema: z.string().meta({ contentMediaType: "application/pdf" }) },
-        "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) },
-        "image/jpeg": { schema: z.string().meta({ contentMediaType: "image/jpeg" }) },
-        "image/webp": { schema: z.string().meta({ contentMediaType: "image/webp" }) },
-      },
+      content: OUTPUT_CONTENT,
+    },
+    "206": {
+      description: "The byte range the Range header asked for.",
+      headers: z.object({
+        "Request-Id": headers.requestId,
+        "Content-Length": headers.contentLength,
+        "Content-Range": headers.contentRange,
+        "Accept-Ranges": headers.acceptRanges,
+        "Content-Disposition": headers.contentDisposition,
+        "Referrer-Policy": headers.referrerPolicy,
+        "Cache-Control": headers.cacheControl,
+      }),
+      content: OUTPUT_CONTENT,
     },
     "403": errorResponse("The URL was modified (id, exp or sig) or is malformed.", ["URL_INVALID"]),
     "410": errorResponse("The URL has expired, or the output was deleted.", ["URL_EXPIRED"]),
+    "416": errorResponse("The Range header asks for bytes starting past the output's end.", ["RANGE_NOT_SATISFIABLE"]),
     "500": internal,
   },
 };

@@ -43,6 +43,13 @@ export const Template = z
       .array(z.string())
       .optional()
       .meta({ description: "Own templates, with html: the names of the version's assets (their content is not answered)." }),
+    assets: z
+      .array(z.strictObject({ name: z.string(), size_bytes: z.int().min(0) }))
+      .optional()
+      .meta({
+        description:
+          "Own templates, with html: the version's assets by name, each with its size; the bytes are at /v1/templates/{id}/versions/{n}/assets/{name}.",
+      }),
   })
   .meta({
     id: "Template",
@@ -198,6 +205,56 @@ export const templateVersionOperation: ZodOpenApiOperationObject = {
   security: KEY_OPTIONAL,
   requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
   responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...KEY_OPTIONAL_ERRORS },
+};
+
+/** The media types render answers a template's asset with, by its extension (render's engine/network.ts); anything else is application/octet-stream. */
+const ASSET_MEDIA_TYPES = [
+  "text/css",
+  "text/javascript",
+  "application/json",
+  "image/svg+xml",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "font/woff",
+  "font/woff2",
+  "font/ttf",
+  "font/otf",
+  "application/octet-stream",
+];
+
+export const templateAssetOperation: ZodOpenApiOperationObject = {
+  operationId: "getTemplateAsset",
+  summary: "One asset of a version of an own template",
+  description:
+    "The bytes of a file the version carries (a font, image or stylesheet its html names as assets/<name>), for its owner only, " +
+    "with the media type its extension gives (application/octet-stream when none). Always a download (Content-Disposition: attachment, " +
+    "a sandboxing Content-Security-Policy): an asset is never run as a page of the API's origin. " +
+    "Another account's template, a public one, a version that does not exist: 404 TEMPLATE_NOT_FOUND; a name the version has no asset of: 404 NOT_FOUND.",
+  tags: ["Templates"],
+  security: KEYED,
+  requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/), name: z.string() }) },
+  responses: {
+    "200": {
+      description: "The asset's bytes.",
+      headers: z.object({
+        "Request-Id": headers.requestId,
+        "Content-Length": headers.contentLength,
+        "Content-Disposition": headers.contentDisposition,
+        "Cache-Control": headers.cacheControl,
+        ...RATE_HEADERS,
+      }),
+      content: Object.fromEntries(ASSET_MEDIA_TYPES.map((type) => [type, { schema: z.string().meta({ contentMediaType: type }) }])),
+    },
+    "404": errorResponse(
+      "TEMPLATE_NOT_FOUND: no own template has this id and version for this key. NOT_FOUND: the version has no asset of this name.",
+      ["TEMPLATE_NOT_FOUND", "NOT_FOUND"],
+      RATE_HEADERS,
+    ),
+    ...keyedErrors,
+  },
 };
 
 export const deleteTemplateOperation: ZodOpenApiOperationObject = {

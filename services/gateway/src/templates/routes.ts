@@ -9,6 +9,7 @@ import { runPreview, type PreviewDeps } from "../access/previews";
 import { readJsonObject } from "../body";
 import { templateEntry } from "../catalog-entry";
 import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
+import { contentDisposition } from "../output-delivery";
 import { sendPreview } from "../preview-response";
 import type { TemplateList, TemplateVersions } from "./api";
 import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
@@ -105,6 +106,23 @@ export function templateRoutes(deps: TemplateRouteDeps) {
       const n = ctx.params.n as string;
       if (!/^[1-9]\d{0,8}$/.test(n)) throw templateNotFound(ctx.params.id as string);
       await getVersion(ctx, Number(n));
+    },
+
+    /** GET /v1/templates/<id>/versions/<n>/assets/<name>: the owner's file, always as a download that nothing runs. */
+    async getTemplateAsset(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const id = pathId(ctx);
+      const n = ctx.params.n as string;
+      if (!/^[1-9]\d{0,8}$/.test(n)) throw templateNotFound(id);
+      const name = ctx.params.name as string;
+      const asset = await call(catalog, catalog.getTemplateAsset, { owner: principal.keyId, id, version: Number(n), name });
+      ctx.status = 200;
+      ctx.type = asset.contentType;
+      ctx.set("Content-Disposition", contentDisposition(name, true));
+      ctx.set("Content-Security-Policy", "sandbox; default-src 'none'");
+      ctx.set("X-Content-Type-Options", "nosniff");
+      ctx.set("Cache-Control", "private, no-store");
+      ctx.body = Buffer.from(asset.content);
     },
 
     /** GET /v1/templates/<id>/versions: newest first. */

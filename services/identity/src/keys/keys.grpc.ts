@@ -164,6 +164,23 @@ export function identityService(deps: IdentityDeps): identityV1.IdentityServiceS
       return { secret: rotated.secret, previousExpiresAt };
     }, logger),
 
+    rotateKey: unary(async (req: identityV1.RotateKeyRequest) => {
+      const { keyId } = await holderKey(deps, req);
+      // Everyone holds the public demo key: a rotation would take it from all the others.
+      if (keyId === DEMO_KEY_ID) {
+        throw new AppError(
+          "DEMO_KEY_READ_ONLY",
+          "the public demo key cannot be rotated",
+          "The demo key is shared by everyone; sign up (POST /v1/signup) for a key of your own to rotate it.",
+        );
+      }
+      const rotated = await keys.rotateApiKey(deps.db, keyId);
+      if (!rotated) throw authInvalid();
+      const previousExpiresAt = rotated.previousExpiresAt.toISOString();
+      await publishAccountEvent(deps.js, "identity", { type: "account.key_rotated", keyId, actor: "customer", keyRotated: { previousExpiresAt } });
+      return { apiKey: rotated.apiKey, previousKeyExpiresAt: previousExpiresAt };
+    }, logger),
+
     ...sessionHandlers(deps, (apiKey) => authenticKey(deps, apiKey), toRecord),
   };
 }

@@ -21,11 +21,50 @@ function toRow(row: { key_id: string; email: string | null; plan: string; revoke
   return { keyId: row.key_id, email: row.email, plan: row.plan, revoked: row.revoked_at !== null, createdAt: row.created_at };
 }
 
+/** The key an API key stands for: the key's current value, or the one its last rotation replaced until that one expires. */
 export async function findByApiKey(db: Db, apiKey: string): Promise<KeyRow | undefined> {
   const hash = hashApiKey(apiKey);
-  const row = await db.selectFrom("api_keys").select(columns).where("key_hash", "=", hash).executeTakeFirst();
-  if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
+  const row = await db
+    .selectFrom("api_keys")
+    .select([...columns, "previous_key_hash"])
+    .where((eb) => eb.or([eb("key_hash", "=", hash), eb.and([eb("previous_key_hash", "=", hash), eb("previous_key_expires_at", ">", sql<Date>`now()`)])]))
+    .executeTakeFirst();
+  if (!row || !(hashesEqual(row.key_hash, hash) || (row.previous_key_hash !== null && hashesEqual(row.previous_key_hash, hash)))) return undefined;
   return toRow(row);
+}
+
+/** How long the key a rotation replaced still authenticates. */
+export const PREVIOUS_KEY_HOURS = 24;
+
+/**
+ * Gives the key a new value, answered once and stored only as its hash; the replaced value
+ * keeps authenticating for PREVIOUS_KEY_HOURS, then is refused. A rotation within that time ends
+ * the older value at once. The key id (and with it the plan, usage, templates, jobs) stays.
+ */
+export async function rotateApiKey(db: Db, keyId: string): Promise<{ apiKey: string; previousExpiresAt: Date } | undefined> {
+  const apiKey = generateApiKey();
+  return db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom("api_keys")
+      .select("key_hash")
+      .where("key_id", "=", keyId)
+      .where("revoked_at", "is", null)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) return undefined;
+    const updated = await trx
+      .updateTable("api_keys")
+      .set({
+        key_hash: hashApiKey(apiKey),
+        key_prefix: keyPrefix(apiKey),
+        previous_key_hash: current.key_hash,
+        previous_key_expires_at: sql<Date>`now() + make_interval(hours => ${PREVIOUS_KEY_HOURS})`,
+      })
+      .where("key_id", "=", keyId)
+      .returning("previous_key_expires_at")
+      .executeTakeFirstOrThrow();
+    return { apiKey, previousExpiresAt: updated.previous_key_expires_at! };
+  });
 }
 
 export async function findById(db: Db, keyId: string): Promise<KeyRow | undefined> {

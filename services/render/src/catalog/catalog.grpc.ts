@@ -4,13 +4,13 @@ import { publishAccountEvent, templateNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
-import type { RenderEngine } from "../engine";
+import { assetContentType, type RenderEngine } from "../engine";
 import { templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
 import { previewJob, type PreviewTemplate } from "./engine-job";
 import type { TemplateExpander } from "./expander";
 import { compileProblem, newVersionOf } from "./own-template";
-import { assetNames, checkSave, deleteTemplate, listVersions, saveVersion, type SaveRules } from "./own-templates.repository";
+import { assetList, checkSave, deleteTemplate, listVersions, loadAsset, saveVersion, type SaveRules } from "./own-templates.repository";
 import type { PreviewQueue } from "./preview-queue";
 import { Previews } from "./previews";
 import { dropPreviews } from "./previews.repository";
@@ -45,7 +45,14 @@ export function catalogService(deps: {
   async function save(req: renderV1.SaveTemplateRequest, signal: AbortSignal): Promise<renderV1.SaveTemplateResponse> {
     if (!req.owner || !req.template)
       throw new AppError("PAYLOAD_INVALID", "an own template needs its owner and fields", "Send the template with the key id that owns it.");
-    const rules: SaveRules = { owner: req.owner, id: req.template.id, replace: req.replace, maxTemplates: req.maxTemplates, plan: req.plan };
+    const rules: SaveRules = {
+      owner: req.owner,
+      id: req.template.id,
+      replace: req.replace,
+      output: req.template.output === renderV1.OutputFormat.OUTPUT_FORMAT_PNG ? "png" : "pdf",
+      maxTemplates: req.maxTemplates,
+      plan: req.plan,
+    };
     await checkSave(deps.db, rules);
     const problem = compileProblem(req.html);
     if (problem) throw new AppError("PAYLOAD_INVALID", `html: ${problem}`, "Fix the Handlebars source at that line and column.");
@@ -86,7 +93,17 @@ export function catalogService(deps: {
     getTemplate: unary(async (req: renderV1.GetTemplateRequest) => {
       const row = await deps.catalog.find(req.id, req.owner, req.version);
       // An own template's source and file names are its owner's to edit; the catalog's are not answered.
-      if (row.owner) return { template: { ...toProto(row), html: row.body, assetNames: await assetNames(deps.db, row) } };
+      if (row.owner) {
+        const assets = await assetList(deps.db, row);
+        return {
+          template: {
+            ...toProto(row),
+            html: row.body,
+            assetNames: assets.map((a) => a.name),
+            assets: assets.map((a) => ({ name: a.name, sizeBytes: String(a.size) })),
+          },
+        };
+      }
       return { template: toProto(row, await deps.catalog.shadowed(row.id)) };
     }, deps.logger),
     getPreview: unary(
@@ -101,5 +118,18 @@ export function catalogService(deps: {
       deps.logger,
     ),
     deleteTemplate: unary(remove, deps.logger),
+    getTemplateAsset: unary(async (req: renderV1.GetTemplateAssetRequest) => {
+      // Only an own template's, by its owner: find answers another account's as not found, and a public one is refused the same way.
+      const row = req.owner && req.version > 0 ? await deps.catalog.find(req.id, req.owner, req.version) : undefined;
+      if (!row?.owner) throw templateNotFound(req.id);
+      const content = await loadAsset(deps.db, row, req.name);
+      if (!content)
+        throw new AppError(
+          "NOT_FOUND",
+          `version ${row.version} of template "${row.id}" has no asset "${req.name}"`,
+          "Its asset names are in GET /v1/templates/<id>/versions/<n> (assets).",
+        );
+      return { content, contentType: assetContentType(req.name) };
+    }, deps.logger),
   };
 }

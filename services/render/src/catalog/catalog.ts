@@ -127,5 +127,6 @@ export function toProto(row: TemplateRow, shadowed = false): renderV1.Template {
     generation: row.generation,
     html: "",
     assetNames: [],
+    assets: [],
   };
 }

@@ -15,6 +15,8 @@ export interface SaveRules {
   owner: string;
   id: string;
   replace: boolean;
+  /** What the version makes: a new version keeps its template's. */
+  output: "pdf" | "png";
   maxTemplates: number;
   plan: string;
 }
@@ -28,6 +30,14 @@ export async function checkSave(db: Kysely<RenderDb>, rules: SaveRules): Promise
   const own = await findTemplate(db, { owner: rules.owner, id: rules.id });
   if (rules.replace) {
     if (!own) throw templateNotFound(rules.id);
+    // Renders and images name a template by id: a version that made the other kind would break every caller of the id.
+    if (own.output !== rules.output) {
+      throw new AppError(
+        "PAYLOAD_INVALID",
+        `output: template "${rules.id}" makes ${own.output === "pdf" ? "PDFs" : "PNG images"}; a new version cannot change its output to ${rules.output}`,
+        `Keep "output": "${own.output}", or create a template with another id (POST /v1/templates) for ${rules.output}.`,
+      );
+    }
     return;
   }
   if (own || (await findTemplate(db, { owner: "", id: rules.id }))) throw templateExists(rules.id);
@@ -126,16 +136,37 @@ export async function loadAssets(db: Kysely<RenderDb>, row: Pick<TemplateRow, "o
   return new Map(rows.map((row) => [row.name, row.content]));
 }
 
-/** The names of one version's files, in order (without reading them). */
-export async function assetNames(db: Kysely<RenderDb>, row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">): Promise<string[]> {
+/** The names and sizes of one version's files, by name (without reading them). */
+export async function assetList(
+  db: Kysely<RenderDb>,
+  row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">,
+): Promise<{ name: string; size: number }[]> {
   const rows = await db
     .selectFrom("template_assets")
-    .select("name")
+    .select(["name", sql<string>`octet_length(content)`.as("size")])
     .where("owner", "=", row.owner)
     .where("id", "=", row.id)
     .where("generation", "=", row.generation)
     .where("version", "=", row.version)
     .orderBy("name")
     .execute();
-  return rows.map((r) => r.name);
+  return rows.map((r) => ({ name: r.name, size: Number(r.size) }));
+}
+
+/** One file of one version, or undefined when the version has none of that name. */
+export async function loadAsset(
+  db: Kysely<RenderDb>,
+  row: Pick<TemplateRow, "owner" | "id" | "generation" | "version">,
+  name: string,
+): Promise<Buffer | undefined> {
+  const found = await db
+    .selectFrom("template_assets")
+    .select("content")
+    .where("owner", "=", row.owner)
+    .where("id", "=", row.id)
+    .where("generation", "=", row.generation)
+    .where("version", "=", row.version)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  return found?.content;
 }

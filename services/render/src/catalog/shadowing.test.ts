@@ -41,7 +41,7 @@ describe("a built-in added later never shadows an account's own template of the 
     await migrateToLatest(db, "render", migrations);
     const builtins = loadBuiltinTemplates();
     await syncBuiltins(db, builtins);
-    const rules = { owner: "key-a", id: "ledger", replace: false, maxTemplates: 10, plan: "pro" };
+    const rules = { owner: "key-a", id: "ledger", replace: false, output: "pdf" as const, maxTemplates: 10, plan: "pro" };
     await saveVersion(db, rules, own("<p>mine, v1</p>"));
     await saveVersion(db, { ...rules, replace: true }, own("<p>mine, v2</p>"));
     // A later release ships a built-in of that id.
@@ -82,6 +82,8 @@ describe("a built-in added later never shadows an account's own template of the 
   });
 
   it("still refuses another account a create of the public id", async () => {
-    await assert.rejects(checkSave(db, { owner: "key-b", id: "ledger", replace: false, maxTemplates: 10, plan: "pro" }), { code: "TEMPLATE_EXISTS" });
+    await assert.rejects(checkSave(db, { owner: "key-b", id: "ledger", replace: false, output: "pdf", maxTemplates: 10, plan: "pro" }), {
+      code: "TEMPLATE_EXISTS",
+    });
   });
 });

@@ -20,3 +20,4 @@ export { Slot, type SlotDeps } from "./slot";
 export { FifoSemaphore, WaiterQueue } from "./fifo";
 export { layoutOf, paperPixels } from "./paper";
 export { deadlineOf } from "./job";
+export { assetContentType } from "./network";
