@@ -1,4 +1,4 @@
-import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
+import { makeTransport, requestBinary, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
 import {
   queryString,
   type DailyUsage,
@@ -185,6 +185,22 @@ export class Pressroom {
   /** DELETE /v1/templates/<id>: renders naming it get TEMPLATE_NOT_FOUND from now on (jobs admitted before finish). */
   deleteTemplate(id: string): Promise<void> {
     return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);
+  }
+
+  /** GET /v1/templates/<id>/preview.png, or /versions/<version>/preview.png: the PNG of the current version, or of the one given (each keeps its own). */
+  templatePreview(id: string, version?: number): Promise<Uint8Array> {
+    const path = `/v1/templates/${encodeURIComponent(id)}`;
+    const versioned = version === undefined ? path : `${path}/versions/${encodeURIComponent(String(version))}`;
+    return requestBinary(this.#transport, "GET", `${versioned}/preview.png`, "image/png", { apiKey: this.#apiKey });
+  }
+
+  /**
+   * POST /v1/templates/preview: the PNG of an unsaved template (id optional) rendered with its
+   * sample_data, as saving it would render its preview; nothing is stored. Counted as one of the
+   * month's previews; a source that does not compile rejects PAYLOAD_INVALID naming its line.
+   */
+  previewTemplate(template: Omit<TemplateInput, "id"> & { id?: string }): Promise<Uint8Array> {
+    return requestBinary(this.#transport, "POST", "/v1/templates/preview", "image/png", { apiKey: this.#apiKey, body: templateBody(template) });
   }
 
   /** GET /v1/keys/usage: renders, previews, rate limit and concurrency of this key. */

@@ -195,6 +195,17 @@ export async function requestDocument(
   });
 }
 
+/** One call of the API answered with bytes of type `accept` (a preview image); an error answer rejects as any call's. */
+export async function requestBinary(transport: Transport, method: Method, path: string, accept: string, options: CallOptions = {}): Promise<Uint8Array> {
+  const url = `${transport.baseUrl}${path}`;
+  const init = requestInit(method, accept, options);
+  return withDeadline(transport, url, async (signal) => {
+    const response = await transport.fetch(url, { ...init, signal });
+    if (!response.ok) throw errorFromResponse(response, await response.text());
+    return new Uint8Array(await response.arrayBuffer());
+  });
+}
+
 /** GET of a signed output URL: no Authorization header (the URL is its own credential). */
 export async function requestBytes(transport: Transport, url: string): Promise<Uint8Array> {
   return withDeadline(transport, url, async (signal) => {

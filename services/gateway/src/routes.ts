@@ -21,7 +21,9 @@ import {
   getTemplateOperation,
   listTemplatesOperation,
   replaceTemplateOperation,
+  previewDraftOperation,
   templatePreviewOperation,
+  templateVersionPreviewOperation,
   templateVersionOperation,
   templateVersionsOperation,
 } from "./templates/api";
@@ -60,6 +62,13 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "GET", path: "/v1/templates/:id/versions", operation: templateVersionsOperation, handler: templates.listVersions },
     { method: "GET", path: "/v1/templates/:id/versions/:n", operation: templateVersionOperation, handler: templates.getTemplateVersion },
     { method: "GET", path: "/v1/templates/:id/preview.png", operation: templatePreviewOperation, handler: templates.templatePreview },
+    {
+      method: "GET",
+      path: "/v1/templates/:id/versions/:n/preview.png",
+      operation: templateVersionPreviewOperation,
+      handler: templates.templateVersionPreview,
+    },
+    { method: "POST", path: "/v1/templates/preview", operation: previewDraftOperation, handler: templates.previewDraft },
     { method: "GET", path: "/v1/keys/usage", operation: usageOperation, handler: keys.usage },
     { method: "GET", path: "/v1/keys/usage/daily", operation: dailyUsageOperation, handler: keys.usageDaily },
     { method: "GET", path: "/v1/keys/webhook-secret", operation: webhookSecretOperation, handler: keys.webhookSecret },
