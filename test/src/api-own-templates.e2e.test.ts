@@ -140,7 +140,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
           page: { format: "A4", landscape: false, margin: { top: "1cm", right: "1cm", bottom: "1cm", left: "1cm" }, header: false, footer: false },
           data_schema: undefined,
           sample_data: undefined,
-          preview_url: "/v1/templates/welcome/preview.png",
+          preview_url: "/v1/templates/welcome/versions/1/preview.png",
           visibility: "private",
         },
       );
@@ -286,6 +286,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
         ["GET", "/v1/templates/ID/versions"],
         ["GET", "/v1/templates/ID/versions/1"],
         ["GET", "/v1/templates/ID/preview.png"],
+        ["GET", "/v1/templates/ID/versions/1/preview.png"],
         ["PUT", "/v1/templates/ID", letter("<p>{{who}}</p>")],
         ["DELETE", "/v1/templates/ID"],
       ];

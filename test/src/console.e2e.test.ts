@@ -14,8 +14,9 @@ import { WebhookReceiver, eventually } from "./test-support/webhook-receiver";
 
 /**
  * The console used as a person uses it, in Chromium against the real services: sign up and sign
- * in, upgrade through the checkout, write a template in the editor (its compile error shown at its
- * line), a second version and the diff of the two, render it, find the job and its timeline,
+ * in, upgrade through the checkout, write a template in the editor (its live preview rendering the
+ * draft, its compile error shown at its line), a second version and the diffs of the two (source
+ * and pixels), render it, find the job and its timeline,
  * download it, reveal and rotate the webhook secret, see a failed callback and replay it to a
  * receiver that then gets the same event id, refuse a forged cross-site request, sign out and find
  * the session dead, and the demo key's read-only console. Every page passes axe-core with no
@@ -122,26 +123,41 @@ describe("the console in a browser", () => {
     await waitForText(page, "Starter");
   });
 
-  it("writes a template in the editor: a compile error is shown at its line, then it is saved", async () => {
+  it("writes a template in the editor: its live preview renders the draft as it is typed, shows a compile error at its line, then it is saved", async () => {
+    const previewsUsed = async () => ((await h.api.get("/v1/keys/usage", { key: apiKey })).json as { previews: { used: number } }).previews.used;
+    const before = await previewsUsed();
     await open("/console/templates", "No templates of your own yet");
     await clickText(page, "New template");
     await page.waitForSelector('[data-editor="html"] .cm-content');
+    // The unsaved starter is rendered at once: POST /v1/templates/preview, counted as one of the month's previews.
+    await page.waitForFunction(() => ((document.querySelector(".preview-pane figure.live img") as HTMLImageElement | null)?.naturalWidth ?? 0) > 0);
+    const starter = await page.$eval(".preview-pane figure.live img", (img) => (img as HTMLImageElement).src);
     await page.type("#t-id", "welcome-note");
     await page.type("#t-name", "Welcome note");
     await setEditorText(page, '[data-editor="html"]', "<h1>Hello</h1>\n<p>{{#if name}}unclosed</p>");
-    await clickText(page, "Create the template");
+    // Nothing saved yet: the live preview finds the compile error and marks its line.
     await page.waitForSelector('[data-editor="html"] .cm-lintRange-error');
     const marked = await page.$eval('[data-editor="html"] .cm-lintRange-error', (node) => node.closest(".cm-line")!.textContent);
     assert.match(marked!, /unclosed|\{\{#if/, "the diagnostic sits on the line that does not compile");
     await waitForText(page, "does not compile at line");
+    assert.equal((await h.api.get("/v1/templates/welcome-note", { key: apiKey })).status, 404, "a draft is stored nowhere");
     await check("editor");
     await setEditorText(page, '[data-editor="html"]', TEMPLATE_HTML);
+    await page.waitForFunction(
+      (previous) => {
+        const img = document.querySelector(".preview-pane figure.live img") as HTMLImageElement | null;
+        return img !== null && img.src !== previous && img.naturalWidth > 0 && !document.querySelector(".cm-lintRange-error, .preview-pane .problems");
+      },
+      {},
+      starter,
+    );
+    assert.ok((await previewsUsed()) >= before + 2, "each draft rendered is one of the month's previews");
     await clickText(page, "Create the template");
     await page.waitForFunction(() => location.pathname === "/console/templates/welcome-note");
     await waitForText(page, "Versions");
   });
 
-  it("saves a second version and shows the source diff of the two", async () => {
+  it("saves a second version and shows the source diff and the visual diff of the two", async () => {
     await clickText(page, "Edit: new version");
     await page.waitForSelector('[data-editor="html"] .cm-content');
     await setEditorText(page, '[data-editor="html"]', TEMPLATE_HTML.replace("<p>{{message}}</p>", "<p>{{message}}</p>\n  <p>Second version.</p>"));
@@ -150,7 +166,23 @@ describe("the console in a browser", () => {
     await clickText(page, "Show the changes");
     await page.waitForSelector(".diff .cm-changedLine");
     assert.match(await page.$eval(".diff", (node) => (node as HTMLElement).innerText), /Second version\./);
+    // Each version's own stored preview, side by side, with the pixels that changed marked.
+    await page.waitForSelector(".visual-diff[data-changed-pixels]");
+    const changed = await page.$eval(".visual-diff", (node) => Number(node.getAttribute("data-changed-pixels")));
+    assert.ok(changed > 0, "version 2 adds a line: pixels changed");
+    const marks = await page.$eval(".visual-diff canvas", (node) => {
+      const canvas = node as HTMLCanvasElement;
+      const { data } = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height);
+      let count = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i] === 219 && data[i + 1] === 0 && data[i + 2] === 122) count++;
+      return count;
+    });
+    assert.equal(marks, changed, "every changed pixel is marked on the canvas");
     await check("template", { phone: true });
+    await page.select("#diff-from", "2");
+    await clickText(page, "Show the changes");
+    await page.waitForSelector('.visual-diff[data-changed-pixels="0"]');
+    await waitForText(page, "No pixel changed.");
     await open("/console/templates", "Welcome note");
     await page.waitForFunction(() => Array.from(document.querySelectorAll(".card img")).every((img) => (img as HTMLImageElement).naturalWidth > 0));
     await check("templates");

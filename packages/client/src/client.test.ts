@@ -221,6 +221,30 @@ describe("Pressroom over HTTP", () => {
     assert.ok(server.requests.every((r) => r.headers.authorization === `Bearer ${API_KEY}`));
   });
 
+  it("previews: a version's PNG by its path, a draft's posted as a template body; both ask for image/png with the key", async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    server.handler = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "image/png", "Content-Length": png.byteLength });
+      res.end(png);
+    };
+    assert.deepEqual(Buffer.from(await client.templatePreview("letter")), png);
+    assert.deepEqual(Buffer.from(await client.templatePreview("letter", 2)), png);
+    const logo = new Uint8Array([0, 255]);
+    assert.deepEqual(Buffer.from(await client.previewTemplate({ name: "Draft", output: "pdf", html: "<p>{{x}}</p>", assets: { "logo.png": logo } })), png);
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.url, r.headers.accept, r.headers.authorization]),
+      [
+        ["GET", "/v1/templates/letter/preview.png", "image/png", `Bearer ${API_KEY}`],
+        ["GET", "/v1/templates/letter/versions/2/preview.png", "image/png", `Bearer ${API_KEY}`],
+        ["POST", "/v1/templates/preview", "image/png", `Bearer ${API_KEY}`],
+      ],
+    );
+    assert.deepEqual(JSON.parse(server.requests[2]!.body), { name: "Draft", output: "pdf", html: "<p>{{x}}</p>", assets: { "logo.png": "AP8=" } });
+    server.handler = (_req, res) => json(res, 422, { error: "html: does not compile at line 1, column 4: x", code: "PAYLOAD_INVALID", hint: "Fix it." });
+    const error = await rejection(client.previewTemplate({ name: "Draft", output: "pdf", html: "<p>{{#if x}</p>" }));
+    assert.deepEqual([error.status, error.code, error.message], [422, "PAYLOAD_INVALID", "html: does not compile at line 1, column 4: x"]);
+  });
+
   it("checkout posts the plan and returns the session", async () => {
     server.handler = (_req, res) => json(res, 201, { checkout_url: "http://x/checkout/cs_1", session_id: "cs_1", plan: "pro" });
     const session = await client.checkout({ plan: "pro" });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
+import { makeTransport, requestBinary, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
 import { PressroomError } from "./errors";
 import {
   queryString,
@@ -222,6 +222,22 @@ export class Pressroom {
     return this.#call<void>("DELETE", `/v1/templates/${encodeURIComponent(id)}`);
   }
 
+  /** GET /v1/templates/<id>/preview.png, or /versions/<version>/preview.png: the PNG of the current version, or of the one given (each keeps its own). */
+  templatePreview(id: string, version?: number): Promise<Uint8Array> {
+    const path = `/v1/templates/${encodeURIComponent(id)}`;
+    const versioned = version === undefined ? path : `${path}/versions/${encodeURIComponent(String(version))}`;
+    return requestBinary(this.#transport, "GET", `${versioned}/preview.png`, "image/png", { apiKey: this.#apiKey });
+  }
+
+  /**
+   * POST /v1/templates/preview: the PNG of an unsaved template (id optional) rendered with its
+   * sample_data, as saving it would render its preview; nothing is stored. Counted as one of the
+   * month's previews; a source that does not compile rejects PAYLOAD_INVALID naming its line.
+   */
+  previewTemplate(template: Omit<TemplateInput, "id"> & { id?: string }): Promise<Uint8Array> {
+    return requestBinary(this.#transport, "POST", "/v1/templates/preview", "image/png", { apiKey: this.#apiKey, body: templateBody(template) });
+  }
+
   /** GET /v1/keys/usage: renders, previews, rate limit and concurrency of this key. */
   usage(): Promise<UsageResponse> {
     return this.#call<UsageResponse>("GET", "/v1/keys/usage");
@@ -238,11 +254,6 @@ export class Pressroom {
    */
   rotateWebhookSecret(): Promise<RotatedWebhookSecretResponse> {
     return this.#call<RotatedWebhookSecretResponse>("POST", "/v1/keys/webhook-secret/rotate");
-  }
-
-  /** GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own). */
-  templatePreview(id: string): Promise<Uint8Array> {
-    return requestBytes(this.#transport, `${this.baseUrl}/v1/templates/${encodeURIComponent(id)}/preview.png`, this.#apiKey);
   }
 
   /**

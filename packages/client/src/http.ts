@@ -257,6 +257,19 @@ export async function requestDocument(
   );
 }
 
+/** One call of the API answered with bytes of type `accept` (a preview image); an error answer rejects as any call's. */
+export async function requestBinary(transport: Transport, method: Method, path: string, accept: string, options: CallOptions = {}): Promise<Uint8Array> {
+  const url = `${transport.baseUrl}${path}`;
+  const init = requestInit(method, accept, options);
+  return withRetries(transport, () =>
+    withDeadline(transport, url, async (signal) => {
+      const response = await transport.fetch(url, { ...init, signal });
+      if (!response.ok) throw errorFromResponse(response, await response.text());
+      return new Uint8Array(await response.arrayBuffer());
+    }),
+  );
+}
+
 /** A GET answered with bytes: a signed output URL (no key: the URL is its own credential), or an API path with the key (a template's preview or asset). */
 export async function requestBytes(transport: Transport, url: string, apiKey?: string): Promise<Uint8Array> {
   const headers: Record<string, string> = { Accept: "*/*", "User-Agent": USER_AGENT };

@@ -24,7 +24,8 @@ export function templateEntry(t: renderV1.Template) {
     // JSON objects: the catalog checks both when it loads a template.
     data_schema: JSON.parse(t.dataSchemaJson) as Record<string, unknown>,
     sample_data: JSON.parse(t.sampleDataJson) as Record<string, unknown>,
-    preview_url: `/v1/templates/${t.id}/preview.png`,
+    // An own template's version has its own preview (its versions keep theirs); the catalog's is its current version's.
+    preview_url: t.owner ? `/v1/templates/${t.id}/versions/${t.version}/preview.png` : `/v1/templates/${t.id}/preview.png`,
     visibility: t.owner ? ("private" as const) : ("public" as const),
     // One own template read by its owner (not the lists): its source and its files' names, to edit it.
     ...(t.owner && t.html ? { html: t.html, asset_names: t.assetNames, assets: t.assets.map((a) => ({ name: a.name, size_bytes: Number(a.sizeBytes) })) } : {}),

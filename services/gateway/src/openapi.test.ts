@@ -115,6 +115,7 @@ describe("the OpenAPI document", () => {
       "GET /v1/templates/{id}/versions",
       "GET /v1/templates/{id}/versions/{n}",
       "GET /v1/templates/{id}/versions/{n}/assets/{name}",
+      "GET /v1/templates/{id}/versions/{n}/preview.png",
       "GET /v1/webhooks/deliveries",
       "POST /v1/billing/checkout",
       "POST /v1/image",
@@ -122,6 +123,7 @@ describe("the OpenAPI document", () => {
       "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
       "POST /v1/templates",
+      "POST /v1/templates/preview",
       "POST /v1/webhooks/deliveries/{id}/replay",
       "PUT /v1/templates/{id}",
     ]);

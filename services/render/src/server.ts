@@ -9,6 +9,7 @@ export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServi
   listTemplates: ["gateway"],
   getTemplate: ["gateway"],
   getPreview: ["gateway"],
+  previewDraft: ["gateway"],
   saveTemplate: ["gateway"],
   listTemplateVersions: ["gateway"],
   deleteTemplate: ["gateway"],

@@ -99,21 +99,32 @@ export class OpenApiChecker {
     return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
   }
 
-  matchPath(pathname: string): string | undefined {
-    return this.templates.find((t) => t.pattern.test(pathname))?.path;
+  /**
+   * The documented path of a request: a literal one before a templated one, and among those that
+   * match (POST /v1/templates/preview, GET /v1/templates/{id}) the one that documents `method`.
+   */
+  matchPath(pathname: string, method?: string): string | undefined {
+    const matching = this.templates.filter((t) => t.pattern.test(pathname)).map((t) => t.path);
+    return matching.find((path) => method && (this.doc.paths[path] as Json)[method]) ?? matching[0];
+  }
+
+  /** The methods documented for a request path: those of every documented path it matches. */
+  private methodsOf(pathname: string): string[] {
+    const matching = this.templates.filter((t) => t.pattern.test(pathname));
+    return [...new Set(matching.flatMap((t) => Object.keys(this.doc.paths[t.path] as Json).map((m) => m.toUpperCase())))];
   }
 
   /** The problems of one exchange; empty when it matches the document. */
   check(x: Exchange): string[] {
     const pathname = new URL(x.path, "http://gateway").pathname;
     const where = `${x.method} ${x.path.replace(/([?&]sig=)[^&]*/, "$1…").slice(0, 120)} → ${x.status}`;
-    const path = this.matchPath(pathname);
+    const path = this.matchPath(pathname, x.method === "HEAD" ? "get" : x.method.toLowerCase());
     if (!path) {
       if (x.status !== 404) return [`${where}: undocumented path answered ${x.status}, not 404`];
       return this.checkResponse(where, { $ref: "#/components/responses/NotFound" }, [], x);
     }
     const item = this.doc.paths[path] as Json;
-    const documented = Object.keys(item).map((m) => m.toUpperCase());
+    const documented = this.methodsOf(pathname);
     const op = item[x.method === "HEAD" ? "get" : x.method.toLowerCase()] as Json | undefined;
     if (!op) {
       const allow = (x.headers.allow ?? "")
@@ -183,7 +194,7 @@ export class OpenApiChecker {
     const covered = new Set<string>();
     for (const x of exchanges) {
       problems.push(...this.check(x));
-      const path = this.matchPath(new URL(x.path, "http://gateway").pathname);
+      const path = this.matchPath(new URL(x.path, "http://gateway").pathname, x.method === "HEAD" ? "get" : x.method.toLowerCase());
       covered.add(`${x.method} ${path ?? "(unknown path)"} ${x.status}`);
     }
     return { problems, covered };

@@ -253,6 +253,35 @@ class Pressroom:
         path = f"/v1/templates/{_quote(id)}/versions/{_quote(str(version))}/assets/{_quote(name)}"
         return self._transport.request_bytes(f"{self._transport.base_url}{path}", api_key=self.__api_key)
 
+    def template_preview(self, id: str, version: Optional[int] = None) -> bytes:
+        """GET /v1/templates/<id>/preview.png, or /versions/<version>/preview.png: the PNG of the current version, or of ``version`` (each keeps its own)."""
+        path = f"/v1/templates/{_quote(id)}" + ("" if version is None else f"/versions/{_quote(str(version))}")
+        return self._transport.request_image("GET", f"{path}/preview.png", self.__api_key)
+
+    def preview_template(
+        self,
+        *,
+        name: str,
+        output: str,
+        html: str,
+        id: Optional[str] = None,
+        description: Optional[str] = None,
+        data_schema: Optional[Mapping[str, Any]] = None,
+        sample_data: Optional[Mapping[str, Any]] = None,
+        page: Optional[Mapping[str, Any]] = None,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+        device_scale_factor: Optional[int] = None,
+        assets: Optional[Mapping[str, bytes]] = None,
+    ) -> bytes:
+        """POST /v1/templates/preview: the PNG of an unsaved template rendered with its sample data; nothing is stored.
+
+        The fields of ``create_template`` (``id`` optional). Counted as one of the month's
+        previews. Raises PressroomError PAYLOAD_INVALID (422; a source that does not compile
+        names its line and column) or RENDER_FAILED (422).
+        """
+        return self._transport.request_image("POST", "/v1/templates/preview", self.__api_key, _template_body(locals()))
+
     def delete_template(self, id: str) -> None:
         """DELETE /v1/templates/<id>: renders naming it raise TEMPLATE_NOT_FOUND from now on (jobs admitted before finish)."""
         self._call("DELETE", f"/v1/templates/{_quote(id)}")
@@ -269,10 +298,6 @@ class Pressroom:
         """POST /v1/keys/webhook-secret/rotate: a new secret; the replaced one keeps signing callbacks
         (a second v1 signature) until ``previous_secret_expires_at``."""
         return RotatedWebhookSecret(self._call("POST", "/v1/keys/webhook-secret/rotate"))
-
-    def template_preview(self, id: str) -> bytes:
-        """GET /v1/templates/<id>/preview.png: the PNG of a template rendered with its sample data (the catalog's or this key's own)."""
-        return self._transport.request_bytes(f"{self.base_url}/v1/templates/{_quote(id)}/preview.png", api_key=self.__api_key)
 
     def rotate_key(self) -> RotatedKey:
         """POST /v1/keys/rotate: a new value for this key (same account), shown once.

@@ -260,6 +260,11 @@ class Transport:
 
         return self._with_retries(attempt)
 
+    def request_image(self, method: str, path: str, api_key: str, body: Optional[Mapping[str, Any]] = None) -> bytes:
+        """One call of the API answered with a PNG (a preview): its bytes; an error answer raises as any call's."""
+        headers, data = _call_request("image/png", api_key, body, None)
+        return self._with_retries(lambda: self._exchange(method, f"{self.base_url}{path}", headers, data)[1])
+
     def request_bytes(self, url: str, api_key: Optional[str] = None) -> bytes:
         """A GET answered with bytes: a signed output URL without Authorization (the URL is its own credential), or an API URL with the key (a template's preview or asset)."""
         headers = {"Accept": "*/*", "User-Agent": USER_AGENT}

@@ -239,6 +239,22 @@ class OwnTemplates(Stack):
         self.assertEqual(self.raised(self.client.template, "py-letter").code, "TEMPLATE_NOT_FOUND")
         self.assertEqual(self.raised(self.client.render, template_id="py-letter", data={"who": "Ada"}).code, "TEMPLATE_NOT_FOUND")
 
+    def test_a_draft_previews_unsaved_and_each_version_keeps_its_preview(self) -> None:
+        card = {"name": "Card", "output": "png", "width": 90, "height": 60, "html": '<body style="background:{{c}}">{{c}}</body>'}
+        draft = self.client.preview_template(**card, sample_data={"c": "red"})
+        self.assertEqual(draft[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertNotIn("draft", [t.id for t in self.client.templates().templates])
+        error = self.raised(self.client.preview_template, **{**card, "html": "<p>one</p>\n<p>{{#if c}</p>"})
+        self.assertEqual((error.code, error.status), ("PAYLOAD_INVALID", 422))
+        self.assertIn("line 2", error.message)
+        self.client.create_template(id="py-card", **card, sample_data={"c": "red"})
+        updated = self.client.update_template("py-card", **card, sample_data={"c": "blue"})
+        self.assertEqual(updated.preview_url, "/v1/templates/py-card/versions/2/preview.png")
+        first, second = self.client.template_preview("py-card", version=1), self.client.template_preview("py-card", version=2)
+        self.assertNotEqual(first, second)
+        self.assertEqual(self.client.template_preview("py-card"), second)
+        self.client.delete_template("py-card")
+
     def test_a_template_whose_preview_fails_is_render_failed(self) -> None:
         error = self.raised(self.client.create_template, id="py-broken", name="x", output="pdf", html="<script>throw new Error('nope')</script>")
         self.assertEqual((error.code, error.status), ("RENDER_FAILED", 422))

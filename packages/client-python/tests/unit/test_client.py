@@ -225,6 +225,26 @@ class Endpoints(ServerTest):
         )
         self.assertEqual(self.server.requests[1].json(), {"name": "Letter", "output": "pdf", "html": "<p>2</p>"})
 
+    def test_previews_a_versions_png_by_its_path_and_a_drafts_posted_as_a_template_body(self) -> None:
+        png = b"\x89PNG\x01\x02"
+        self.server.handler = always(Reply(200, png, {"Content-Type": "image/png"}))
+        self.assertEqual(self.client.template_preview("letter"), png)
+        self.assertEqual(self.client.template_preview("letter", version=2), png)
+        self.assertEqual(self.client.preview_template(name="Draft", output="pdf", html="<p>{{x}}</p>", assets={"logo.png": b"\x00\xff"}), png)
+        self.assertEqual(
+            [(r.method, r.path, r.headers["accept"], r.headers["authorization"]) for r in self.server.requests],
+            [
+                ("GET", "/v1/templates/letter/preview.png", "image/png", f"Bearer {API_KEY}"),
+                ("GET", "/v1/templates/letter/versions/2/preview.png", "image/png", f"Bearer {API_KEY}"),
+                ("POST", "/v1/templates/preview", "image/png", f"Bearer {API_KEY}"),
+            ],
+        )
+        self.assertEqual(self.server.requests[2].json(), {"name": "Draft", "output": "pdf", "html": "<p>{{x}}</p>", "assets": {"logo.png": "AP8="}})
+        self.server.handler = always(json_reply(422, {"error": "html: does not compile at line 1, column 4: x", "code": "PAYLOAD_INVALID", "hint": "Fix it."}))
+        with self.assertRaises(PressroomError) as raised:
+            self.client.preview_template(name="Draft", output="pdf", html="<p>{{#if x}</p>")
+        self.assertEqual((raised.exception.status, raised.exception.code), (422, "PAYLOAD_INVALID"))
+
     def test_the_lists_send_only_the_filters_given_and_replay_posts_to_the_delivery(self) -> None:
         delivery = {"id": "dlv_1", "event_id": "evt_1", "event_type": "job.succeeded", "job_id": "job_1", "attempt": 3, "status": "pending"}
 

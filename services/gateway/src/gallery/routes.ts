@@ -87,7 +87,9 @@ export function pageRoutes(deps: GalleryDeps): PageRoute[] {
         const id = ctx.params.id as string;
         if (!TEMPLATE_ID_PATTERN.test(id)) throw errors.notFound();
         anonymous.admit(ctx);
-        const preview = await anonymous.cached(`preview:${id}`, () => call(catalog, catalog.getPreview, { id, owner: "", render: false }, 60_000));
+        const preview = await anonymous.cached(`preview:${id}@0`, () =>
+          call(catalog, catalog.getPreview, { id, owner: "", version: 0, render: false }, 60_000),
+        );
         sendPreview(ctx, id, preview, false);
       },
     },

@@ -272,22 +272,20 @@ export const deleteTemplateOperation: ZodOpenApiOperationObject = {
   },
 };
 
-export const templatePreviewOperation: ZodOpenApiOperationObject = {
-  operationId: "getTemplatePreview",
-  summary: "A preview of a template rendered with its sample data",
-  description:
-    "Public for the catalog's templates; an own template's with its key. Rendered once per template version and stored: a read that finds it renders " +
-    "nothing and counts nothing. An own template's not yet stored (saved before previews were stored) is rendered as one of the key's previews: " +
-    "admitted and counted like a save's (previews in GET /v1/keys/usage). Without a key, reads are kept for a few seconds and limited per client address. " +
-    "Conditional requests (If-None-Match) are answered 304.",
+const PREVIEW_PNG = { "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) } };
+
+/** GET preview.png of the current version or of one version: the same answers. */
+const previewOperation = (
+  operation: Pick<ZodOpenApiOperationObject, "operationId" | "summary" | "description" | "requestParams">,
+): ZodOpenApiOperationObject => ({
+  ...operation,
   tags: ["Templates"],
   security: KEY_OPTIONAL,
-  requestParams: { path: z.object({ id: TemplateId }) },
   responses: {
     "200": {
       description: "The preview image.",
       headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, "Cache-Control": headers.cacheControl, ...OPTIONAL_RATE_HEADERS }),
-      content: { "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) } },
+      content: PREVIEW_PNG,
     },
     "304": {
       description: "Not modified since the ETag given in If-None-Match.",
@@ -297,5 +295,57 @@ export const templatePreviewOperation: ZodOpenApiOperationObject = {
     "422": errorResponse("RENDER_FAILED: the preview failed (script error, its deadline, limits); charged.", ["RENDER_FAILED"], RATE_HEADERS),
     ...keyedErrors,
     "429": PREVIEW_ADMISSION(OPTIONAL_RATE_HEADERS),
+  },
+});
+
+const PREVIEW_RULES =
+  "Public for the catalog's templates; an own template's with its key. Rendered once per template version and stored: a read that finds it renders " +
+  "nothing and counts nothing. An own template's not yet stored (saved before previews were stored) is rendered as one of the key's previews: " +
+  "admitted and counted like a save's (previews in GET /v1/keys/usage). Without a key, reads are kept for a few seconds and limited per client address. " +
+  "Conditional requests (If-None-Match) are answered 304.";
+
+export const templatePreviewOperation = previewOperation({
+  operationId: "getTemplatePreview",
+  summary: "A preview of a template rendered with its sample data",
+  description: `The current version's. ${PREVIEW_RULES}`,
+  requestParams: { path: z.object({ id: TemplateId }) },
+});
+
+export const templateVersionPreviewOperation = previewOperation({
+  operationId: "getTemplateVersionPreview",
+  summary: "The preview of one version of a template",
+  description:
+    `Each version keeps its own preview, rendered with that version's sample data (an own template's preview_url points here), so that two versions ` +
+    `can be compared. ${PREVIEW_RULES}`,
+  requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
+});
+
+export const previewDraftOperation: ZodOpenApiOperationObject = {
+  operationId: "previewTemplateDraft",
+  summary: "Preview an unsaved template",
+  description:
+    "Renders a draft (the body of POST /v1/templates; id may be left out) with its sample_data as a save renders its preview, and stores nothing: " +
+    "no template, no version, no preview. The body is checked like a save's first (422 before anything is admitted; a source that does not compile " +
+    "names its line and column). The render is one of the key's previews: it holds one of the key's concurrency slots while it renders and counts one " +
+    "against the month's previews (previews in GET /v1/keys/usage), charged when it rendered or failed for the template (RENDER_FAILED) or when the " +
+    "caller went away, refunded when it failed on our side. The console's editor calls it as you type.",
+  tags: ["Templates"],
+  security: KEYED,
+  requestBody: { required: true, content: { "application/json": { schema: TemplateReplacement } } },
+  responses: {
+    "200": {
+      description: "The draft rendered with its sample data, as the template's preview would be.",
+      headers: z.object({ "Request-Id": headers.requestId, "Cache-Control": headers.cacheControl, ...RATE_HEADERS }),
+      content: PREVIEW_PNG,
+    },
+    "403": forbidden(),
+    ...keyedErrors,
+    "422": errorResponse(
+      "PAYLOAD_INVALID: the body failed validation as a save's would (html that does not compile: the message names line and column). " +
+        "RENDER_FAILED: the draft failed to render (script error, timeout, limits); charged.",
+      ["PAYLOAD_INVALID", "RENDER_FAILED"],
+      RATE_HEADERS,
+    ),
+    "429": PREVIEW_ADMISSION(RATE_HEADERS),
   },
 };

@@ -12,7 +12,7 @@ import { MAX_TEMPLATE_BODY_BYTES } from "../limits";
 import { contentDisposition } from "../output-delivery";
 import { sendPreview } from "../preview-response";
 import type { TemplateList, TemplateVersions } from "./api";
-import { assetsOf, toProtoTemplate, validateTemplate } from "./request";
+import { assetsOf, toProtoTemplate, validateTemplate, type TemplateInput } from "./request";
 import type { CustomerSchemas } from "../schemas/schemas";
 
 /** The longest a preview may take (a save's, a preview.png's): it waits in its render pod's bounded queue, then renders within its own deadline. */
@@ -23,6 +23,16 @@ export interface TemplateRouteDeps extends KeyedDeps, PreviewDeps {
   schemas: CustomerSchemas;
   anonymous: AnonymousReads;
 }
+
+/** The version in the path; one that cannot exist is not found, like one that does not. */
+function versionParam(ctx: Context): number {
+  const n = ctx.params.n as string;
+  if (!/^[1-9]\d{0,8}$/.test(n)) throw templateNotFound(ctx.params.id as string);
+  return Number(n);
+}
+
+/** The id a draft previewed without one is checked under (it is stored nowhere). */
+const DRAFT_ID = "draft";
 
 /** The id in the path; an id that cannot exist is not found, like one that does not. */
 function pathId(ctx: Context): string {
@@ -48,13 +58,19 @@ export function templateRoutes(deps: TemplateRouteDeps) {
   const read = <T>(caller: Principal | undefined, key: string, load: (owner: string) => Promise<T>): Promise<T> =>
     caller ? load(caller.keyId) : anonymous.cached(key, () => load(""));
 
-  async function save(ctx: Context, replace: boolean): Promise<void> {
-    const principal = await keyed(deps, ctx);
-    const id = replace ? pathId(ctx) : undefined;
-    const input = validateTemplate(await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES), id);
+  /** A template body, checked (`id`: the path's, else the body's); its data schema and sample data on the schema threads. */
+  async function checked(body: Record<string, unknown>, id?: string): Promise<TemplateInput> {
+    const input = validateTemplate(body, id);
     if (input instanceof Error) throw input;
     const schemaProblem = await deps.schemas.check(input.data_schema ?? { type: "object" }, input.sample_data ?? {});
     if (schemaProblem) throw schemaProblem;
+    return input;
+  }
+
+  async function save(ctx: Context, replace: boolean): Promise<void> {
+    const principal = await keyed(deps, ctx);
+    const id = replace ? pathId(ctx) : undefined;
+    const input = await checked(await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES), id);
     const request: renderV1.SaveTemplateRequest = {
       owner: principal.keyId,
       replace,
@@ -73,6 +89,27 @@ export function templateRoutes(deps: TemplateRouteDeps) {
     ctx.status = replace ? 200 : 201;
     ctx.set("Cache-Control", "no-store");
     ctx.body = templateEntry(template!);
+  }
+
+  /**
+   * A version's preview (0: the current one's): public for the catalog, an own template's with its key. Stored once rendered
+   * (per template version); an own template's that is not (yet) is rendered as one of the key's previews, admitted and counted.
+   */
+  async function preview(ctx: Context, version: number): Promise<void> {
+    const caller = await callerOf(ctx);
+    const id = pathId(ctx);
+    const stored = (owner: string) => call(catalog, catalog.getPreview, { id, owner, version, render: false }, PREVIEW_CALL_MS);
+    let answer = await read(caller, `preview:${id}@${version}`, stored);
+    if (answer.absent && caller) {
+      answer = await runPreview(
+        deps,
+        ctx,
+        caller,
+        ({ signal }) => call(catalog, catalog.getPreview, { id, owner: caller.keyId, version, render: true }, PREVIEW_CALL_MS, signal),
+        (rendered) => rendered.rendered,
+      );
+    }
+    sendPreview(ctx, id, answer, caller !== undefined);
   }
 
   async function getVersion(ctx: Context, version: number): Promise<void> {
@@ -102,11 +139,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
     getTemplate: (ctx: Context) => getVersion(ctx, 0),
 
     /** GET /v1/templates/<id>/versions/<n> */
-    async getTemplateVersion(ctx: Context) {
-      const n = ctx.params.n as string;
-      if (!/^[1-9]\d{0,8}$/.test(n)) throw templateNotFound(ctx.params.id as string);
-      await getVersion(ctx, Number(n));
-    },
+    getTemplateVersion: (ctx: Context) => getVersion(ctx, versionParam(ctx)),
 
     /** GET /v1/templates/<id>/versions/<n>/assets/<name>: the owner's file, always as a download that nothing runs. */
     async getTemplateAsset(ctx: Context) {
@@ -141,25 +174,36 @@ export function templateRoutes(deps: TemplateRouteDeps) {
       ctx.status = 204;
     },
 
+    /** GET /v1/templates/<id>/preview.png: the current version's. */
+    templatePreview: (ctx: Context) => preview(ctx, 0),
+
+    /** GET /v1/templates/<id>/versions/<n>/preview.png: each version keeps its own. */
+    templateVersionPreview: (ctx: Context) => preview(ctx, versionParam(ctx)),
+
     /**
-     * GET /v1/templates/<id>/preview.png: public for the catalog, an own template's with its key. Stored once rendered (per
-     * template version); an own template's that is not (yet) is rendered as one of the key's previews, admitted and counted.
+     * POST /v1/templates/preview: an unsaved draft (a create's body, id optional) rendered with its sample data as a save's
+     * preview is, admitted and counted like one; nothing is stored. What would refuse it (the body, the schema, the source
+     * that does not compile, naming its line) answers 422 before the preview is admitted.
      */
-    async templatePreview(ctx: Context) {
-      const caller = await callerOf(ctx);
-      const id = pathId(ctx);
-      const stored = (owner: string) => call(catalog, catalog.getPreview, { id, owner, render: false }, PREVIEW_CALL_MS);
-      let preview = await read(caller, `preview:${id}`, stored);
-      if (preview.absent && caller) {
-        preview = await runPreview(
-          deps,
-          ctx,
-          caller,
-          ({ signal }) => call(catalog, catalog.getPreview, { id, owner: caller.keyId, render: true }, PREVIEW_CALL_MS, signal),
-          (answer) => answer.rendered,
-        );
-      }
-      sendPreview(ctx, id, preview, caller !== undefined);
+    async previewDraft(ctx: Context) {
+      const principal = await keyed(deps, ctx);
+      const body = await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES);
+      const input = await checked(body.id === undefined ? { ...body, id: DRAFT_ID } : body);
+      const request: renderV1.PreviewDraftRequest = {
+        owner: principal.keyId,
+        template: toProtoTemplate(input),
+        html: input.html,
+        assets: assetsOf(input),
+        checkOnly: true,
+      };
+      await call(catalog, catalog.previewDraft, request);
+      const { png } = await runPreview(deps, ctx, principal, ({ signal }) =>
+        call(catalog, catalog.previewDraft, { ...request, checkOnly: false }, PREVIEW_CALL_MS, signal),
+      );
+      ctx.status = 200;
+      ctx.set("Cache-Control", "no-store");
+      ctx.type = "image/png";
+      ctx.body = Buffer.from(png);
     },
   };
 }

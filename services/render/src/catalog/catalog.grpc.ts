@@ -41,6 +41,19 @@ export function catalogService(deps: {
     renderStored: async (row, signal) => renderPng(row, templateKey(row), await deps.catalog.assets(row), signal),
   });
 
+  /** The source compiles, or PAYLOAD_INVALID names its line and column. */
+  function compiles(html: string): void {
+    const problem = compileProblem(html);
+    if (problem) throw new AppError("PAYLOAD_INVALID", `html: ${problem}`, "Fix the Handlebars source at that line and column.");
+  }
+
+  /** The preview of a version not stored (a save's before it is, a draft's): its sample data rendered in the preview queue. */
+  function renderNew(owner: string, version: ReturnType<typeof newVersionOf>, signal: AbortSignal): Promise<Buffer> {
+    const sample = JSON.parse(version.row.sample_data) as Record<string, unknown>;
+    const source = { owner, body: version.row.body, sample_data: sample, page: version.page, image: version.image, settings: {} };
+    return previews.run(signal, (inQueue) => renderPng(source, undefined, version.assets, inQueue));
+  }
+
   /** A new version of an own template, stored only once its preview rendered; the preview is stored with it for GET preview.png. */
   async function save(req: renderV1.SaveTemplateRequest, signal: AbortSignal): Promise<renderV1.SaveTemplateResponse> {
     if (!req.owner || !req.template)
@@ -54,13 +67,10 @@ export function catalogService(deps: {
       plan: req.plan,
     };
     await checkSave(deps.db, rules);
-    const problem = compileProblem(req.html);
-    if (problem) throw new AppError("PAYLOAD_INVALID", `html: ${problem}`, "Fix the Handlebars source at that line and column.");
+    compiles(req.html);
     if (req.checkOnly) return { template: undefined };
     const version = newVersionOf(req);
-    const sample = JSON.parse(version.row.sample_data) as Record<string, unknown>;
-    const source = { owner: req.owner, body: req.html, sample_data: sample, page: version.page, image: version.image, settings: {} };
-    const png = await previews.run(signal, (inQueue) => renderPng(source, undefined, version.assets, inQueue));
+    const png = await renderNew(req.owner, version, signal);
     const row = await saveVersion(deps.db, rules, version);
     await previews.keep(row, png);
     const change = { templateId: row.id, version: row.version, sourceSha256: row.content_hash };
@@ -70,6 +80,15 @@ export function catalogService(deps: {
       ...(req.replace ? { type: "account.template_versioned", templateVersioned: change } : { type: "account.template_created", templateCreated: change }),
     });
     return { template: toProto(row) };
+  }
+
+  /** An unsaved draft's preview: rendered like a save's, stored nowhere. */
+  async function draft(req: renderV1.PreviewDraftRequest, signal: AbortSignal): Promise<renderV1.PreviewDraftResponse> {
+    if (!req.owner || !req.template)
+      throw new AppError("PAYLOAD_INVALID", "a draft needs its owner and fields", "Send the draft with the key id that previews it.");
+    compiles(req.html);
+    if (req.checkOnly) return { png: Buffer.alloc(0) };
+    return { png: await renderNew(req.owner, newVersionOf(req), signal) };
   }
 
   async function remove(req: renderV1.DeleteTemplateRequest): Promise<renderV1.DeleteTemplateResponse> {
@@ -107,9 +126,10 @@ export function catalogService(deps: {
       return { template: toProto(row, await deps.catalog.shadowed(row.id)) };
     }, deps.logger),
     getPreview: unary(
-      async (req: renderV1.GetPreviewRequest, call) => previews.read(await deps.catalog.find(req.id, req.owner), req.render, callSignal(call)),
+      async (req: renderV1.GetPreviewRequest, call) => previews.read(await deps.catalog.find(req.id, req.owner, req.version), req.render, callSignal(call)),
       deps.logger,
     ),
+    previewDraft: unary((req: renderV1.PreviewDraftRequest, call) => draft(req, callSignal(call)), deps.logger),
     saveTemplate: unary((req: renderV1.SaveTemplateRequest, call) => save(req, callSignal(call)), deps.logger),
     listTemplateVersions: unary(
       async (req: renderV1.ListTemplateVersionsRequest) => ({

@@ -31,7 +31,9 @@ export function sourceDigest(html: string): string {
 }
 
 /** The row and assets of a new version from the gateway's checked request; its page or image settings for the preview. */
-export function newVersionOf(req: renderV1.SaveTemplateRequest): NewVersion & { page: PageJson | null; image: ImageJson | null } {
+export function newVersionOf(
+  req: Pick<renderV1.SaveTemplateRequest, "template" | "html" | "assets">,
+): NewVersion & { page: PageJson | null; image: ImageJson | null } {
   const t = req.template!;
   const png = t.output === renderV1.OutputFormat.OUTPUT_FORMAT_PNG;
   const page: PageJson | null =

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import type { TemplateRow } from "./catalog.repository";
 
@@ -19,22 +19,15 @@ export async function findPreview(db: Kysely<RenderDb>, v: VersionKey): Promise<
 
 /**
  * Stores a version's preview (a second one rendered meanwhile, on another replica, changes
- * nothing) and drops the template's earlier versions' (only the current one is ever served).
+ * nothing). Every version keeps its own, for GET /v1/templates/{id}/versions/{n}/preview.png
+ * and the console's visual diff between two versions.
  */
 export async function keepPreview(db: Kysely<RenderDb>, v: VersionKey, png: Buffer): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto("previews")
-      .values({ owner: v.owner, id: v.id, generation: v.generation, version: v.version, png })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-    await trx
-      .deleteFrom("previews")
-      .where("owner", "=", v.owner)
-      .where("id", "=", v.id)
-      .where(sql<boolean>`(generation, version) < (${v.generation}, ${v.version})`)
-      .execute();
-  });
+  await db
+    .insertInto("previews")
+    .values({ owner: v.owner, id: v.id, generation: v.generation, version: v.version, png })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 /** Drops every preview of an own template (it was deleted). */

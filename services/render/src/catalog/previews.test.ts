@@ -135,6 +135,41 @@ describe("catalog previews: renders of their own", () => {
     assert.equal(again.rendered, false);
   });
 
+  it("keeps each version's preview: GetPreview answers the version asked for, the current one without; a delete drops them all", async () => {
+    const service = replica();
+    await invoke(service.saveTemplate, saving("versions", "<p>one {{who}}</p>"));
+    await invoke(service.saveTemplate, { ...saving("versions", "<p>two {{who}}</p>"), replace: true });
+    keys.length = 0;
+    const preview = (version: number) =>
+      invoke(replica().getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "versions", owner: "key-a", version, render: false }));
+    const [first, second, current] = await Promise.all([preview(1), preview(2), preview(0)]);
+    assert.deepEqual([first.version, second.version, current.version], [1, 2, 2]);
+    assert.ok(!first.absent && !second.absent, "both versions' previews are stored");
+    assert.notDeepEqual(Buffer.from(first.png), Buffer.from(second.png));
+    assert.deepEqual(Buffer.from(current.png), Buffer.from(second.png));
+    assert.deepEqual(keys, [], "read, not rendered");
+    await assert.rejects(preview(3), { code: "TEMPLATE_NOT_FOUND" });
+    await invoke(service.deleteTemplate, renderV1.DeleteTemplateRequest.fromPartial({ id: "versions", owner: "key-a" }));
+    assert.equal((await db.selectFrom("previews").select("version").where("id", "=", "versions").execute()).length, 0);
+  });
+
+  it("renders a draft in its owner's windows and stores nothing; a draft that does not compile is refused naming its line, before any render", async () => {
+    keys.length = 0;
+    const draft = saving("a-draft", "<p>{{who}}</p>");
+    const answer = await invoke(
+      replica().previewDraft,
+      renderV1.PreviewDraftRequest.fromPartial({ owner: "key-a", template: draft.template, html: draft.html }),
+    );
+    assert.equal(Buffer.from(answer.png).subarray(1, 4).toString("latin1"), "PNG");
+    assert.deepEqual(keys, ["key-a"]);
+    assert.equal((await db.selectFrom("previews").select("id").where("id", "=", "a-draft").execute()).length, 0);
+    assert.equal((await db.selectFrom("templates").select("id").where("id", "=", "a-draft").execute()).length, 0);
+    const broken = renderV1.PreviewDraftRequest.fromPartial({ owner: "key-a", template: draft.template, html: "<p>one</p>\n<p>{{#if who}</p>" });
+    await assert.rejects(invoke(replica().previewDraft, broken), { code: "PAYLOAD_INVALID", message: /^html: does not compile at line 2, column \d+/ });
+    const checked = await invoke(replica().previewDraft, { ...broken, html: draft.html, checkOnly: true });
+    assert.deepEqual([checked.png.length, keys.length], [0, 1], "check_only renders nothing");
+  });
+
   it("renders a public template's preview once, in the shared windows, whoever reads it", async () => {
     await db.deleteFrom("previews").where("owner", "=", "").execute();
     keys.length = 0;

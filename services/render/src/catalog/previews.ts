@@ -32,7 +32,7 @@ export class Previews {
 
   constructor(private readonly deps: { db: Kysely<RenderDb>; queue: PreviewQueue; renderStored: RenderStored }) {}
 
-  /** GetPreview of the template version `latest`. */
+  /** GetPreview of the template version `latest` (the current one, or the one asked for). */
   async read(latest: TemplateRow, render: boolean, signal: AbortSignal): Promise<renderV1.GetPreviewResponse> {
     const answer = (png: Buffer, rendered = false) => ({ png, version: latest.version, rendered, absent: false });
     const stored = await findPreview(this.deps.db, latest);

@@ -61,6 +61,18 @@ export async function imageUrl(path: string): Promise<string> {
   return URL.createObjectURL(await response.blob());
 }
 
+/** A change answered with an image (a draft's preview) as an object URL; dropped when `signal` aborts. */
+export async function postForImage(path: string, body: unknown, signal: AbortSignal): Promise<string> {
+  const headers = { Accept: "image/png", "Content-Type": "application/json", "X-CSRF-Token": csrfToken };
+  const response = await fetch(path, { method: "POST", headers, credentials: "same-origin", body: JSON.stringify(body), signal });
+  if (!response.ok) {
+    const error = await failure(response);
+    if (response.status === 401) unauthorized();
+    throw error;
+  }
+  return URL.createObjectURL(await response.blob());
+}
+
 /** A query string of the values that are set. */
 export function query(params: Record<string, string | number | undefined>): string {
   const set = Object.entries(params).filter(([, value]) => value !== undefined && value !== "");

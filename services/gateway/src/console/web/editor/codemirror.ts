@@ -48,8 +48,8 @@ export interface LineProblem {
   message: string;
 }
 
-/** Shows the problems at their lines (replacing what was shown); none clears them. */
-export function showProblems(view: EditorView, problems: LineProblem[]): void {
+/** Shows the problems at their lines (replacing what was shown); none clears them. With `reveal`, the cursor moves to the first (not while the user types). */
+export function showProblems(view: EditorView, problems: LineProblem[], reveal = true): void {
   const { doc } = view.state;
   const diagnostics: Diagnostic[] = problems.map((p) => {
     const line = doc.line(Math.min(Math.max(1, p.line), doc.lines));
@@ -59,7 +59,7 @@ export function showProblems(view: EditorView, problems: LineProblem[]): void {
     return { from, to: line.to, severity: "error", message: p.message };
   });
   view.dispatch(setDiagnostics(view.state, diagnostics));
-  if (diagnostics[0]) view.dispatch({ selection: { anchor: diagnostics[0].from }, scrollIntoView: true });
+  if (reveal && diagnostics[0]) view.dispatch({ selection: { anchor: diagnostics[0].from }, scrollIntoView: true });
 }
 
 /** A read-only view of `changed` with what changed since `original` marked (deleted lines shown above the new ones). */

@@ -1,17 +1,18 @@
-import { imageUrl } from "../api";
+import { imageUrl, postForImage } from "../api";
+
+/** How long the editor waits after the last change before it renders the draft: a pause in typing, not every keystroke. */
+export const LIVE_PREVIEW_DELAY_MS = 700;
 
 /**
- * The editor's preview, in one place. Today it is the stored preview of the version being edited
- * (GET /v1/templates/{id}/preview.png, rendered when the version was saved), shown beside the
- * draft and again after each save. The live preview of an unsaved draft needs POST
- * /v1/templates/preview (a draft rendered and counted like any preview), which the gateway does
- * not serve yet: once it does, this function posts the draft to it, and the editor calls it as
- * the user types (debounced), with nothing else to change.
+ * The previews the console shows, in one place. A draft's (the editor's live preview) is POST
+ * /v1/templates/preview: the unsaved template rendered with its sample data, admitted and counted
+ * like any preview, stored nowhere. A saved version's is its own stored preview, read for free.
  */
-export async function previewOf(saved: { id: string; version: number } | undefined): Promise<{ url: string; caption: string } | undefined> {
-  if (!saved) return undefined;
-  return {
-    url: await imageUrl(`/v1/templates/${encodeURIComponent(saved.id)}/preview.png?v=${saved.version}`),
-    caption: `Version ${saved.version} as saved, rendered with its sample data.`,
-  };
+export function draftPreview(body: Record<string, unknown>, signal: AbortSignal): Promise<string> {
+  return postForImage("/v1/templates/preview", body, signal);
+}
+
+/** The stored preview of one version of an own template (GET /v1/templates/{id}/versions/{n}/preview.png), as an object URL. */
+export function versionPreview(id: string, version: number): Promise<string> {
+  return imageUrl(`/v1/templates/${encodeURIComponent(id)}/versions/${version}/preview.png`);
 }

@@ -3,7 +3,8 @@ import type { EditorView } from "@codemirror/view";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Template } from "../api";
 import { createEditor, showProblems, type Language } from "../editor/codemirror";
-import { previewOf } from "../editor/preview";
+import { useLivePreview, type LivePreview } from "../editor/live-preview";
+import { versionPreview } from "../editor/preview";
 import { placeProblem } from "../editor/problems";
 import { navigate } from "../router";
 import { Loading, Problem, asApiError } from "../ui";
@@ -53,8 +54,13 @@ function Form({ template }: { template?: Template }) {
   const views = useRef<Partial<Record<EditorName, EditorView>>>({});
   const [problem, setProblem] = useState<{ error: ApiError; field?: string } | undefined>();
   const [saving, setSaving] = useState(false);
+  const [edits, setEdits] = useState(0);
+  const edited = () => setEdits((n) => n + 1);
   const assets = template?.asset_names ?? [];
-  const set = (changed: Partial<Fields>) => setFields((f) => ({ ...f, ...changed }));
+  const set = (changed: Partial<Fields>) => {
+    setFields((f) => ({ ...f, ...changed }));
+    edited();
+  };
 
   const body = (): Record<string, unknown> | ApiError => {
     const parsed: Record<string, unknown> = {};
@@ -74,6 +80,21 @@ function Form({ template }: { template?: Template }) {
         : { page: { format: fields.format, landscape: fields.landscape } };
     return { id: fields.id.trim(), name: fields.name, description: fields.description, output: fields.output, html: texts.current.html, ...parsed, ...size };
   };
+
+  // A new template's draft renders at once; an existing one's once it differs from the saved version (whose stored preview shows until then).
+  const live = useLivePreview({
+    changes: [edits],
+    enabled: edits > 0 || !template,
+    // The preview renders the source with its sample data: a draft not yet named (no id, no name) is rendered all the same.
+    draft: () => {
+      const payload = body();
+      if (payload instanceof ApiError) return payload;
+      const { id, name, ...rest } = payload;
+      return { ...rest, ...(id ? { id } : {}), name: name || "Untitled draft" };
+    },
+    texts: () => texts.current,
+    views: () => views.current,
+  });
 
   const save = async () => {
     const payload = body();
@@ -121,9 +142,9 @@ function Form({ template }: { template?: Template }) {
       >
         <div class="editor-main">
           <Settings fields={fields} set={set} isNew={!template} invalid={problem?.field} />
-          <CodePanel name="html" title="Template: HTML with Handlebars" language="html" texts={texts} views={views} />
-          <CodePanel name="schema" title="Data schema (JSON Schema)" language="json" texts={texts} views={views} />
-          <CodePanel name="sample" title="Sample data (JSON)" language="json" texts={texts} views={views} />
+          <CodePanel name="html" title="Template: HTML with Handlebars" language="html" texts={texts} views={views} onEdit={edited} />
+          <CodePanel name="schema" title="Data schema (JSON Schema)" language="json" texts={texts} views={views} onEdit={edited} />
+          <CodePanel name="sample" title="Sample data (JSON)" language="json" texts={texts} views={views} onEdit={edited} />
           <div class="actions sticky-actions">
             <button type="submit" disabled={saving || assets.length > 0}>
               {saving ? "Saving: rendering its preview…" : template ? "Save as a new version" : "Create the template"}
@@ -134,7 +155,7 @@ function Form({ template }: { template?: Template }) {
           </div>
           {problem && <Problem error={problem.error} title="Not saved" />}
         </div>
-        <PreviewPane saved={template && { id: template.id, version: template.version ?? 1 }} />
+        <PreviewPane live={live} saved={template && { id: template.id, version: template.version ?? 1 }} />
       </form>
     </>
   );
@@ -229,16 +250,20 @@ function CodePanel(props: {
   language: Language;
   texts: { current: Texts };
   views: { current: Partial<Record<EditorName, EditorView>> };
+  onEdit: () => void;
 }) {
   const box = useRef<HTMLDivElement>(null);
-  const { name, title, language, texts, views } = props;
+  const { name, title, language, texts, views, onEdit } = props;
   useEffect(() => {
     const view = createEditor({
       parent: box.current!,
       doc: texts.current[name],
       language,
       label: title,
-      onChange: (text) => (texts.current[name] = text),
+      onChange: (text) => {
+        texts.current[name] = text;
+        onEdit();
+      },
     });
     views.current[name] = view;
     return () => view.destroy();
@@ -251,22 +276,34 @@ function CodePanel(props: {
   );
 }
 
-function PreviewPane({ saved }: { saved?: { id: string; version: number } }) {
-  const [preview, setPreview] = useState<{ url: string; caption: string } | { error: ApiError } | undefined>();
+function PreviewPane({ live, saved }: { live: LivePreview; saved?: { id: string; version: number } }) {
+  const [stored, setStored] = useState<{ url: string } | { error: ApiError } | undefined>();
   useEffect(() => {
-    previewOf(saved).then(setPreview, (error: unknown) => setPreview({ error: asApiError(error) }));
+    if (!saved) return;
+    versionPreview(saved.id, saved.version).then(
+      (url) => setStored({ url }),
+      (error: unknown) => setStored({ error: asApiError(error) }),
+    );
   }, [saved?.id, saved?.version]);
+  const image = live.url
+    ? { url: live.url, alt: "Live preview of the draft", caption: "The last draft that rendered, with its sample data (not saved)." }
+    : stored && "url" in stored
+      ? { url: stored.url, alt: `Preview of version ${saved!.version}`, caption: `Version ${saved!.version} as saved, rendered with its sample data.` }
+      : undefined;
   return (
     <aside class="preview-pane" aria-labelledby="preview-title">
       <h2 id="preview-title">Preview</h2>
-      {!saved && <p class="muted">A template is rendered with its sample data when it is saved; its preview then shows here and on its page.</p>}
-      {preview && "url" in preview && (
-        <figure>
-          <img src={preview.url} alt="Preview of the saved version" />
-          <figcaption>{preview.caption}</figcaption>
+      <p class="help" role="status">
+        {live.rendering ? "Rendering the draft…" : "Renders as you type, with the sample data; each render counts as one of the month's previews."}
+      </p>
+      {image && (
+        <figure class={live.url ? "live" : undefined}>
+          <img src={image.url} alt={image.alt} />
+          <figcaption>{image.caption}</figcaption>
         </figure>
       )}
-      {preview && "error" in preview && <Problem error={preview.error} title="No preview" />}
+      {live.error && <Problem error={live.error} title="The draft does not render" />}
+      {!live.url && !live.error && stored && "error" in stored && <Problem error={stored.error} title="No preview" />}
       {saved && <p class="help">Saving renders the new version with its sample data first: a template that does not render is not saved.</p>}
     </aside>
   );

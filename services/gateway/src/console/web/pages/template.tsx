@@ -3,6 +3,7 @@ import { snippets } from "../../../snippets";
 import { api, type ApiError, type Template } from "../api";
 import { createDiff, type Language } from "../editor/codemirror";
 import { Problem, Show, Time, asApiError, useLoad } from "../ui";
+import { VisualDiff } from "../visual-diff";
 
 type Version = { version: number; created_at: string };
 
@@ -47,7 +48,7 @@ export function TemplatePage({ id, readOnly }: { id: string; readOnly: boolean }
               {!readOnly && <RenderIt template={t} />}
             </div>
             <figure>
-              <img src={`${t.preview_url}?v=${t.version}`} alt={`Preview of ${t.name}, version ${t.version}`} />
+              <img src={t.preview_url} alt={`Preview of ${t.name}, version ${t.version}`} />
               <figcaption>Version {t.version} with its sample data</figcaption>
             </figure>
           </div>
@@ -113,7 +114,7 @@ function RenderIt({ template }: { template: Template }) {
   );
 }
 
-/** The versions, newest first, and the changes between two of them. */
+/** The versions, newest first, and the changes between two of them: their sources', and their previews' pixels. */
 function Versions({ id, versions }: { id: string; versions: Version[] }) {
   const [from, setFrom] = useState(versions[1]?.version ?? versions[0]?.version ?? 1);
   const [to, setTo] = useState(versions[0]?.version ?? 1);
@@ -153,6 +154,7 @@ function Versions({ id, versions }: { id: string; versions: Version[] }) {
         </form>
       )}
       {shown && <SourceDiff id={id} from={shown.from} to={shown.to} />}
+      {shown && <VisualDiff id={id} from={shown.from} to={shown.to} />}
     </>
   );
 }
