@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { GRPC_PEERS } from "@pressroom/platform";
-import { everyRender, FREE_UPGRADES, rendered } from "./test-support/chart-renders";
-import { component, type K8sObject, ofKind, renderError } from "./test-support/helm";
+import { evaluation, everyRender, FREE_UPGRADES, rendered } from "./test-support/chart-renders";
+import { component, type K8sObject, NAMESPACE, ofKind, RELEASE, renderError } from "./test-support/helm";
 import { deploymentOf, effectiveEnv, GRPC_PORT, type Workload, workloads } from "./test-support/workloads";
 
 /** Mutual TLS on every gRPC hop: the certificates, who mounts which, the chart's CA. */
@@ -13,6 +13,9 @@ interface Certificate extends K8sObject {
     isCA?: boolean;
     commonName?: string;
     dnsNames?: string[];
+    uris?: string[];
+    duration?: string;
+    renewBefore?: string;
     usages?: string[];
     privateKey?: { algorithm?: string; rotationPolicy?: string };
     issuerRef: { name: string; kind?: string; group?: string };
@@ -37,7 +40,13 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
     ];
   };
   const certificates = (objects: K8sObject[]) => ofKind<Certificate>(objects, "Certificate");
-  const peerCertificate = (objects: K8sObject[], peer: string) => certificates(objects).find((c) => c.spec.dnsNames?.includes(`${peer}.pressroom.internal`));
+  const identity = (peer: string, trustDomain = "pressroom.internal", release = RELEASE) =>
+    `spiffe://${trustDomain}/ns/${NAMESPACE}/release/${release}/service/${peer}`;
+  const peerCertificate = (objects: K8sObject[], peer: string) =>
+    certificates(objects).find((c) => c.spec.uris?.some((uri) => uri.endsWith(`/service/${peer}`)));
+  /** A cert-manager duration (e.g. 72h, 1h30m) in hours. */
+  const hours = (duration: string) =>
+    [...duration.matchAll(/([0-9.]+)(h|m|s)/g)].reduce((sum, [, n, unit]) => sum + Number(n) / (unit === "h" ? 1 : unit === "m" ? 60 : 3600), 0);
 
   it("cert-manager issues each service and the admin pod a certificate naming it, for server and client use, from the chart's CA by default", () => {
     const objects = rendered("evaluation");
@@ -53,13 +62,33 @@ describe("mutual TLS on every gRPC hop (issue 30)", () => {
     for (const peer of GRPC_PEERS) {
       const certificate = peerCertificate(objects, peer);
       assert.ok(certificate, `no Certificate for ${peer}`);
-      assert.deepEqual(certificate.spec.dnsNames, [`${peer}.pressroom.internal`], `${peer}: one name, its own`);
+      assert.deepEqual(certificate.spec.uris, [identity(peer)], `${peer}: one name, its own in this release and namespace`);
+      assert.equal(certificate.spec.dnsNames, undefined, `${peer}: no DNS name another release's certificate would share`);
       assert.deepEqual([...(certificate.spec.usages ?? [])].sort(), ["client auth", "digital signature", "server auth"]);
       assert.equal(certificate.spec.isCA ?? false, false);
       assert.equal(certificate.spec.issuerRef.name, caIssuer.metadata.name, `${peer}: issued by the chart's CA`);
       assert.equal(certificate.spec.privateKey?.rotationPolicy, "Always", `${peer}: a renewal makes a new key`);
     }
     assert.equal(certificates(objects).length, GRPC_PEERS.length + 1);
+  });
+
+  it("a peer's certificate lives days, not a year, and is renewed a day ahead (issue 39)", () => {
+    for (const name of ["evaluation", "production"] as const) {
+      for (const peer of GRPC_PEERS) {
+        const { duration, renewBefore } = peerCertificate(rendered(name), peer)!.spec;
+        assert.equal(hours(duration!), 72, `${name}: ${peer} lives ${duration}`);
+        assert.equal(hours(renewBefore!), 24, `${name}: ${peer} is renewed ${renewBefore} ahead`);
+      }
+    }
+  });
+
+  it("each release names its peers by its own trust domain, namespace and release, so two releases' certificates never name the same caller (issue 39)", () => {
+    const other = evaluation({ release: "staging" });
+    for (const peer of GRPC_PEERS) {
+      assert.deepEqual(peerCertificate(other, peer)?.spec.uris, [identity(peer, "pressroom.internal", "staging")]);
+      assert.deepEqual(peerCertificate(rendered("production"), peer)?.spec.uris, [identity(peer, "pressroom.example.com")]);
+    }
+    assert.match(renderError({ set: [FREE_UPGRADES, "grpcTls.trustDomain=Pressroom/evil"] }), /trustDomain/);
   });
 
   it("the chart's CA keeps its key when cert-manager renews it, so peers renewed before and after it trust each other (issue 45)", () => {

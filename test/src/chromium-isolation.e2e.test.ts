@@ -192,4 +192,16 @@ describe("a Chromium of its own, as another user, that the worker connects to", 
     assert.equal(worker().exitCode, null, "the worker kept running");
     assert.match(await renderText("after the restart"), /after the restart/);
   });
+
+  it("when Chromium itself dies, chromium-main exits non-zero instead of relaunching it (the kubelet restarts the container); started again, the worker reconnects (issue 39)", async () => {
+    const browser = chromiumUnder([host!.pid!]).find((p) => !p.args.some((a) => a.startsWith("--type=")));
+    assert.ok(browser, "no Chromium browser process under chromium-main");
+    const exited = new Promise<number | null>((resolve) => host!.once("exit", (code) => resolve(code)));
+    process.kill(browser.pid, "SIGKILL");
+    assert.equal(await exited, 70, "chromium-main exits with its own code, not 0 and not by a signal");
+    await waitFor("the worker to report not ready", async () => (await readyz()) === 503, 30_000);
+    startHost();
+    await waitFor("the worker to reconnect", async () => (await readyz()) === 200, 60_000);
+    assert.match(await renderText("after the crash"), /after the crash/);
+  });
 });

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { credentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { identityV1, meteringV1 } from "@pressroom/contracts";
-import { createGrpcClient, ensureGrpcCertificates, type GrpcPeer } from "@pressroom/platform";
+import { createGrpcClient, ensureGrpcCertificates, type GrpcPeer, LOCAL_RELEASE } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { clientsAs, startHarness, WITHOUT_RENDER, type Harness, type PeerClients } from "./test-support/harness";
 
@@ -68,6 +68,29 @@ describe("gRPC: mutual TLS and per-method callers", () => {
     opened.push(client);
     const result = await createKey(client, "stranger@example.com");
     assert.equal(result.code, GrpcStatus.UNAVAILABLE, result.details);
+  });
+
+  it("the operator's certificate of another release or namespace, signed by the stack's own CA, is refused (issue 39)", async () => {
+    for (const [name, release] of [
+      ["another-release", { ...LOCAL_RELEASE, release: "staging" }],
+      ["another-namespace", { ...LOCAL_RELEASE, namespace: "team-b" }],
+    ] as const) {
+      const dir = path.join(strangerDir, name);
+      mkdirSync(dir);
+      for (const file of ["ca.crt", "ca.key"]) copyFileSync(path.join(path.dirname(h.stack.certificates.admin.ca), file), path.join(dir, file));
+      const { admin } = await ensureGrpcCertificates(dir, ["admin"], release);
+      // Its holder's own client, which does not check the server's name.
+      const client = new identityV1.IdentityServiceClient(
+        identityAddress(),
+        credentials.createSsl(readFileSync(admin.ca), readFileSync(admin.key), readFileSync(admin.cert), { checkServerIdentity: () => undefined }),
+        { "grpc.ssl_target_name_override": "identity.pressroom.internal" },
+      );
+      opened.push(client);
+      const result = await createKey(client, `${name}@example.com`);
+      assert.equal(result.code, GrpcStatus.PERMISSION_DENIED, `${name}: ${result.details}`);
+      assert.match(result.details, /^this certificate may not call /);
+    }
+    assert.match(h.stack.output(), /"identity":"spiffe:\/\/pressroom\.local\/ns\/team-b\/release\/pressroom\/service\/admin"/);
   });
 
   it("a server whose certificate names another service is refused by the client", async () => {
@@ -157,7 +180,7 @@ describe("gRPC: mutual TLS and per-method callers", () => {
     );
   });
 
-  it("grpc.health.v1 answers any certificate of the stack's CA", async () => {
+  it("grpc.health.v1 answers any peer of the stack's release", async () => {
     const render = as("render");
     const healthy = await new Promise<ServiceError | null>((resolve) =>
       render.metering.makeUnaryRequest(

@@ -205,6 +205,7 @@ describe("metrics: every documented metric from real traffic, with bounded label
     assert.equal(total("pressroom_jobs_succeeded_total", render, { output: "pdf" }), 5);
     assert.equal(total("pressroom_render_duration", render, { output: "pdf", outcome: "succeeded" }), 5);
     assert.equal(total("pressroom_render_slots", render), 4, "busy + idle is the pool's size, 2 in each process");
+    assert.equal(total("pressroom_render_chromium_sandboxed", render), 0, "a local stack's Chromium runs with --no-sandbox, and says so");
 
     assert.ok(total("pressroom_gateway_outputs_served_total", gateway, { source: "announced" }) >= 1);
     assert.ok(total("pressroom_gateway_outputs_served_total", gateway, { source: "storage" }) >= 1);

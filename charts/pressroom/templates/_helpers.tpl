@@ -156,6 +156,11 @@ authorization {
 {{- end -}}
 
 {{/* Where a peer's certificate is mounted, and the settings naming its files. */}}
+{{/* The URI naming one peer of this release in its gRPC certificate: pressroom.grpcIdentity (dict "root" $ "component" "gateway"). */}}
+{{- define "pressroom.grpcIdentity" -}}
+spiffe://{{ .root.Values.grpcTls.trustDomain }}/ns/{{ .root.Release.Namespace }}/release/{{ .root.Release.Name }}/service/{{ .component }}
+{{- end -}}
+
 {{- define "pressroom.grpcTlsDir" -}}/etc/pressroom/grpc-tls{{- end -}}
 
 {{- define "pressroom.grpcTlsEnv" -}}

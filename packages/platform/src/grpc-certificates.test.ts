@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { GRPC_PEERS } from "./grpc";
+import { GRPC_PEERS, peerIdentity } from "./grpc";
 import { ensureGrpcCertificates } from "./grpc-certificates";
 
 describe("the stack's gRPC certificates", () => {
@@ -20,7 +20,7 @@ describe("the stack's gRPC certificates", () => {
       const cert = new X509Certificate(readFileSync(files[peer].cert));
       assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey), `${peer}'s certificate is signed by the CA`);
       assert.equal(cert.ca, false);
-      assert.equal(cert.subjectAltName, `DNS:${peer}.pressroom.internal`);
+      assert.equal(cert.subjectAltName, `URI:spiffe://pressroom.local/ns/local/release/pressroom/service/${peer}`);
       assert.ok(cert.checkPrivateKey(createPrivateKey(readFileSync(files[peer].key))), `${peer}'s key matches its certificate`);
       assert.equal(statSync(files[peer].key).mode & 0o077, 0, `${peer}'s key is its owner's only`);
     }
@@ -34,5 +34,14 @@ describe("the stack's gRPC certificates", () => {
       GRPC_PEERS.map((peer) => readFileSync(second[peer].cert, "utf8")),
       before,
     );
+  });
+
+  it("makes a peer's certificate again when it names another release (an earlier checkout's, or another setting), keeping the CA", async () => {
+    const first = await ensureGrpcCertificates(dir, ["gateway"]);
+    const ca = readFileSync(first.gateway.ca, "utf8");
+    const staging = { trustDomain: "pressroom.local", namespace: "local", release: "staging" };
+    const second = await ensureGrpcCertificates(dir, ["gateway"], staging);
+    assert.equal(new X509Certificate(readFileSync(second.gateway.cert)).subjectAltName, `URI:${peerIdentity(staging, "gateway")}`);
+    assert.equal(readFileSync(second.gateway.ca, "utf8"), ca);
   });
 });

@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { GRPC_PEERS, peerDnsName, type GrpcPeer, type GrpcTls } from "./grpc";
+import type { GrpcTls } from "./grpc";
+import { GRPC_PEERS, type GrpcPeer, type GrpcRelease, LOCAL_RELEASE, peerIdentity } from "./grpc-identity";
 
 const run = promisify(execFile);
 
@@ -25,11 +27,12 @@ interface KeyPair {
 }
 
 /**
- * Makes a certificate and its new P-256 key at these paths unless both exist: for `subject`,
- * with these extensions, signed by `issuer` (by its own key without one).
+ * Makes a certificate and its new P-256 key at these paths unless both exist (and the certificate
+ * carries `uri`, when given): for `subject`, with these extensions, signed by `issuer` (by its own key without one).
  */
-async function ensureCertificate(files: KeyPair, subject: string, extensions: string[], issuer?: KeyPair): Promise<void> {
-  if (existsSync(files.cert) && existsSync(files.key)) return;
+async function ensureCertificate(files: KeyPair, subject: string, extensions: string[], issuer?: KeyPair, uri?: string): Promise<void> {
+  const current = () => !uri || new X509Certificate(readFileSync(files.cert)).subjectAltName === `URI:${uri}`;
+  if (existsSync(files.cert) && existsSync(files.key) && current()) return;
   const signer = issuer ? ["-CA", issuer.cert, "-CAkey", issuer.key] : [];
   const addext = extensions.flatMap((extension) => ["-addext", extension]);
   await openssl(["req", "-x509", "-new", ...EC_KEY, "-keyout", files.key, "-out", files.cert, ...signer, "-days", DAYS, "-subj", subject, ...addext]);
@@ -39,11 +42,16 @@ async function ensureCertificate(files: KeyPair, subject: string, extensions: st
  * The deployment's private CA and a certificate per gRPC peer (the six
  * services and the operator CLI, `admin`) under `dir`, made with the openssl
  * CLI where missing and kept otherwise (up.sh's `.data/grpc-tls`, kept across
- * restarts). Each certificate names its peer by its one DNS name,
- * `<peer>.pressroom.internal`, and serves as server and client certificate.
- * Keys are P-256, readable by their owner only.
+ * restarts; a peer's certificate naming another release is made again). Each
+ * certificate names its peer of `release` by its one URI name (peerIdentity),
+ * and serves as server and client certificate. Keys are P-256, readable by
+ * their owner only.
  */
-export async function ensureGrpcCertificates(dir: string, peers: readonly GrpcPeer[] = GRPC_PEERS): Promise<GrpcCertificates> {
+export async function ensureGrpcCertificates(
+  dir: string,
+  peers: readonly GrpcPeer[] = GRPC_PEERS,
+  release: GrpcRelease = LOCAL_RELEASE,
+): Promise<GrpcCertificates> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = { cert: path.join(dir, "ca.crt"), key: path.join(dir, "ca.key") };
   await ensureCertificate(ca, "/O=Pressroom/CN=Pressroom local gRPC CA", [
@@ -55,16 +63,13 @@ export async function ensureGrpcCertificates(dir: string, peers: readonly GrpcPe
     peers.map(async (peer) => {
       const cert = path.join(dir, `${peer}.crt`);
       const key = path.join(dir, `${peer}.key`);
+      const uri = peerIdentity(release, peer);
       await ensureCertificate(
         { cert, key },
-        `/O=Pressroom/CN=${peerDnsName(peer)}`,
-        [
-          `subjectAltName=DNS:${peerDnsName(peer)}`,
-          "basicConstraints=critical,CA:FALSE",
-          "keyUsage=critical,digitalSignature",
-          "extendedKeyUsage=serverAuth,clientAuth",
-        ],
+        `/O=Pressroom/CN=${peer}`,
+        [`subjectAltName=URI:${uri}`, "basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature", "extendedKeyUsage=serverAuth,clientAuth"],
         ca,
+        uri,
       );
       files[peer] = { ca: ca.cert, cert, key };
     }),

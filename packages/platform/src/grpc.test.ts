@@ -5,20 +5,27 @@ import path from "node:path";
 import type { PeerCertificate } from "node:tls";
 import { after, describe, it } from "node:test";
 import { Client, type ServiceDefinition, type ServiceError } from "@grpc/grpc-js";
-import { createGrpcClient, peerOf, startGrpcServer } from "./grpc";
+import { createGrpcClient, peerIdentity, peerOf, startGrpcServer } from "./grpc";
 import { ensureGrpcCertificates } from "./grpc-certificates";
 
 const named = (subjectaltname: string) => ({ subjectaltname }) as PeerCertificate;
 
 describe("gRPC peers", () => {
-  it("a certificate names its peer by its one <peer>.pressroom.internal DNS name", () => {
-    assert.equal(peerOf(named("DNS:gateway.pressroom.internal")), "gateway");
-    assert.equal(peerOf(named("DNS:admin.pressroom.internal")), "admin");
-    assert.equal(peerOf(named("DNS:gateway.pressroom.internal, DNS:admin.pressroom.internal")), undefined, "two names: none");
-    assert.equal(peerOf(named("DNS:intruder.pressroom.internal")), undefined, "not a peer");
-    assert.equal(peerOf(named("DNS:gateway.pressroom.internal.evil.example")), undefined);
-    assert.equal(peerOf(named("URI:spiffe://pressroom/admin")), undefined);
-    assert.equal(peerOf(undefined), undefined);
+  it("a certificate names its peer by its one URI name, spiffe://<trust domain>/ns/<namespace>/release/<release>/service/<peer>", () => {
+    const release = { trustDomain: "pressroom.internal", namespace: "prod", release: "pressroom" };
+    const uri = (peer: string, of = release) => `URI:spiffe://${of.trustDomain}/ns/${of.namespace}/release/${of.release}/service/${peer}`;
+    assert.equal(peerIdentity(release, "gateway"), "spiffe://pressroom.internal/ns/prod/release/pressroom/service/gateway");
+    assert.equal(peerOf(named(uri("gateway")), release), "gateway");
+    assert.equal(peerOf(named(`DNS:admin.pressroom.internal, ${uri("admin")}`), release), "admin", "DNS names beside it do not matter");
+    assert.equal(peerOf(named(uri("admin", { ...release, release: "staging" })), release), undefined, "another release");
+    assert.equal(peerOf(named(uri("admin", { ...release, namespace: "team-b" })), release), undefined, "another namespace");
+    assert.equal(peerOf(named(uri("admin", { ...release, trustDomain: "other.example" })), release), undefined, "another trust domain");
+    assert.equal(peerOf(named(`${uri("gateway")}, ${uri("admin")}`), release), undefined, "two names: none");
+    assert.equal(peerOf(named(uri("intruder")), release), undefined, "not a peer");
+    assert.equal(peerOf(named(`${uri("gateway")}/extra`), release), undefined);
+    assert.equal(peerOf(named(`URI:"${uri("gateway").slice(4)}, URI:x"`), release), undefined, "a quoted name (Node's form for one holding a comma)");
+    assert.equal(peerOf(named("DNS:gateway.pressroom.internal"), release), undefined, "a DNS name alone names no one");
+    assert.equal(peerOf(undefined, release), undefined);
   });
 
   const dir = mkdtempSync(path.join(tmpdir(), "pressroom-grpc-test-"));

@@ -21,33 +21,18 @@ import {
 } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { AppError, fromGrpcError, toGrpcError } from "./errors";
+import { type GrpcPeer, type GrpcRelease, peerIdentity, peerOf, presentedIdentity, releaseOfCertificate } from "./grpc-identity";
 import type { Logger } from "./logger";
 import { clientMetricsInterceptor, serverMetricsInterceptor } from "./telemetry/grpc-metrics";
 
+export { GRPC_PEERS, type GrpcPeer, type GrpcRelease, LOCAL_RELEASE, peerIdentity, peerOf } from "./grpc-identity";
+
 /**
- * Who may hold a certificate of the deployment's CA: the six services and the
- * operator CLI. A certificate names its holder by one DNS name,
- * `<holder>.pressroom.internal` (its only subject alternative name), which is
- * both the server name a client checks and the caller a server authorizes.
+ * The TLS server name (SNI) a client asks a peer for: `gateway` → `gateway.pressroom.internal`.
+ * Nothing checks it: a client checks the server's URI name (peerOf).
  */
-export const GRPC_PEERS = ["gateway", "identity", "metering", "render", "storage", "webhook", "admin"] as const;
-export type GrpcPeer = (typeof GRPC_PEERS)[number];
-
-const PEER_DOMAIN = "pressroom.internal";
-
-/** The DNS name a peer's certificate carries: `gateway` → `gateway.pressroom.internal`. */
 export function peerDnsName(peer: GrpcPeer): string {
-  return `${peer}.${PEER_DOMAIN}`;
-}
-
-/** The peer a certificate names, or undefined unless it carries exactly one `<peer>.pressroom.internal` DNS name. */
-export function peerOf(certificate: PeerCertificate | undefined): GrpcPeer | undefined {
-  const names = (certificate?.subjectaltname ?? "")
-    .split(", ")
-    .filter((entry) => entry.startsWith("DNS:") && entry.endsWith(`.${PEER_DOMAIN}`))
-    .map((entry) => entry.slice("DNS:".length, -PEER_DOMAIN.length - 1));
-  const [name] = names;
-  return names.length === 1 && (GRPC_PEERS as readonly string[]).includes(name!) ? (name as GrpcPeer) : undefined;
+  return `${peer}.pressroom.internal`;
 }
 
 /**
@@ -69,51 +54,63 @@ export function grpcTlsOf(config: { GRPC_TLS_CA: string; GRPC_TLS_CERT: string; 
 }
 
 const TLS_REFRESH_MS = 60_000;
-const certificateProviders = new Map<string, experimental.CertificateProvider>();
+interface Certificates {
+  provider: experimental.CertificateProvider;
+  /** The release this process's certificate names, read at start: the only one whose peers it talks to. */
+  release: GrpcRelease;
+}
+const certificateProviders = new Map<string, Certificates>();
 
 /**
  * One file watcher per set of files in a process (its timer runs only while
  * a server or channel uses it). The files are checked once here, so a
- * certificate that does not match its key, or a file that is no PEM, stops
- * the start instead of failing every connection.
+ * certificate that does not match its key, a file that is no PEM, or a
+ * certificate naming no peer of a release stops the start instead of failing
+ * every connection.
  */
-function certificateProvider(tls: GrpcTls): experimental.CertificateProvider {
+function certificateProvider(tls: GrpcTls): Certificates {
   const id = JSON.stringify([tls.ca, tls.cert, tls.key, tls.refreshMs]);
-  let provider = certificateProviders.get(id);
-  if (!provider) {
+  let certificates = certificateProviders.get(id);
+  if (!certificates) {
+    const cert = readFileSync(tls.cert);
     try {
-      createSecureContext({ ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) });
+      createSecureContext({ ca: readFileSync(tls.ca), cert, key: readFileSync(tls.key) });
     } catch (err) {
       throw new Error(`the gRPC certificate ${tls.cert}, its key ${tls.key} or the CA ${tls.ca} cannot be used: ${(err as Error).message}`);
     }
-    provider = new experimental.FileWatcherCertificateProvider({
+    const release = releaseOfCertificate(cert, tls.cert);
+    const provider = new experimental.FileWatcherCertificateProvider({
       caCertificateFile: tls.ca,
       certificateFile: tls.cert,
       privateKeyFile: tls.key,
       refreshIntervalMs: tls.refreshMs ?? TLS_REFRESH_MS,
     });
-    certificateProviders.set(id, provider);
+    certificates = { provider, release };
+    certificateProviders.set(id, certificates);
   }
-  return provider;
+  return certificates;
 }
 
-/** grpc.health.v1 answers any holder of a certificate of the deployment's CA. */
+/** grpc.health.v1 answers any peer of the release. */
 const OPEN_TO_EVERY_PEER = new Set(["/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"]);
 
 /**
  * Refuses a call with PERMISSION_DENIED, before its handler runs, unless the
- * client certificate's peer is among the method's callers.
+ * client certificate names a peer of this server's release among the method's callers.
  */
-function callerCheck(callers: ReadonlyMap<string, ReadonlySet<GrpcPeer>>, logger?: Logger): ServerInterceptor {
+function callerCheck(callers: ReadonlyMap<string, ReadonlySet<GrpcPeer>>, release: GrpcRelease, logger?: Logger): ServerInterceptor {
   return (method, call) =>
     new ServerInterceptingCall(call, {
       start(next) {
         next({
           onReceiveMetadata(metadata, nextMetadata) {
-            if (OPEN_TO_EVERY_PEER.has(method.path)) return nextMetadata(metadata);
-            const peer = peerOf(call.getAuthContext().sslPeerCertificate);
-            if (peer && callers.get(method.path)?.has(peer)) return nextMetadata(metadata);
-            logger?.warn({ method: method.path, caller: peer ?? "unnamed certificate" }, "gRPC call refused: the caller may not call this method");
+            const certificate = call.getAuthContext().sslPeerCertificate;
+            const peer = peerOf(certificate, release);
+            if (peer && (OPEN_TO_EVERY_PEER.has(method.path) || callers.get(method.path)?.has(peer))) return nextMetadata(metadata);
+            logger?.warn(
+              { method: method.path, caller: peer ?? "no peer of this release", identity: presentedIdentity(certificate) },
+              "gRPC call refused: the caller may not call this method",
+            );
             call.sendStatus({
               code: GrpcStatus.PERMISSION_DENIED,
               details: `${peer ?? "this certificate"} may not call ${method.path}`,
@@ -146,8 +143,9 @@ export interface GrpcService {
 /**
  * Starts a gRPC server with the given services plus grpc.health.v1, over
  * mutual TLS: a client without a certificate of the deployment's CA cannot
- * connect, and a call whose certificate's peer is not among its method's
- * callers is answered PERMISSION_DENIED. Every call is timed (rpc.server.duration).
+ * connect, and a call whose certificate names no peer of the server's own
+ * release (another release's, another team's on the same issuer), or a peer not
+ * among its method's callers, is answered PERMISSION_DENIED. Every call is timed (rpc.server.duration).
  */
 export async function startGrpcServer(options: {
   port: number;
@@ -164,17 +162,26 @@ export async function startGrpcServer(options: {
       callers.set(method.path, new Set(allowed));
     }
   }
+  const certificates = certificateProvider(options.tls);
   const server = new Server({
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
-    interceptors: [serverMetricsInterceptor, callerCheck(callers, options.logger)],
+    interceptors: [serverMetricsInterceptor, callerCheck(callers, certificates.release, options.logger)],
   });
   for (const service of options.services) server.addService(service.definition, service.implementation);
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
-  const provider = certificateProvider(options.tls);
+  const { provider } = certificates;
   const serverCredentials = experimental.createCertificateProviderServerCredentials(provider, provider, true);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, serverCredentials, (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+  // The server's credentials read the files asynchronously: a connection before that is closed unanswered.
+  await new Promise<void>((resolve) => {
+    const loaded = () => {
+      provider.removeIdentityCertificateListener(loaded);
+      resolve();
+    };
+    provider.addIdentityCertificateListener(loaded);
   });
   health.setStatus("", "SERVING");
   return {
@@ -244,7 +251,7 @@ export type ClientConstructor<C> = new (address: string, creds: ChannelCredentia
 /**
  * A client with Pressroom's channel options over mutual TLS: it presents its
  * own certificate and accepts only a server whose certificate, signed by the
- * deployment's CA, names `server` (`<server>.pressroom.internal`), whatever
+ * deployment's CA, names `server` of its own release (peerIdentity), whatever
  * the address. Every call is timed (rpc.client.duration).
  */
 export function createGrpcClient<C extends Client>(
@@ -254,8 +261,11 @@ export function createGrpcClient<C extends Client>(
   server: GrpcPeer,
   options: ChannelOptions = {},
 ): C {
-  const provider = certificateProvider(tls);
-  return new Ctor(address, experimental.createCertificateProviderChannelCredentials(provider, provider), {
+  const { provider, release } = certificateProvider(tls);
+  const expected = peerIdentity(release, server);
+  const checkServerIdentity = (_host: string, certificate: PeerCertificate) =>
+    peerOf(certificate, release) === server ? undefined : new Error(`the server's certificate names ${presentedIdentity(certificate)}, not ${expected}`);
+  return new Ctor(address, experimental.createCertificateProviderChannelCredentials(provider, provider, { checkServerIdentity }), {
     ...CHANNEL_OPTIONS,
     ...options,
     "grpc.ssl_target_name_override": peerDnsName(server),

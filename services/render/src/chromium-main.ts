@@ -3,7 +3,10 @@
  * chart runs this in a container of its own in the render pod, as a user of its own, with no
  * credential in its environment or on its filesystem. It starts chromium-headless-shell with
  * the flags and the minimal environment the worker would launch it with, its DevTools
- * endpoint on 127.0.0.1 only, and starts it again when it exits; SIGTERM stops it.
+ * endpoint on 127.0.0.1 only. When Chromium exits on its own (a crash, a document that killed
+ * it), this process exits too, with a non-zero code: the kubelet restarts the container, a fresh
+ * one, rather than a browser relaunched inside whatever the old one left behind (its /tmp, a
+ * renderer still running). SIGTERM stops it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -14,9 +17,8 @@ import { DEFAULT_CHROMIUM_PATH, chromiumEnv, makeProfileDir, remoteChromiumArgs 
 /** Renderer V8 heap, as the engine's default. */
 const RENDERER_HEAP_MIB = 512;
 const STOP_MS = 3_000;
-const MAX_RESTART_DELAY_MS = 5_000;
-/** A Chromium that ran this long before it exited starts again at once. */
-const HEALTHY_RUN_MS = 30_000;
+/** The exit code when Chromium exited unasked. */
+const CHROMIUM_EXITED = 70;
 
 function main(): void {
   const config = loadChromiumHostConfig();
@@ -24,25 +26,24 @@ function main(): void {
   const executablePath = config.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
   let child: ChildProcess | undefined;
   let stopping = false;
-  let failures = 0;
 
   const start = () => {
     const userDataDir = makeProfileDir();
     const args = remoteChromiumArgs({ sandbox: config.RENDER_CHROMIUM_SANDBOX, rendererHeapMiB: RENDERER_HEAP_MIB }, userDataDir, config.RENDER_CHROMIUM_PORT);
-    const startedAt = Date.now();
     // Its own process group, so that stopping it reaches its renderers and helpers too.
     const proc = spawn(executablePath, args, { env: chromiumEnv(userDataDir), stdio: ["ignore", "ignore", "pipe"], detached: true });
     child = proc;
     proc.stderr!.on("data", (chunk: Buffer) => logger.debug({ chromium: chunk.toString("utf8").trimEnd() }, "chromium output"));
-    proc.once("error", (err) => logger.error({ err, executablePath }, "chromium could not be started"));
+    proc.once("error", (err) => {
+      logger.error({ err, executablePath }, "chromium could not be started");
+      process.exit(CHROMIUM_EXITED);
+    });
     proc.once("exit", (code, signal) => {
       killGroup(proc, "SIGKILL");
       rmSync(userDataDir, { recursive: true, force: true });
       if (stopping) return;
-      failures = Date.now() - startedAt >= HEALTHY_RUN_MS ? 0 : failures + 1;
-      const delay = failures === 0 ? 0 : Math.min(250 * 2 ** (failures - 1), MAX_RESTART_DELAY_MS);
-      logger.error({ code, signal, restartInMs: delay }, "chromium exited; starting it again");
-      setTimeout(start, delay);
+      logger.error({ code, signal }, "chromium exited; exiting so that its container is restarted");
+      process.exit(CHROMIUM_EXITED);
     });
     logger.info({ pid: proc.pid, port: config.RENDER_CHROMIUM_PORT }, "chromium started, DevTools on 127.0.0.1");
   };

@@ -101,9 +101,11 @@ export interface RenderOptions {
   set?: string[];
   /** The release's name (default RELEASE). */
   release?: string;
+  /** API versions the cluster serves beyond the built-in ones (helm's --api-versions), e.g. an operator's. */
+  apiVersions?: string[];
 }
 
-function templateArgs({ valuesFiles = [], set = [], release = RELEASE }: RenderOptions): string[] {
+function templateArgs({ valuesFiles = [], set = [], release = RELEASE, apiVersions = [] }: RenderOptions): string[] {
   return [
     "template",
     release,
@@ -112,6 +114,7 @@ function templateArgs({ valuesFiles = [], set = [], release = RELEASE }: RenderO
     NAMESPACE,
     ...valuesFiles.flatMap((file) => ["--values", file]),
     ...set.flatMap((value) => ["--set", value]),
+    ...apiVersions.flatMap((version) => ["--api-versions", version]),
   ];
 }
 

@@ -18,7 +18,7 @@ export interface SecurityContext {
   allowPrivilegeEscalation?: boolean;
   privileged?: boolean;
   capabilities?: { drop?: string[]; add?: string[] };
-  seccompProfile?: { type: string };
+  seccompProfile?: { type: string; localhostProfile?: string };
 }
 
 export interface Probe {

@@ -155,17 +155,38 @@ export function remoteChromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "r
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Connects to a Chromium started on its own (see LaunchSettings.connectUrl). The
+ * The browser's DevTools WebSocket of the Chromium at `connectUrl` (its /json/version): only at
+ * that same host and port. An answer naming another address (whatever answers on the port, or a
+ * browser bent to it) is refused, so the worker never drives a browser it was not pointed at.
+ */
+export async function browserEndpoint(connectUrl: string, signal?: AbortSignal): Promise<string> {
+  const base = new URL(connectUrl);
+  const response = await fetch(new URL("/json/version", base), { signal, redirect: "error" });
+  if (!response.ok) throw new Error(`Chromium at ${connectUrl} answered ${response.status} for /json/version`);
+  const { webSocketDebuggerUrl } = (await response.json()) as { webSocketDebuggerUrl?: unknown };
+  const endpoint = typeof webSocketDebuggerUrl === "string" && URL.canParse(webSocketDebuggerUrl) ? new URL(webSocketDebuggerUrl) : undefined;
+  if (!endpoint || endpoint.protocol !== "ws:" || endpoint.hostname !== base.hostname || endpoint.port !== base.port) {
+    throw new Error(`Chromium at ${connectUrl} named a DevTools endpoint elsewhere (${String(webSocketDebuggerUrl)}): refused`);
+  }
+  return endpoint.href;
+}
+
+/**
+ * Connects to a Chromium started on its own (see LaunchSettings.connectUrl), at the DevTools
+ * endpoint on its host and port (browserEndpoint). The
  * connection is the engine's only hold on it: closing means disconnecting, which
  * disposes the contexts the engine made (they are created with disposeOnDetach).
  */
 export async function connectChromium(settings: LaunchSettings & { connectUrl: string }): Promise<Browser> {
-  const connecting = puppeteer.connect({
-    browserURL: settings.connectUrl,
-    defaultViewport: null,
-    protocolTimeout: settings.protocolTimeoutMs,
-    targetFilter: (target) => target.type() === "browser",
-  });
+  const timeout = AbortSignal.timeout(CONNECT_TIMEOUT_MS);
+  const connecting = browserEndpoint(settings.connectUrl, timeout).then((browserWSEndpoint) =>
+    puppeteer.connect({
+      browserWSEndpoint,
+      defaultViewport: null,
+      protocolTimeout: settings.protocolTimeoutMs,
+      targetFilter: (target) => target.type() === "browser",
+    }),
+  );
   try {
     return await withTimeout(connecting, CONNECT_TIMEOUT_MS, `connecting to Chromium at ${settings.connectUrl}`);
   } catch (err) {

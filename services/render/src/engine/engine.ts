@@ -22,6 +22,8 @@ export interface EngineStats {
   /** Browsers that disconnected unexpectedly (crashed or killed). */
   crashes: number;
   browserPid: number | undefined;
+  /** The browser runs with Chromium's own sandbox, as it reports it (undefined: no browser, or it did not say). */
+  sandboxed: boolean | undefined;
   /** A browser is up and handing out pages (false while one is relaunched or reconnected). */
   browserLive: boolean;
   /** Slots rendering right now. */
@@ -141,6 +143,7 @@ export class RenderEngine {
       relaunches: this.relaunches,
       crashes: this.crashes,
       browserPid: this.current?.pid,
+      sandboxed: this.current?.sandboxed,
       browserLive: this.current?.state === "live",
       busySlots: this.permits.inUse,
       warmSlots: Math.max(0, Math.min(this.current?.warmPages ?? 0, free)),

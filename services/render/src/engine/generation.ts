@@ -81,6 +81,7 @@ export class Generation {
         if (e.targetId) gen.pageGone(gen.slotOfTarget(e.targetId), "closed");
       });
       await session.send("Target.setDiscoverTargets", { discover: true });
+      gen.sandboxed = await sandboxedOf(session);
       await gen.pool.start(opts.pages);
       return gen;
     } catch (err) {
@@ -90,6 +91,9 @@ export class Generation {
       throw err;
     }
   }
+
+  /** Chromium runs with its own sandbox: its command line, as it reports it, has no --no-sandbox (undefined: it did not say). */
+  sandboxed: boolean | undefined;
 
   /** Chromium runs elsewhere (its own container); this generation is a connection to it. */
   private get remote(): boolean {
@@ -238,5 +242,15 @@ export class Generation {
   /** Renders started on this browser (for recycling). */
   countRender(): number {
     return ++this.renders;
+  }
+}
+
+/** Whether the browser runs sandboxed, from the command line it reports (Browser.getBrowserCommandLine), or undefined. */
+async function sandboxedOf(session: CDPSession): Promise<boolean | undefined> {
+  try {
+    const { arguments: args } = await session.send("Browser.getBrowserCommandLine");
+    return !args.includes("--no-sandbox");
+  } catch {
+    return undefined;
   }
 }

@@ -29,7 +29,7 @@ export const renderMetrics = {
   },
 };
 
-/** Read when scraped: the pool's slots, and Chromium's relaunches and crashes, from the engine. */
+/** Read when scraped: the pool's slots, and Chromium's sandbox, relaunches and crashes, from the engine. */
 export function observeRenderPool(deps: { engine: RenderEngine; slots: number }): void {
   const m = meter();
   m.createObservableGauge("pressroom.render.slots", { unit: "{slot}", description: "Render slots by state (busy, idle); their sum is the total." }).addCallback(
@@ -43,6 +43,13 @@ export function observeRenderPool(deps: { engine: RenderEngine; slots: number })
     unit: "{launch}",
     description: "Browser launches after the first: crashes, hangs and recycling.",
   }).addCallback((result) => result.observe(deps.engine.stats().relaunches));
+  m.createObservableGauge("pressroom.render.chromium.sandboxed", {
+    unit: "{browser}",
+    description: "1 when this pod's Chromium runs with its own sandbox, 0 when not (its command line as it reports it); absent while no browser is up.",
+  }).addCallback((result) => {
+    const { sandboxed } = deps.engine.stats();
+    if (sandboxed !== undefined) result.observe(sandboxed ? 1 : 0);
+  });
   m.createObservableCounter("pressroom.render.chromium.crashes", { unit: "{crash}", description: "Browsers that disconnected unexpectedly." }).addCallback(
     (result) => result.observe(deps.engine.stats().crashes),
   );
