@@ -125,6 +125,7 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
     servers: [{ url: "http://localhost:8080", description: "Local (./scripts/up.sh)" }],
     tags: [
       { name: "Rendering", description: "Documents and images, sync or async." },
+      { name: "Batches", description: "Many render and image jobs with one request: admitted together, run within the key's concurrency." },
       { name: "Templates", description: "The public template catalog, and each account's own templates." },
       { name: "Account", description: "Keys, usage, webhook secret, billing." },
       { name: "Outputs", description: "Signed download URLs of rendered outputs." },
