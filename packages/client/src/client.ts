@@ -1,3 +1,4 @@
+import type { Batch, BatchItemList, BatchItemsQuery, BatchRequest } from "./batches";
 import { makeTransport, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
 import {
   queryString,
@@ -205,6 +206,31 @@ export class Pressroom {
   /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */
   job(id: string): Promise<JobView> {
     return this.#call<JobView>("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * POST /v1/batches: 1 to 1,000 render or image requests as one batch, admitted all or none
+   * (one quota unit per item; QUOTA_EXCEEDED and nothing runs otherwise), counted once against
+   * the rate limit; its items run within the key's concurrency. Resolves with the batch,
+   * `accepted`. See RequestOptions for idempotencyKey.
+   */
+  createBatch(request: BatchRequest, options?: RequestOptions): Promise<Batch> {
+    return this.#call<Batch>("POST", "/v1/batches", request, options);
+  }
+
+  /** GET /v1/batches/<id>: the batch with its live counts. */
+  batch(id: string): Promise<Batch> {
+    return this.#call<Batch>("GET", `/v1/batches/${encodeURIComponent(id)}`);
+  }
+
+  /** GET /v1/batches/<id>/items: a page of its items in item order; page with `cursor: next_cursor`. */
+  batchItems(id: string, query: BatchItemsQuery = {}): Promise<BatchItemList> {
+    return this.#call<BatchItemList>("GET", `/v1/batches/${encodeURIComponent(id)}/items${queryString(query)}`);
+  }
+
+  /** DELETE /v1/batches/<id>: cancels the items that have not started (their units refunded); resolves with the batch, `cancelled`. */
+  cancelBatch(id: string): Promise<Batch> {
+    return this.#call<Batch>("DELETE", `/v1/batches/${encodeURIComponent(id)}`);
   }
 
   // The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).

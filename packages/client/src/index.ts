@@ -13,3 +13,4 @@ export {
 } from "./webhooks";
 export type * from "./types";
 export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";
+export type { Batch, BatchCounts, BatchItem, BatchItemList, BatchItemRequest, BatchItemsQuery, BatchRequest } from "./batches";

@@ -1,3 +1,4 @@
+import { Batch, BatchId, BatchItem, BatchItemList, BatchItemRequest, BatchRequest } from "./jobs/batch-api";
 import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/domain";
 import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
 import { ErrorBody, JobId, TemplateId, errorResponse, headers } from "./api-shared";
@@ -104,6 +105,12 @@ const SCHEMAS = {
   DeliveryList,
   SessionRequest,
   Session,
+  BatchId,
+  BatchItemRequest,
+  BatchRequest,
+  Batch,
+  BatchItem,
+  BatchItemList,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from ._batches import Batch, BatchItemPage
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
 from ._lists import Delivery, DeliveryPage, JobPage, UsageDay, query
 from ._models import CheckoutSession, Job, RenderResult, SignupResult, Template, TemplateVersion, Usage
@@ -254,6 +255,34 @@ class Pressroom:
     def job(self, id: str) -> Job:
         """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
         return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    def create_batch(
+        self,
+        items: list[Mapping[str, Any]],
+        *,
+        webhook_url: Optional[str] = None,
+        archive: Optional[bool] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Batch:
+        """POST /v1/batches: 1 to 1,000 render or image requests (``"kind": "image"`` for an image), admitted all or none.
+
+        One quota unit per item (QUOTA_EXCEEDED and nothing runs otherwise), counted once against the
+        rate limit; the items run within the key's concurrency. Answers the batch, ``accepted``.
+        """
+        body = _fields(items=list(items), webhook_url=webhook_url, archive=archive)
+        return Batch(self._call("POST", "/v1/batches", body, self._idempotency_key(idempotency_key)))
+
+    def batch(self, id: str) -> Batch:
+        """GET /v1/batches/<id>: the batch with its live counts."""
+        return Batch(self._call("GET", f"/v1/batches/{_quote(id)}"))
+
+    def batch_items(self, id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> BatchItemPage:
+        """GET /v1/batches/<id>/items: a page of its items in item order."""
+        return BatchItemPage(self._call("GET", f"/v1/batches/{_quote(id)}/items" + query(limit=limit, cursor=cursor)))
+
+    def cancel_batch(self, id: str) -> Batch:
+        """DELETE /v1/batches/<id>: cancels the items that have not started (their units refunded); answers the batch, ``cancelled``."""
+        return Batch(self._call("DELETE", f"/v1/batches/{_quote(id)}"))
 
     # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
 

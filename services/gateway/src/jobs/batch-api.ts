@@ -68,8 +68,6 @@ export const Batch = z
   })
   .meta({ id: "Batch" });
 
-export const BatchAccepted = Batch.extend({ status: z.literal("accepted") }).meta({ id: "BatchAccepted" });
-
 export const BatchItem = z
   .strictObject({
     index: z.int().min(0),
@@ -107,7 +105,10 @@ export const createBatchOperation: ZodOpenApiOperationObject = {
   parameters: [IdempotencyKey],
   requestBody: { required: true, content: { "application/json": { schema: BatchRequest } } },
   responses: {
-    "202": jsonResponse("Accepted: the items run in the background. Poll Location.", BatchAccepted, { ...REPLAYABLE_HEADERS, Location: headers.location }),
+    "202": jsonResponse("Accepted (status accepted): the items run in the background. Poll Location.", Batch, {
+      ...REPLAYABLE_HEADERS,
+      Location: headers.location,
+    }),
     "401": unauthorized,
     "403": forbidden(),
     "422": errorResponse(
@@ -152,5 +153,12 @@ export const cancelBatchOperation: ZodOpenApiOperationObject = {
   tags: ["Batches"],
   security: KEYED,
   requestParams: BatchPath,
-  responses: { "200": jsonResponse("The batch, cancelled.", Batch, RATE_HEADERS), "401": unauthorized, "404": notFound, "429": rateLimited, "500": internal },
+  responses: {
+    "200": jsonResponse("The batch, cancelled.", Batch, RATE_HEADERS),
+    "401": unauthorized,
+    "403": forbidden(),
+    "404": notFound,
+    "429": rateLimited,
+    "500": internal,
+  },
 };
