@@ -8,9 +8,6 @@ export type BatchItemRequest = (Omit<RenderRequest, "webhook_url"> & { kind?: "r
 /** The body of POST /v1/batches: 1 to 1,000 items. */
 export interface BatchRequest {
   items: BatchItemRequest[];
-  /** Called once (batch.completed) when every item has ended. */
-  webhook_url?: string;
-  archive?: boolean;
 }
 
 export interface BatchCounts {

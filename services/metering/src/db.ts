@@ -57,8 +57,6 @@ export interface MeteringDb {
     key_id: string;
     plan: string;
     total: number;
-    webhook_url: ColumnType<string, string | undefined, never>;
-    archive: ColumnType<boolean, boolean | undefined, never>;
     created_at: ColumnType<Date, Date | undefined, never>;
     cancelled_at: Date | null;
   };

@@ -260,8 +260,6 @@ class Pressroom:
         self,
         items: list[Mapping[str, Any]],
         *,
-        webhook_url: Optional[str] = None,
-        archive: Optional[bool] = None,
         idempotency_key: Optional[str] = None,
     ) -> Batch:
         """POST /v1/batches: 1 to 1,000 render or image requests (``"kind": "image"`` for an image), admitted all or none.
@@ -269,7 +267,7 @@ class Pressroom:
         One quota unit per item (QUOTA_EXCEEDED and nothing runs otherwise), counted once against the
         rate limit; the items run within the key's concurrency. Answers the batch, ``accepted``.
         """
-        body = _fields(items=list(items), webhook_url=webhook_url, archive=archive)
+        body = {"items": list(items)}
         return Batch(self._call("POST", "/v1/batches", body, self._idempotency_key(idempotency_key)))
 
     def batch(self, id: str) -> Batch:

@@ -19,7 +19,6 @@ import {
   rateLimited,
   unauthorized,
 } from "../api-shared";
-import { WebhookUrl } from "./request";
 
 /** POST /v1/batches, GET /v1/batches/{id}, its items and DELETE (issue 42): the pinned shapes. */
 
@@ -38,7 +37,7 @@ export const BatchItemRequest = z
     id: "BatchItemRequest",
     description:
       "The body of POST /v1/render (kind render, the default) or POST /v1/image (kind image), with kind, validated as that operation validates it; " +
-      "an item's own webhook_url is refused (the batch calls back once).",
+      "an item's own webhook_url is refused (a batch's items call nobody back: poll the batch, its items or their jobs).",
   });
 
 export const BatchRequest = z
@@ -47,8 +46,6 @@ export const BatchRequest = z
       .array(BatchItemRequest, { error: "must be an array of render or image requests" })
       .min(1, "must have at least one item")
       .max(MAX_BATCH_ITEMS, `must have at most ${MAX_BATCH_ITEMS} items`),
-    webhook_url: WebhookUrl.optional().meta({ description: "Called once (batch.completed) when every item has ended." }),
-    archive: z.boolean({ error: "must be true or false" }).optional(),
   })
   .meta({ id: "BatchRequest" });
 
@@ -107,7 +104,10 @@ export const createBatchOperation: ZodOpenApiOperationObject = {
   responses: {
     "202": jsonResponse("Accepted (status accepted): the items run in the background. Poll Location.", Batch, {
       ...REPLAYABLE_HEADERS,
-      Location: headers.location,
+      Location: z
+        .string()
+        .regex(/^\/v1\/batches\/bat_[0-9a-z]{26}$/)
+        .meta({ description: "The batch's resource, /v1/batches/<id>." }),
     }),
     "401": unauthorized,
     "403": forbidden(),

@@ -52,7 +52,7 @@ async function checkItems(deps: BatchDeps, principal: Principal, items: Record<s
     if (body.webhook_url !== undefined) {
       throw errors.payload(
         `items[${index}].webhook_url: an item has no callback of its own`,
-        "Give the batch a webhook_url: it calls back once, when every item has ended.",
+        "Poll GET /v1/batches/{id} (its counts) or its items; each item is a job (GET /v1/jobs/{id}).",
       );
     }
     const checked = await checkJobBody(deps, kind, body, principal);
@@ -157,8 +157,6 @@ export function batchRoutes(deps: BatchDeps) {
         plan: principal.plan,
         batchId: newId("bat"),
         items: items.map(({ jobId, renderCommand }) => ({ jobId, renderCommand })),
-        webhookUrl: (parsed.data.webhook_url as string | undefined) ?? "",
-        archive: parsed.data.archive ?? false,
         idempotency,
       });
       if (decision.decision === meteringV1.Decision.DECISION_IDEMPOTENCY_KEY_REUSED) {

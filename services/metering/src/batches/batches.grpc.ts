@@ -24,8 +24,6 @@ function toBatch(view: BatchView): meteringV1.Batch {
     total: view.total,
     counts: view.counts,
     createdAt: view.createdAt.toISOString(),
-    webhookUrl: view.webhookUrl,
-    archive: view.archive,
   };
 }
 
@@ -38,14 +36,13 @@ export function batchHandlers(deps: BatchHandlerDeps): BatchHandlers {
   return {
     createBatch: unary(async (req: meteringV1.CreateBatchRequest) => {
       if (!isPlanId(req.plan)) throw new AppError("PLAN_INVALID", `unknown plan "${req.plan}"`, "Use one of demo, free, starter, pro, business.");
-      if (req.items.length < 1 || req.items.length > MAX_ITEMS) throw new AppError("PAYLOAD_INVALID", `a batch has 1 to ${MAX_ITEMS} items`, "Split the batch.");
+      if (req.items.length < 1 || req.items.length > MAX_ITEMS)
+        throw new AppError("PAYLOAD_INVALID", `a batch has 1 to ${MAX_ITEMS} items`, "Split the batch.");
       const result = await createBatch(deps.db, {
         keyId: req.keyId,
         plan: req.plan,
         batchId: req.batchId,
         items: req.items.map((item) => ({ jobId: item.jobId, command: item.renderCommand })),
-        webhookUrl: req.webhookUrl,
-        archive: req.archive,
         idempotency: req.idempotency,
       });
       switch (result.decision) {

@@ -18,8 +18,6 @@ export interface BatchView {
   total: number;
   counts: BatchCounts;
   createdAt: Date;
-  webhookUrl: string;
-  archive: boolean;
 }
 
 export interface NewBatch {
@@ -27,8 +25,6 @@ export interface NewBatch {
   plan: string;
   batchId: string;
   items: { jobId: string; command: Uint8Array }[];
-  webhookUrl: string;
-  archive: boolean;
   idempotency?: { key: string; requestDigest: string };
 }
 
@@ -76,14 +72,13 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
     const now = sql<Date>`clock_timestamp()`;
     await trx
       .insertInto("charges")
-      .values(input.items.map((item) => ({ job_id: item.jobId, key_id: input.keyId, period_start: period, charged_at: now, units: 1, kind: "render" as const })))
+      .values(
+        input.items.map((item) => ({ job_id: item.jobId, key_id: input.keyId, period_start: period, charged_at: now, units: 1, kind: "render" as const })),
+      )
       .execute();
     await sql`insert into usage_periods as u (key_id, period_start, renders_used) values (${input.keyId}, ${period}::date, ${units})
       on conflict (key_id, period_start) do update set renders_used = u.renders_used + ${units}`.execute(trx);
-    await trx
-      .insertInto("batches")
-      .values({ batch_id: input.batchId, key_id: input.keyId, plan: input.plan, total: units, webhook_url: input.webhookUrl, archive: input.archive })
-      .execute();
+    await trx.insertInto("batches").values({ batch_id: input.batchId, key_id: input.keyId, plan: input.plan, total: units }).execute();
     await trx
       .insertInto("batch_items")
       .values(
@@ -102,7 +97,9 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
         insert into idempotency_keys (key_id, idempotency_key, request_digest, job_id, created_at)
         values (${input.keyId}, ${input.idempotency.key}, ${input.idempotency.requestDigest}, ${input.batchId}, now())
         on conflict (key_id, idempotency_key) do update
-          set request_digest = excluded.request_digest, job_id = excluded.job_id, response_status = null, response_body = null, created_at = now()`.execute(trx);
+          set request_digest = excluded.request_digest, job_id = excluded.job_id, response_status = null, response_body = null, created_at = now()`.execute(
+        trx,
+      );
     }
     const batch = await readBatch(trx, input.keyId, input.batchId);
     return { decision: "allowed", batch: batch! };
@@ -113,7 +110,7 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
 export async function readBatch(db: Db, keyId: string, batchId: string): Promise<BatchView | undefined> {
   const batch = await db
     .selectFrom("batches")
-    .select(["batch_id", "total", "created_at", "cancelled_at", "webhook_url", "archive"])
+    .select(["batch_id", "total", "created_at", "cancelled_at"])
     .where("batch_id", "=", batchId)
     .where("key_id", "=", keyId)
     .executeTakeFirst();
@@ -128,7 +125,7 @@ export async function readBatch(db: Db, keyId: string, batchId: string): Promise
   const counts = { queued: count("queued"), running: count("running"), succeeded: count("succeeded"), failed: count("failed") + count("cancelled") };
   const ended = counts.queued + counts.running === 0;
   const status = batch.cancelled_at ? "cancelled" : ended ? "completed" : counts.queued < batch.total ? "running" : "accepted";
-  return { id: batch.batch_id, status, total: batch.total, counts, createdAt: batch.created_at, webhookUrl: batch.webhook_url, archive: batch.archive };
+  return { id: batch.batch_id, status, total: batch.total, counts, createdAt: batch.created_at };
 }
 
 export interface BatchItemRow {

@@ -56,14 +56,19 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
   function items(keyId: string, n: number) {
     return Array.from({ length: n }, () => {
       const jobId = newId("job");
-      const accepted = jobEvent("job.accepted", { jobId, keyId, source: "gateway", accepted: jobEventsV1.JobAccepted.fromPartial({ html: "<p>x</p>", dataJson: "{}" }) });
+      const accepted = jobEvent("job.accepted", {
+        jobId,
+        keyId,
+        source: "gateway",
+        accepted: jobEventsV1.JobAccepted.fromPartial({ html: "<p>x</p>", dataJson: "{}" }),
+      });
       const command = jobEventsV1.RenderCommand.encode({ jobId, keyId, accepted, outcomeInbox: "", cancelled: false }).finish();
       return { jobId, command };
     });
   }
 
   const create = (keyId: string, plan: string, n: number, idempotency?: { key: string; requestDigest: string }) =>
-    createBatch(db, { keyId, plan, batchId: newId("bat"), items: items(keyId, n), webhookUrl: "", archive: false, idempotency });
+    createBatch(db, { keyId, plan, batchId: newId("bat"), items: items(keyId, n), idempotency });
 
   /** The render commands in the RENDER stream for these jobs. */
   async function commandsFor(jobIds: string[]): Promise<jobEventsV1.RenderCommand[]> {
@@ -93,15 +98,16 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
     assert.equal(admitted.decision, "allowed");
     assert.equal((await readUsage(db, k, "free")).rendersUsed, PLANS.free.rendersPerMonth);
     assert.ok(admitted.decision === "allowed");
-    assert.deepEqual({ ...admitted.batch, createdAt: undefined, id: undefined }, {
-      id: undefined,
-      status: "accepted",
-      total: 3,
-      counts: { queued: 3, running: 0, succeeded: 0, failed: 0 },
-      createdAt: undefined,
-      webhookUrl: "",
-      archive: false,
-    });
+    assert.deepEqual(
+      { ...admitted.batch, createdAt: undefined, id: undefined },
+      {
+        id: undefined,
+        status: "accepted",
+        total: 3,
+        counts: { queued: 3, running: 0, succeeded: 0, failed: 0 },
+        createdAt: undefined,
+      },
+    );
   });
 
   it("is exact under parallel batches at the quota's edge: units are never admitted twice", async () => {
@@ -127,7 +133,13 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
     );
     assert.equal((await readUsage(db, k, "starter")).inFlight, 2, "each running item holds a slot");
     const commands = await commandsFor(page.items.map((item) => item.jobId));
-    assert.deepEqual(commands.map((c) => c.jobId).sort(), page.items.slice(0, 2).map((item) => item.jobId).sort());
+    assert.deepEqual(
+      commands.map((c) => c.jobId).sort(),
+      page.items
+        .slice(0, 2)
+        .map((item) => item.jobId)
+        .sort(),
+    );
     assert.ok(commands.every((c) => !c.cancelled && c.accepted?.accepted?.html === "<p>x</p>"));
     assert.equal((await admitRequest(db, { keyId: k, plan: "starter", renderJobId: newId("job"), leaseSeconds: 900 })).decision, "concurrency_exceeded");
 

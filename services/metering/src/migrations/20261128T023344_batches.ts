@@ -7,7 +7,7 @@ import { sql, type Kysely } from "kysely";
  * queue with a slot, like any admitted job.
  *
  * - `batches`: one row per batch: its key, the plan whose concurrency its items run within,
- *   its callback URL and archive flag, when it was cancelled.
+ *   when it was cancelled.
  * - `batch_items`: one row per item: its job, `status` (queued: waiting here with its command;
  *   running: dispatched, holding a slot; succeeded, failed; cancelled: never dispatched, refunded).
  *
@@ -20,8 +20,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("key_id", "text", (c) => c.notNull())
     .addColumn("plan", "text", (c) => c.notNull())
     .addColumn("total", "integer", (c) => c.notNull().check(sql`total between 1 and 1000`))
-    .addColumn("webhook_url", "text", (c) => c.notNull().defaultTo(""))
-    .addColumn("archive", "boolean", (c) => c.notNull().defaultTo(false))
     .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`clock_timestamp()`))
     .addColumn("cancelled_at", "timestamptz")
     .execute();
