@@ -180,11 +180,17 @@ export async function cancelBatch(
       .executeTakeFirst();
     if (!batch) return undefined;
     const cancelled = await trx
-      .updateTable("batch_items")
-      .set({ status: "cancelled", ended_at: sql<Date>`clock_timestamp()` })
+      .selectFrom("batch_items")
+      .select(["job_id", "command"])
       .where("batch_id", "=", batchId)
       .where("status", "=", "queued")
-      .returning(["job_id", "command"])
+      .execute();
+    // A cancelled item's command (its html and data) is not kept.
+    await trx
+      .updateTable("batch_items")
+      .set({ status: "cancelled", ended_at: sql<Date>`clock_timestamp()`, command: null })
+      .where("batch_id", "=", batchId)
+      .where("status", "=", "queued")
       .execute();
     if (cancelled.length > 0) {
       const ids = cancelled.map((row) => row.job_id);

@@ -12,7 +12,7 @@ import { sql, type Kysely } from "kysely";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import type { MeteringDb } from "../db";
 import { migrations } from "../migrations";
-import { admitRequest, readUsage, releaseForEvent } from "../admission/admission.repository";
+import { admitRequest, readUsage, releaseForEvent, sweep } from "../admission/admission.repository";
 import { cancelBatch, createBatch, endBatchItem, listBatchItems, readBatch } from "./batches.repository";
 import { BatchDispatcher, publishCommand } from "./dispatcher";
 
@@ -168,6 +168,8 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
       }
     });
     assert.equal(cancelled, 3);
+    const kept = await db.selectFrom("batch_items").select("command").where("batch_id", "=", batchId).where("command", "is not", null).execute();
+    assert.equal(kept.length, 0, "no item's command (its html and data) is kept once dispatched or cancelled");
     const usage = await readUsage(db, k, "free");
     assert.equal(usage.rendersUsed, 1, "the running item stays charged, the three unstarted were refunded");
     const commands = await commandsFor(ended);
@@ -183,6 +185,15 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
     assert.equal(await cancelBatch(db, k, batchId, async () => undefined), 0);
     assert.equal(await dispatcher.dispatch(k), 0, "nothing left to dispatch");
     assert.equal(await cancelBatch(db, key(), batchId, async () => undefined), undefined, "another key's batch is not found");
+
+    // The sweep keeps a batch as long as its charges, and never one with an item still running.
+    await sql`update batches set created_at = now() - interval '93 days' where batch_id = ${batchId}`.execute(db);
+    await sweep(db);
+    assert.ok(await readBatch(db, k, batchId), "an item still runs");
+    await endBatchItem(db, (await listBatchItems(db, { keyId: k, batchId, afterIndex: -1, limit: 1 })).items[0]!.jobId, "succeeded");
+    await sweep(db);
+    assert.equal(await readBatch(db, k, batchId), undefined);
+    assert.equal((await db.selectFrom("batch_items").select("job_id").where("batch_id", "=", batchId).execute()).length, 0);
   });
 
   it("records an Idempotency-Key with the batch: the same body replays it, another is a reuse", async () => {

@@ -75,8 +75,16 @@ export class BatchDispatcher {
     const { db, js, leaseSeconds } = this.deps;
     return db.transaction().execute(async (trx) => {
       await lockKey(trx, keyId);
-      await trx.deleteFrom("slots").where("key_id", "=", keyId).where("lease_expires_at", "<", sql<Date>`clock_timestamp()`).execute();
-      const held = await trx.selectFrom("slots").select(sql<number>`count(*)::int`.as("n")).where("key_id", "=", keyId).executeTakeFirstOrThrow();
+      await trx
+        .deleteFrom("slots")
+        .where("key_id", "=", keyId)
+        .where("lease_expires_at", "<", sql<Date>`clock_timestamp()`)
+        .execute();
+      const held = await trx
+        .selectFrom("slots")
+        .select(sql<number>`count(*)::int`.as("n"))
+        .where("key_id", "=", keyId)
+        .executeTakeFirstOrThrow();
       const next = await trx
         .selectFrom("batch_items as i")
         .innerJoin("batches as b", "b.batch_id", "i.batch_id")
