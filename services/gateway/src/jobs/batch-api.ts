@@ -1,5 +1,6 @@
 import { z } from "@pressroom/platform";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
+import { MAX_BATCH_BODY_BYTES, grouped } from "../limits";
 import {
   IDEMPOTENCY_DESCRIPTION,
   IdempotencyKey,
@@ -95,7 +96,8 @@ export const createBatchOperation: ZodOpenApiOperationObject = {
     "The batch counts as one request against the rate limit and takes one quota unit per item, all or none: a batch over the month's quota is " +
     "429 QUOTA_EXCEEDED and nothing runs. Its items run within the key's concurrency limit, waiting their turn (never refused for it), oldest batch first; " +
     "while they hold the key's slots, the key's own renders may be refused CONCURRENCY_EXCEEDED, and other keys' jobs never wait behind more than " +
-    "the key's concurrency of its items. An invalid item refuses the whole batch with 422, the message naming items[i].<field>." +
+    "the key's concurrency of its items. An invalid item refuses the whole batch with 422, the message naming items[i].<field>. " +
+    `The body is at most ${grouped(MAX_BATCH_BODY_BYTES)} bytes.` +
     IDEMPOTENCY_DESCRIPTION,
   tags: ["Batches"],
   security: KEYED,
