@@ -6,6 +6,7 @@ import { connectNats, createLogger } from "@pressroom/platform";
 import { DEFAULT_CHROMIUM_PATH } from "@pressroom/render/engine";
 import { REPO_ROOT, startTestStack, type TestStack } from "@pressroom/stack";
 import { admission } from "./admission";
+import { batchBench } from "./batch";
 import { compareChart } from "./chart";
 import { cpu } from "./cpu";
 import { chromiumBench } from "./chromium";
@@ -251,6 +252,7 @@ async function main(): Promise<void> {
     memory,
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
+    batch: () => batchBench(Math.max(20, Math.round(1000 * SCALE)), 3, [4, 10]),
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),
     profile: () => profile(Math.max(20, Math.round(200 * SCALE))),
     engine: () => engineBench(CHROMIUM, benchDocuments()[0]!, Math.max(20, Math.round(150 * SCALE)), CONCURRENCY),

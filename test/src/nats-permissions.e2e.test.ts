@@ -74,6 +74,27 @@ describe("NATS users with per-component permissions", () => {
     assert.equal(body.type, "job.succeeded");
   });
 
+  it("a batch's items, dispatched to the render queue by metering, all run", async () => {
+    const created = await harness.api.post(
+      "/v1/batches",
+      {
+        items: [
+          { html: "<p>{{n}}</p>", data: { n: 1 } },
+          { html: "<p>{{n}}</p>", data: { n: 2 } },
+        ],
+      },
+      { key: apiKey },
+    );
+    assert.equal(created.status, 202, created.text);
+    const id = created.json.id as string;
+    let counts: Record<string, number> = {};
+    for (let i = 0; i < 120 && counts.succeeded !== 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      counts = (await harness.api.get(`/v1/batches/${id}`, { key: apiKey })).json.counts as Record<string, number>;
+    }
+    assert.deepEqual(counts, { queued: 0, running: 0, succeeded: 2, failed: 0 });
+  });
+
   it("no service was refused anything on the way", () => {
     assert.doesNotMatch(harness.stack.output(), /permissions violation/i);
   });

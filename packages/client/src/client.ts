@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { makeTransport, requestBinary, requestBytes, requestDocument, requestJson, type FetchLike, type Method, type Transport } from "./http";
+import type { Batch, BatchItemList, BatchItemsQuery, BatchRequest } from "./batches";
+import { makeTransport, requestBinary, requestBytes, requestDocument, requestJson, type Method, type Transport } from "./http";
 import { PressroomError } from "./errors";
+import type { PressroomOptions, RequestOptions, SignupOptions, WaitOptions } from "./options";
 import {
   queryString,
   type DailyUsage,
@@ -32,53 +34,7 @@ import type {
   WebhookSecretResponse,
 } from "./types";
 
-export interface PressroomOptions {
-  /** Required: the API key, sent as `Authorization: Bearer <key>`. */
-  apiKey: string;
-  /** Service base address. Default: `PRESSROOM_BASE_URL` when set, else `http://localhost:8080`. */
-  baseUrl?: string;
-  /** Deadline per request, including reading the answer. Default 90,000 ms. */
-  timeoutMs?: number;
-  /** A fetch implementation. Default: the global `fetch` (Node.js 18+). */
-  fetch?: FetchLike;
-  /**
-   * Retries of a 429 or 5xx answer; default 0 (none). A retry waits Retry-After
-   * when the answer has one, else a jittered backoff (0.5 s, 1 s, 2 s, … at most
-   * 8 s). With retries on, `render`, `image` and `checkout` send an
-   * Idempotency-Key of their own (the same on every attempt of one call).
-   */
-  maxRetries?: number;
-  /** The longest Retry-After waited for; a longer one (a monthly quota) rejects at once. Default 60,000 ms. */
-  maxRetryWaitMs?: number;
-}
-
-/** Options of `waitForJob`. */
-export interface WaitOptions {
-  /** How long to wait for the job to finish. Default 90,000 ms. */
-  timeoutMs?: number;
-  /** The pause between two reads of the job. Default 1,000 ms. */
-  intervalMs?: number;
-}
-
-/**
- * Options of a call that changes something (render, image, checkout).
- * `idempotencyKey` makes a retry safe: send the same key (1–255 visible ASCII
- * characters, e.g. a UUID) with every retry of one operation, and the service
- * answers the first response again instead of doing it twice (24 h, per API
- * key). The same key with a different request rejects with IDEMPOTENCY_KEY_REUSED.
- */
-export interface RequestOptions {
-  idempotencyKey?: string;
-}
-
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-export interface SignupOptions {
-  email: string;
-  baseUrl?: string;
-  timeoutMs?: number;
-  fetch?: FetchLike;
-}
 
 /**
  * The Pressroom API client. Every method resolves with the JSON answer and
@@ -298,6 +254,31 @@ export class Pressroom {
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, left)));
     }
+  }
+
+  /**
+   * POST /v1/batches: 1 to 1,000 render or image requests as one batch, admitted all or none
+   * (one quota unit per item; QUOTA_EXCEEDED and nothing runs otherwise), counted once against
+   * the rate limit; its items run within the key's concurrency. Resolves with the batch,
+   * `accepted`. See RequestOptions for idempotencyKey.
+   */
+  createBatch(request: BatchRequest, options?: RequestOptions): Promise<Batch> {
+    return this.#call<Batch>("POST", "/v1/batches", request, options);
+  }
+
+  /** GET /v1/batches/<id>: the batch with its live counts. */
+  batch(id: string): Promise<Batch> {
+    return this.#call<Batch>("GET", `/v1/batches/${encodeURIComponent(id)}`);
+  }
+
+  /** GET /v1/batches/<id>/items: a page of its items in item order; page with `cursor: next_cursor`. */
+  batchItems(id: string, query: BatchItemsQuery = {}): Promise<BatchItemList> {
+    return this.#call<BatchItemList>("GET", `/v1/batches/${encodeURIComponent(id)}/items${queryString(query)}`);
+  }
+
+  /** DELETE /v1/batches/<id>: cancels the items that have not started (their units refunded); resolves with the batch, `cancelled`. */
+  cancelBatch(id: string): Promise<Batch> {
+    return this.#call<Batch>("DELETE", `/v1/batches/${encodeURIComponent(id)}`);
   }
 
   // The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).

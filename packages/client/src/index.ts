@@ -1,4 +1,5 @@
-export { Pressroom, PressroomClient, type PressroomOptions, type RequestOptions, type SignupOptions, type WaitOptions } from "./client";
+export { Pressroom, PressroomClient } from "./client";
+export type { PressroomOptions, RequestOptions, SignupOptions, WaitOptions } from "./options";
 export { PressroomError, PressroomSignatureError, type PressroomErrorCode, type PressroomErrorInit } from "./errors";
 export { BASE_URL_VARIABLE, DEFAULT_BASE_URL, DEFAULT_MAX_RETRY_WAIT_MS, DEFAULT_TIMEOUT_MS, type FetchLike } from "./http";
 export {
@@ -15,3 +16,4 @@ export {
 } from "./webhooks";
 export type * from "./types";
 export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";
+export type { Batch, BatchCounts, BatchItem, BatchItemList, BatchItemRequest, BatchItemsQuery, BatchRequest } from "./batches";

@@ -17,3 +17,5 @@ export const MAX_ASSET_BYTES = 1_048_576;
 export const MAX_ASSETS_BYTES = 5_242_880;
 /** The body of POST /v1/templates and PUT /v1/templates/{id}: the html, the schema, the sample data and the assets as base64. */
 export const MAX_TEMPLATE_BODY_BYTES = 8 * 1_048_576;
+/** The body of POST /v1/batches: up to 1,000 items, each within its own operation's limits. */
+export const MAX_BATCH_BODY_BYTES = 16 * 1_048_576;

@@ -103,7 +103,10 @@ describe("the OpenAPI document", () => {
   it("documents 401 and 429 with Retry-After and the RateLimit headers on every keyed operation", () => {
     const keyed = operations().filter(({ op }) => (op.security as Json[]).some((scheme) => "bearerAuth" in scheme));
     assert.deepEqual(keyed.map((k) => `${k.method} ${k.path}`).sort(), [
+      "DELETE /v1/batches/{id}",
       "DELETE /v1/templates/{id}",
+      "GET /v1/batches/{id}",
+      "GET /v1/batches/{id}/items",
       "GET /v1/jobs",
       "GET /v1/jobs/{id}",
       "GET /v1/keys/usage",
@@ -117,6 +120,7 @@ describe("the OpenAPI document", () => {
       "GET /v1/templates/{id}/versions/{n}/assets/{name}",
       "GET /v1/templates/{id}/versions/{n}/preview.png",
       "GET /v1/webhooks/deliveries",
+      "POST /v1/batches",
       "POST /v1/billing/checkout",
       "POST /v1/image",
       "POST /v1/keys/rotate",

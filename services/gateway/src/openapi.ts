@@ -1,3 +1,4 @@
+import { Batch, BatchId, BatchItem, BatchItemList, BatchItemRequest, BatchRequest } from "./jobs/batch-api";
 import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/domain";
 import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
 import { ErrorBody, JobId, TemplateId, errorResponse, headers } from "./api-shared";
@@ -105,6 +106,12 @@ const SCHEMAS = {
   SessionRequest,
   Session,
   RotatedKey,
+  BatchId,
+  BatchItemRequest,
+  BatchRequest,
+  Batch,
+  BatchItem,
+  BatchItemList,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {
@@ -126,6 +133,7 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
     servers: [{ url: "http://localhost:8080", description: "Local (./scripts/up.sh)" }],
     tags: [
       { name: "Rendering", description: "Documents and images, sync or async." },
+      { name: "Batches", description: "Many render and image jobs with one request: admitted together, run within the key's concurrency." },
       { name: "Templates", description: "The public template catalog, and each account's own templates." },
       { name: "Account", description: "Keys, usage, webhook secret, billing." },
       { name: "Outputs", description: "Signed download URLs of rendered outputs." },

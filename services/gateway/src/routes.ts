@@ -4,6 +4,8 @@ import type { GatewayDeps } from "./deps";
 import { createSessionOperation, deleteSessionOperation, getSessionOperation } from "./console/api";
 import { sessionRoutes } from "./console/session";
 import { imageOperation, jobListOperation, jobViewOperation, renderOperation } from "./jobs/api";
+import { batchItemsOperation, cancelBatchOperation, createBatchOperation, getBatchOperation } from "./jobs/batch-api";
+import { batchRoutes } from "./jobs/batches";
 import { jobHandler } from "./jobs/create";
 import { jobList } from "./jobs/list";
 import { jobView } from "./jobs/view";
@@ -45,6 +47,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const outputs = { storage, recentOutputs: deps.recentOutputs };
   const { templates: directory, schemas, anonymous, bus, outcomes, syncWaitMs, maxBodyBytes } = deps;
   const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, outcomes, syncWaitMs, maxBodyBytes };
+  const batches = batchRoutes({ auth, metering, logger, templates: directory, schemas, bus });
   const templates = templateRoutes({ catalog, auth, metering, logger, schemas, anonymous });
   const keys = keyRoutes({ auth, identity, metering, webhook, trustedProxies: deps.trustedProxies });
   const webhooks = webhookRoutes({ auth, metering, webhook });
@@ -80,6 +83,10 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
     { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook }) },
     { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm }) },
+    { method: "POST", path: "/v1/batches", operation: createBatchOperation, handler: batches.create },
+    { method: "GET", path: "/v1/batches/:id", operation: getBatchOperation, handler: batches.view },
+    { method: "GET", path: "/v1/batches/:id/items", operation: batchItemsOperation, handler: batches.items },
+    { method: "DELETE", path: "/v1/batches/:id", operation: cancelBatchOperation, handler: batches.cancel },
     { method: "GET", path: "/v1/webhooks/deliveries", operation: deliveriesOperation, handler: webhooks.deliveries },
     { method: "POST", path: "/v1/webhooks/deliveries/:id/replay", operation: replayOperation, handler: webhooks.replay },
     { method: "GET", path: "/v1/outputs/:id", operation: downloadOperation, handler: outputHandler(outputs) },

@@ -32,6 +32,8 @@ export const configSchema = z
     ...jobBoundsShape,
     /** How often a replica renews the leases of queued jobs and sweeps old rate events, expired leases and old idempotency records. */
     SWEEP_INTERVAL_MS: env.int(60_000, 1_000),
+    /** How often a replica looks for batch items waiting for a free slot (an item's end kicks its key at once; this catches the rest). */
+    BATCH_DISPATCH_INTERVAL_MS: env.int(1_000, 100),
   })
   .superRefine((config, ctx) => {
     // Only the sweep renews the lease of a queued or rendering job: it must come round before half a lease has passed.

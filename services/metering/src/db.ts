@@ -51,6 +51,27 @@ export interface MeteringDb {
     response_body: string | null;
     created_at: ColumnType<Date, Date | undefined, never>;
   };
+  /** Batches (issue 42): their items wait in batch_items until a slot of their key is free. */
+  batches: {
+    batch_id: string;
+    key_id: string;
+    plan: string;
+    total: number;
+    created_at: ColumnType<Date, Date | undefined, never>;
+    cancelled_at: Date | null;
+  };
+  batch_items: {
+    batch_id: string;
+    idx: number;
+    job_id: string;
+    key_id: string;
+    status: BatchItemStatus;
+    command: Buffer | null;
+    dispatched_at: Date | null;
+    ended_at: Date | null;
+  };
   /** Stripe webhook events already handled (Stripe delivers at least once). */
   stripe_events: { event_id: string; type: string; outcome: string; received_at: ColumnType<Date, Date | undefined, never> };
 }
+
+export type BatchItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";

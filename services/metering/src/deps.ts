@@ -1,5 +1,6 @@
 import type { Bus, Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
+import type { BatchDispatcher } from "./batches/dispatcher";
 import type { BillingService } from "./billing/billing.service";
 import type { Config } from "./config";
 import type { MeteringDb } from "./db";
@@ -11,4 +12,6 @@ export interface MeteringDeps {
   bus: Bus;
   logger: Logger;
   billing: BillingService;
+  /** Sends batch items to the RENDER queue as their keys' slots free up (batches/dispatcher.ts). */
+  batches: BatchDispatcher;
 }

@@ -5,6 +5,7 @@
  */
 import { identityV1 } from "@pressroom/contracts";
 import { consumers, runService, streams } from "@pressroom/platform";
+import { BatchDispatcher } from "./batches/dispatcher";
 import { createBilling } from "./billing/create-billing";
 import { identityDirectory } from "./billing/identity-client";
 import { loadMeteringConfig } from "./config";
@@ -20,7 +21,8 @@ runService({
     const db = database<MeteringDb>("metering");
     const bus = await nats({ streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] });
     const identity = grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity");
-    return { config, db, bus, logger, billing: createBilling({ db, logger, keys: identityDirectory(identity), config }) };
+    const batches = new BatchDispatcher({ db, js: bus.js, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, intervalMs: config.BATCH_DISPATCH_INTERVAL_MS });
+    return { config, db, bus, logger, billing: createBilling({ db, logger, keys: identityDirectory(identity), config }), batches };
   },
   build: (deps) => ({ grpc: createServer(deps), ...createService(deps) }),
 });

@@ -3,6 +3,7 @@ import type { GrpcService, MethodCallers } from "@pressroom/platform";
 import { admissionHandlers } from "./admission/admission.grpc";
 import { settleFinishedJobs } from "./admission/finished-jobs";
 import { publishUsageCorrected } from "./admission/usage-corrected";
+import { batchHandlers } from "./batches/batches.grpc";
 import { billingHandlers } from "./billing/billing.grpc";
 import type { MeteringDeps } from "./deps";
 
@@ -24,6 +25,10 @@ export const METERING_CALLERS: MethodCallers<typeof meteringV1.MeteringServiceSe
   getCheckoutSession: ["gateway"],
   confirmCheckout: ["gateway"],
   handleStripeWebhook: ["gateway"],
+  createBatch: ["gateway"],
+  getBatch: ["gateway"],
+  listBatchItems: ["gateway"],
+  cancelBatch: ["gateway"],
 };
 
 /**
@@ -44,6 +49,7 @@ export function createServer(deps: MeteringDeps): GrpcService[] {
       settleFinishedJobs: (keyId) => settleFinishedJobs({ db, jsm, logger }, keyId),
       onUsageCorrected: (correction) => publishUsageCorrected(js, correction),
     }),
+    ...batchHandlers({ db, js, dispatcher: deps.batches }),
     ...billingHandlers(deps.billing, logger),
   };
   return [{ definition: meteringV1.MeteringServiceService, implementation, callers: METERING_CALLERS }];

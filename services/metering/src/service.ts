@@ -13,8 +13,9 @@ export function createService(deps: MeteringDeps): Pick<ServiceParts, "consumers
   const { nc, js, jsm } = deps.bus;
   const overdueAfterMs = jobOverdueAfterMs({ maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS, deadlineMs: config.RENDER_DEADLINE_MS });
   return {
-    consumers: { "job events": new JobEventsConsumer({ js, db, logger }) },
+    consumers: { "job events": new JobEventsConsumer({ js, db, logger, batches: deps.batches }) },
     loops: {
+      "batch dispatch": deps.batches,
       sweep: new AdmissionSweep({ db, jsm, nc, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, overdueAfterMs, intervalMs: config.SWEEP_INTERVAL_MS }),
     },
   };

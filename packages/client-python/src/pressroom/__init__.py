@@ -3,6 +3,7 @@
 Standard library only; Python 3.9 or later.
 """
 
+from ._batches import Batch, BatchItem, BatchItemPage
 from ._client import Pressroom
 from ._errors import PressroomError, PressroomSignatureError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
@@ -30,6 +31,9 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "SIGNATURE_HEADER",
     "ApiObject",
+    "Batch",
+    "BatchItem",
+    "BatchItemPage",
     "CheckoutSession",
     "DailyUsage",
     "Delivery",

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from ._batches import Batch, BatchItemPage
 from ._errors import PressroomError
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
 from ._lists import DailyUsage, Delivery, DeliveryPage, JobPage, query
@@ -336,6 +337,32 @@ class Pressroom:
                     "Wait longer (timeout), or send webhook_url to be called when it finishes.",
                 )
             time.sleep(min(interval, left))
+
+    def create_batch(
+        self,
+        items: list[Mapping[str, Any]],
+        *,
+        idempotency_key: Optional[str] = None,
+    ) -> Batch:
+        """POST /v1/batches: 1 to 1,000 render or image requests (``"kind": "image"`` for an image), admitted all or none.
+
+        One quota unit per item (QUOTA_EXCEEDED and nothing runs otherwise), counted once against the
+        rate limit; the items run within the key's concurrency. Answers the batch, ``accepted``.
+        """
+        body = {"items": list(items)}
+        return Batch(self._call("POST", "/v1/batches", body, self._idempotency_key(idempotency_key)))
+
+    def batch(self, id: str) -> Batch:
+        """GET /v1/batches/<id>: the batch with its live counts."""
+        return Batch(self._call("GET", f"/v1/batches/{_quote(id)}"))
+
+    def batch_items(self, id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> BatchItemPage:
+        """GET /v1/batches/<id>/items: a page of its items in item order."""
+        return BatchItemPage(self._call("GET", f"/v1/batches/{_quote(id)}/items" + query(limit=limit, cursor=cursor)))
+
+    def cancel_batch(self, id: str) -> Batch:
+        """DELETE /v1/batches/<id>: cancels the items that have not started (their units refunded); answers the batch, ``cancelled``."""
+        return Batch(self._call("DELETE", f"/v1/batches/{_quote(id)}"))
 
     # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
 

@@ -281,6 +281,32 @@ class Endpoints(ServerTest):
         )
         self.assertTrue(all(r.headers["authorization"] == f"Bearer {API_KEY}" for r in self.server.requests))
 
+    def test_batches_create_read_page_and_cancel(self) -> None:
+        batch = {"id": "bat_1", "status": "accepted", "total": 2, "counts": {"queued": 2, "running": 0, "succeeded": 0, "failed": 0}, "created_at": "2026-11-28T00:00:00Z"}
+
+        def handler(request: Recorded) -> Reply:
+            if request.path.endswith("/items?limit=1&cursor=0"):
+                return json_reply(200, {"data": [{"index": 1, "job_id": "job_2", "status": "failed", "error": {"code": "CANCELLED", "message": "x"}}], "next_cursor": None})
+            if request.method == "DELETE":
+                return json_reply(200, {**batch, "status": "cancelled"})
+            return json_reply(202 if request.method == "POST" else 200, batch)
+
+        self.server.handler = handler
+        items = [{"template_id": "invoice", "data": {"n": 1}}, {"kind": "image", "template_id": "social-card", "data": {}}]
+        created = self.client.create_batch(items, idempotency_key="month-end")
+        self.assertEqual((created.id, created.status, created.counts.queued), ("bat_1", "accepted", 2))
+        first = self.server.requests[0]
+        self.assertEqual((first.method, first.path, first.headers.get("idempotency-key")), ("POST", "/v1/batches", "month-end"))
+        self.assertEqual(first.json(), {"items": items})
+        self.assertEqual(self.client.batch("bat_1").total, 2)
+        page = self.client.batch_items("bat_1", limit=1, cursor="0")
+        self.assertEqual((page.data[0].index, page.data[0].error.code, page.data[0].url, page.next_cursor), (1, "CANCELLED", None, None))
+        self.assertEqual(self.client.cancel_batch("bat_1").status, "cancelled")
+        self.assertEqual(
+            [(r.method, r.path) for r in self.server.requests[1:]],
+            [("GET", "/v1/batches/bat_1"), ("GET", "/v1/batches/bat_1/items?limit=1&cursor=0"), ("DELETE", "/v1/batches/bat_1")],
+        )
+
     def test_render_and_image_pin_a_template_version(self) -> None:
         self.server.handler = always(json_reply(200, SUCCEEDED))
         self.client.render(template_id="letter", template_version=2, data={})

@@ -68,6 +68,8 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         ...pullConsumer(streams.JOBS, consumers.meteringJobs),
         ...directGet(streams.JOBS),
         subjects.jobExpiryRequested,
+        // Batch items, dispatched to the RENDER queue as their keys' slots free up.
+        subjects.renderRequested,
       ],
       subscribe: replies,
     },

@@ -49,7 +49,7 @@ function failedError(job: JobOutcome): AppError {
 }
 
 /** An own template's data, to check against its customer's schema once the request has passed the rate limit. */
-interface OwnData {
+export interface OwnData {
   template: renderV1.Template;
   data: Record<string, unknown>;
   /** The request's field naming the template ("template_id", "documents[1].template_id"). */
@@ -81,13 +81,23 @@ async function checkRequest(deps: JobDeps, kind: JobKind, ctx: Context, principa
   }
   const idempotency = idempotencyOf(ctx, body);
   if (idempotency instanceof AppError) return { problem: idempotency };
+  return { ...(await checkJobBody(deps, kind, body, principal)), idempotency };
+}
+
+/** A render or image request's body (of its route, or a batch's item) and its template, as checkRequest checks them. */
+export async function checkJobBody(
+  deps: Pick<JobDeps, "templates">,
+  kind: JobKind,
+  body: Record<string, unknown>,
+  principal: Principal,
+): Promise<Omit<CheckedRequest, "idempotency">> {
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
   if (request.documents) {
     const { parts, ownData, problem } = await checkParts(deps, principal, request.documents);
-    return parts ? { request: { ...request, documents: parts }, idempotency, ownData } : { problem };
+    return parts ? { request: { ...request, documents: parts }, ownData } : { problem };
   }
-  if (!request.templateId) return { request, idempotency };
+  if (!request.templateId) return { request };
   const checked = await checkTemplate(
     deps,
     principal,
@@ -96,11 +106,11 @@ async function checkRequest(deps: JobDeps, kind: JobKind, ctx: Context, principa
     "template_id",
   );
   if (checked.problem !== undefined) return { problem: checked.problem };
-  return { request, template: checked.template, idempotency, ownData: checked.ownData && [checked.ownData] };
+  return { request, template: checked.template, ownData: checked.ownData && [checked.ownData] };
 }
 
 /** Own templates' data against their customers' schemas (on the schema threads), the first failure naming its part. */
-async function checkOwnData(deps: JobDeps, ownData: OwnData[]): Promise<AppError | undefined> {
+export async function checkOwnData(deps: Pick<JobDeps, "schemas">, ownData: OwnData[]): Promise<AppError | undefined> {
   for (const { template, data, field } of ownData) {
     const problem = await deps.schemas.validate(template, data);
     if (!problem) continue;
@@ -112,7 +122,7 @@ async function checkOwnData(deps: JobDeps, ownData: OwnData[]): Promise<AppError
 
 /** A request's template: it exists, makes what the route makes, and the data matches its schema. */
 async function checkTemplate(
-  deps: JobDeps,
+  deps: Pick<JobDeps, "templates">,
   principal: Principal,
   kind: JobKind,
   { templateId, version, data }: { templateId: string; version: number | undefined; data: Record<string, unknown> },
@@ -140,7 +150,11 @@ async function checkTemplate(
  * Every template part of a merged document, checked as a template_id is, its failure naming the
  * part; the parts are returned with the owner, generation and version of their template as admitted.
  */
-async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[]): Promise<{ parts?: JobPart[]; ownData?: OwnData[]; problem?: unknown }> {
+async function checkParts(
+  deps: Pick<JobDeps, "templates">,
+  principal: Principal,
+  parts: JobPart[],
+): Promise<{ parts?: JobPart[]; ownData?: OwnData[]; problem?: unknown }> {
   const checked: JobPart[] = [];
   const ownData: OwnData[] = [];
   for (const [index, part] of parts.entries()) {

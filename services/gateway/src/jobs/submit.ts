@@ -43,19 +43,40 @@ async function withRetries<T>(publish: () => Promise<T>): Promise<T> {
  * stream gets their digests and sizes (retainedAcceptance). The command
  * names the inbox where the outcome is to be announced (OutcomeInbox).
  */
-export async function submitJob(
-  bus: JobBus,
-  input: {
-    jobId: string;
-    keyId: string;
-    plan: string;
-    request: JobRequest;
-    templateGeneration: number;
-    templateVersion: number;
-    templateOwner: string;
-    outcomeInbox: string;
-  },
-): Promise<JobEvent> {
+export async function submitJob(bus: JobBus, input: JobSubmission): Promise<JobEvent> {
+  const command = renderCommandOf(input);
+  await withRetries(() =>
+    publishEvent(bus.js, {
+      subject: subjects.renderRequested,
+      spanSubject: subjects.renderRequested,
+      msgId: input.jobId,
+      type: "render.requested",
+      data: jobEventsV1.RenderCommand.encode(command).finish(),
+    }),
+  );
+  // Wrong last sequence: a worker that took the command first appended this same acceptance.
+  await appendAcceptance(bus, command.accepted!).catch(() => undefined);
+  return command.accepted!;
+}
+
+export interface JobSubmission {
+  jobId: string;
+  keyId: string;
+  plan: string;
+  request: JobRequest;
+  templateGeneration: number;
+  templateVersion: number;
+  templateOwner: string;
+  outcomeInbox: string;
+}
+
+/** Appends a job's acceptance to its subject (only the digests of its html and data), retried. */
+export function appendAcceptance(bus: JobBus, accepted: JobEvent): Promise<unknown> {
+  return withRetries(() => appendJobEvent(bus.js, "gateway", retainedAcceptance(accepted), 0));
+}
+
+/** The render command of a job: its acceptance (the request's html and data included), and where its outcome is announced. */
+export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand {
   const accepted = jobEvent("job.accepted", {
     jobId: input.jobId,
     keyId: input.keyId,
@@ -79,19 +100,7 @@ export async function submitJob(
       templateGeneration: input.templateGeneration,
     },
   });
-  const command: jobEventsV1.RenderCommand = { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox };
-  await withRetries(() =>
-    publishEvent(bus.js, {
-      subject: subjects.renderRequested,
-      spanSubject: subjects.renderRequested,
-      msgId: input.jobId,
-      type: "render.requested",
-      data: jobEventsV1.RenderCommand.encode(command).finish(),
-    }),
-  );
-  // Wrong last sequence: a worker that took the command first appended this same acceptance.
-  await withRetries(() => appendJobEvent(bus.js, "gateway", retainedAcceptance(accepted), 0)).catch(() => undefined);
-  return accepted;
+  return { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox, cancelled: false };
 }
 
 function sha256(text: string): string {

@@ -276,11 +276,14 @@ export async function setRendersUsed(db: Db, keyId: string, used: number): Promi
  * must be there to make it a duplicate, and its job's charge to refund it
  * once. Idempotency records are swept apart (sweepIdempotencyKeys, 24 h).
  */
-export async function sweep(db: Db, keepDays = 92): Promise<{ rateEvents: number; slots: number; processed: number; charges: number }> {
+export async function sweep(db: Db, keepDays = 92): Promise<{ rateEvents: number; slots: number; processed: number; charges: number; batches: number }> {
   const rate = await sql`delete from rate_events where at <= clock_timestamp() - interval '60 seconds'`.execute(db);
   const slots = await sql`delete from slots where lease_expires_at < clock_timestamp()`.execute(db);
   const processed = await sql`delete from processed_events where processed_at < now() - make_interval(days => ${keepDays})`.execute(db);
   const charges = await sql`delete from charges where charged_at < now() - make_interval(days => ${keepDays})`.execute(db);
+  // A batch whose items have all ended, once its charges are gone (its items' rows go with it).
+  const batches = await sql`delete from batches b where created_at < now() - make_interval(days => ${keepDays})
+    and not exists (select from batch_items i where i.batch_id = b.batch_id and i.status in ('queued', 'running'))`.execute(db);
   const n = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0n);
-  return { rateEvents: n(rate), slots: n(slots), processed: n(processed), charges: n(charges) };
+  return { rateEvents: n(rate), slots: n(slots), processed: n(processed), charges: n(charges), batches: n(batches) };
 }

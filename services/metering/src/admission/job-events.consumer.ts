@@ -4,17 +4,20 @@ import type { Kysely } from "kysely";
 import type { JetStreamClient, JsMsg } from "nats";
 import { releaseForEvent } from "./admission.repository";
 import type { MeteringDb } from "../db";
+import { endBatchItem } from "../batches/batches.repository";
+import type { BatchDispatcher } from "../batches/dispatcher";
 
 /**
  * Releases a job's concurrency slot when its terminal event arrives, and
- * refunds the quota unit of a job that failed through our fault. Idempotent:
+ * refunds the quota unit of a job that failed through our fault; a batch
+ * item's end is recorded and its key's next items dispatched. Idempotent:
  * each event is recorded as processed in the same transaction, and a job is
  * refunded at most once. Render's job.started is acked unread: the sweep
  * renews the lease of every slot whose job is still queued or rendering
  * (renewQueuedLeases), so a job's start costs metering no write.
  */
 export class JobEventsConsumer extends EventConsumer<StoredJobEvent> {
-  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger }) {
+  constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; batches: Pick<BatchDispatcher, "kick"> }) {
     super(
       { js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 },
       jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]),
@@ -23,6 +26,9 @@ export class JobEventsConsumer extends EventConsumer<StoredJobEvent> {
 
   protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
     await releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) });
+    // A batch item's end: recorded for its batch's counts, and its slot goes to the key's next item.
+    const batchKey = await endBatchItem(this.deps.db, event.jobId, event.type === "job.succeeded" ? "succeeded" : "failed");
+    if (batchKey) this.deps.batches.kick(batchKey);
     msg.ack();
   }
 

@@ -4,6 +4,7 @@ import * as admissionV2AndBilling from "./20261121T200000_admission_v2_and_billi
 import * as idempotencyKeys from "./20261123T110000_idempotency_keys";
 import * as admitUnits from "./20261126T160000_admit_units";
 import * as previewAdmission from "./20261127T230000_preview_admission";
+import * as batches from "./20261128T023344_batches";
 
 /** Every migration of the metering schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "20261123T110000_idempotency_keys": idempotencyKeys,
   "20261126T160000_admit_units": admitUnits,
   "20261127T230000_preview_admission": previewAdmission,
+  "20261128T023344_batches": batches,
 };

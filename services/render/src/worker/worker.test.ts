@@ -122,7 +122,10 @@ describe("render worker: delivery, against a fake producer", () => {
   }
 
   /** Publishes a job's render command, as the gateway does; `outcome` is what is announced on its inbox. */
-  async function submit(accepted: JobEvent, { appendAcceptance = true } = {}): Promise<{ outcome: Promise<jobEventsV1.JobOutcomeAnnouncement> }> {
+  async function submit(
+    accepted: JobEvent,
+    { appendAcceptance = true, cancelled = false } = {},
+  ): Promise<{ outcome: Promise<jobEventsV1.JobOutcomeAnnouncement> }> {
     const inbox = `inbox-${accepted.jobId}`;
     const sub = nc.subscribe(subjects.outcomes(inbox), { max: 1 });
     const outcome = (async () => {
@@ -130,7 +133,7 @@ describe("render worker: delivery, against a fake producer", () => {
       throw new Error("no outcome announced");
     })();
     outcome.catch(() => undefined);
-    const command = { jobId: accepted.jobId, keyId: accepted.keyId, accepted, outcomeInbox: inbox };
+    const command = { jobId: accepted.jobId, keyId: accepted.keyId, accepted, outcomeInbox: inbox, cancelled };
     await publishEvent(js, {
       subject: subjects.renderRequested,
       spanSubject: subjects.renderRequested,
@@ -182,6 +185,22 @@ describe("render worker: delivery, against a fake producer", () => {
       { outputId: "", contentType: "application/pdf", filename: `invoice-${jobId}.pdf`, jobId, keyId: "key_test", attachment: false },
     );
     assert.ok(producer.released.includes(jobId), "released once stored and announced");
+  });
+
+  it("ends a cancelled batch item's job failed (CANCELLED, refunded) without making it", async () => {
+    const jobId = `job_${randomUUID()}`;
+    await submit(acceptance(jobId), { cancelled: true });
+    await queueDrained();
+    const events = await readJobEvents(jsm, jobId);
+    assert.deepEqual(
+      events.map((e) => e.event.type),
+      ["job.accepted", "job.failed"],
+    );
+    const failed = events[1]!.event.failed!;
+    assert.equal(failed.code, "CANCELLED");
+    assert.equal(failed.refund, true);
+    assert.equal(failed.callback, false);
+    assert.equal(producer.callsFor(jobId).length, 0, "never made");
   });
 
   it("tries our failures again, on the next delivery (a browser crash, storage down), and records one outcome", async () => {
@@ -245,7 +264,7 @@ describe("render worker: delivery, against a fake producer", () => {
     const orphan = `job_${randomUUID()}`;
     await js.publish(
       subjects.renderRequested,
-      jobEventsV1.RenderCommand.encode({ jobId: orphan, keyId: "key_test", accepted: undefined, outcomeInbox: "" }).finish(),
+      jobEventsV1.RenderCommand.encode({ jobId: orphan, keyId: "key_test", accepted: undefined, outcomeInbox: "", cancelled: false }).finish(),
       {
         msgID: orphan,
       },

@@ -151,6 +151,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   private async process(command: jobEventsV1.RenderCommand, attempt: number, storedAtMs: number): Promise<void> {
     const job = await this.loadJob(command, storedAtMs);
     if (isTerminal(job.status)) throw new StaleJob();
+    if (command.cancelled) return this.cancel(job);
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
 
@@ -225,6 +226,19 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     if (accepted.webhookUrl || this.deps.announcedOutputMaxBytes === 0) return undefined;
     const serverMax = (this.deps.nc.info?.max_payload ?? 0) - ANNOUNCEMENT_OVERHEAD_BYTES;
     return data.byteLength <= Math.min(this.deps.announcedOutputMaxBytes, serverMax) ? { filename, data, attachment } : undefined;
+  }
+
+  /**
+   * A batch item cancelled before it was dispatched (metering sent this command instead): ended
+   * failed, CANCELLED, refunded (metering refunded it at the cancellation; the charge remembers).
+   */
+  private async cancel(job: JobState): Promise<void> {
+    const failed = { code: "CANCELLED", message: "cancelled with its batch before it started; the quota unit was refunded", refund: true, callback: false };
+    try {
+      await appendJobEvent(this.deps.js, "render", jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed }), job.lastSeqOf.render);
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+    }
   }
 
   private async fail(command: jobEventsV1.RenderCommand, err: unknown): Promise<void> {
