@@ -46,6 +46,10 @@ export interface RenderOptions {
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1 to h6), nested by level; not with documents. */
   outline?: boolean;
+  /** Default true: an uncaught exception in the script fails the job; false renders and lists them in the job's succeeded event (`script_errors`). */
+  fail_on_script_error?: boolean;
+  /** true: an image, stylesheet, font or script that fails to load fails the job (RENDER_FAILED), naming it (no query) and its status. */
+  fail_on_resource_error?: boolean;
   /** Drawn as selectable text on every page; opacity 0–1 (default 0.15), angle in degrees (default 45). */
   watermark?: { text: string; opacity?: number; angle?: number; font_size?: number };
   /** AES-256; the passwords are never logged or kept in the job's events. A password must not start with - nor hold control characters. */
@@ -116,6 +120,9 @@ export interface ImageOptions {
   device_scale_factor?: number;
   wait_for?: WaitFor;
   filename?: string;
+  /** As RenderOptions' fail_on_script_error and fail_on_resource_error. */
+  fail_on_script_error?: boolean;
+  fail_on_resource_error?: boolean;
 }
 
 /** Body of POST /v1/image: exactly one of template_id (a png template) or url. */
@@ -283,7 +290,8 @@ export interface JobView {
     next_attempt_at: string | null;
   } | null;
   /** The job's ordered event history. */
-  events: { id: string; type: string; time: string; source: string }[];
+  /** `script_errors`: on job.succeeded, the uncaught exceptions of a document rendered with `fail_on_script_error: false`. */
+  events: { id: string; type: string; time: string; source: string; script_errors?: string[] }[];
 }
 
 /** The error body of every non-2xx API answer: exactly these three fields. */

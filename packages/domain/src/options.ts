@@ -119,6 +119,10 @@ export interface RenderOptions {
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1–h6), nested by level, in a tagged PDF. */
   outline?: boolean;
+  /** false: the document renders despite uncaught exceptions in its script, listed in the job's events (default true: they fail it). */
+  failOnScriptError?: boolean;
+  /** true: an image, stylesheet, font or script that fails to load fails the job, naming it (no query) and its status. */
+  failOnResourceError?: boolean;
   watermark?: Watermark;
   encrypt?: Encryption;
   /** An image's format (default png) and, for jpeg and webp, its quality 1 to 100. */

@@ -66,7 +66,22 @@ export const Job = z
       }),
     ),
     events: z
-      .array(z.strictObject({ id: z.string(), type: z.string().regex(/^job\./), time: dateTime(), source: z.string() }))
+      .array(
+        z.strictObject({
+          id: z.string(),
+          type: z.string().regex(/^job\./),
+          time: dateTime(),
+          source: z.string(),
+          script_errors: z
+            .array(z.string())
+            .optional()
+            .meta({
+              description:
+                "job.succeeded of a document rendered with options.fail_on_script_error false: the first line of each uncaught exception " +
+                "(or unhandled rejection) its script threw, in order (at most 20; a merged document's prefixed documents[i]).",
+            }),
+        }),
+      )
       .meta({ description: "The job's events, oldest first." }),
   })
   .meta({ id: "Job" });
@@ -92,7 +107,8 @@ const JOB_REQUEST_ERRORS = {
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
       "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
-      "whose first line the message gives, render timeout, output too large, a wait_for condition not met in time, which it names, " +
+      "whose first line the message gives (unless options.fail_on_script_error is false), a sub-resource that failed to load with " +
+      "options.fail_on_resource_error, which it names with its status, render timeout, output too large, a wait_for condition not met in time, which it names, " +
       "a url that could not be fetched or is not an HTML page), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
     ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
     REPLAYABLE_HEADERS,

@@ -45,6 +45,7 @@ class ScriptedProducer implements DocumentProducer {
       renderMs: 7,
       filename: `invoice-${job.jobId}.pdf`,
       attachment: false,
+      scriptErrors: [],
       release: () => this.released.push(job.jobId),
     };
   }

@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import type { ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { expectRenderFailed, listen } from "./test-support/hostile";
+import { pdfText } from "./test-support/pdf";
+
+/**
+ * Issue 46's choices a request makes about its document, through the public API of one running
+ * stack: script errors that fail the job or are listed in its events, sub-resources that must
+ * load. The stack may reach loopback (RENDER_ALLOW_LOOPBACK, test-only) on the port of the
+ * suite's own web server, which stands in for a public site.
+ */
+describe("a request's choices about its document (issue 46)", () => {
+  let h: Harness;
+  let key: string;
+  let site: Awaited<ReturnType<typeof listen<http.Server>>>;
+  let origin: string;
+
+  before(async () => {
+    site = await listen(
+      http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://localhost");
+        if (url.pathname === "/ok.css") {
+          res.writeHead(200, { "content-type": "text/css" });
+          res.end(".styled::after { content: ' (sheet loaded)'; }");
+        } else if (url.pathname === "/ok.svg") {
+          res.writeHead(200, { "content-type": "image/svg+xml" });
+          res.end(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`);
+        } else if (url.pathname === "/throwing") {
+          res.writeHead(200, { "content-type": "text/html" });
+          res.end(`<p>pictured</p><script>throw new Error("from the page")</script>`);
+        } else if (url.pathname === "/broken.css") {
+          res.writeHead(500, { "content-type": "text/plain" });
+          res.end("down");
+        } else {
+          res.writeHead(404, { "content-type": "text/plain" });
+          res.end("missing");
+        }
+      }),
+    );
+    origin = `http://127.0.0.1:${site.port}`;
+    h = await startHarness({
+      env: { RENDER_SLOTS: "2" },
+      serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_SUBRESOURCE_PORTS: `80,443,${site.port}` } },
+    });
+    ({ apiKey: key } = await h.admin.createKey("business"));
+  });
+  after(async () => {
+    await h?.stop();
+    await site?.close();
+  });
+
+  const render = (body: Record<string, unknown>) => h.api.post("/v1/render", { data: {}, ...body }, { key });
+  const image = (body: Record<string, unknown>) => h.api.post("/v1/image", { data: {}, ...body }, { key });
+  async function output(response: ApiResponse): Promise<Buffer> {
+    assert.equal(response.status, 200, response.text);
+    const download = await h.api.download(response.json.url);
+    assert.equal(download.status, 200);
+    return download.body;
+  }
+  const eventsOf = async (id: string) => {
+    const job = await h.api.get(`/v1/jobs/${id}`, { key });
+    assert.equal(job.status, 200, job.text);
+    return job.json.events as { type: string; script_errors?: string[] }[];
+  };
+
+  describe("options.fail_on_script_error", () => {
+    const throwing = `<p>printed anyway</p><script>throw new TypeError("total is not a number")</script>
+      <script>Promise.reject(new RangeError("late rejection"))</script>`;
+
+    it("by default (and when true) an uncaught exception fails the job 422 RENDER_FAILED naming it", async () => {
+      expectRenderFailed(await render({ html: throwing }), /uncaught exception: TypeError: total is not a number$/);
+      expectRenderFailed(await render({ html: throwing, options: { fail_on_script_error: true } }), /TypeError: total is not a number$/);
+    });
+
+    it("false renders the document and lists its uncaught exceptions, in order, in the job's succeeded event", async () => {
+      const response = await render({ html: throwing, options: { fail_on_script_error: false } });
+      assert.match(pdfText(await output(response)), /printed anyway/);
+      const events = await eventsOf(response.json.id as string);
+      const succeeded = events.find((event) => event.type === "job.succeeded");
+      assert.deepEqual(succeeded?.script_errors, ["TypeError: total is not a number", "RangeError: late rejection"]);
+      assert.ok(
+        events.filter((event) => event.type !== "job.succeeded").every((event) => event.script_errors === undefined),
+        "only the succeeded event lists them",
+      );
+    });
+
+    it("a clean document lists none; an image takes the option too", async () => {
+      const clean = await render({ html: "<p>clean</p>", options: { fail_on_script_error: false } });
+      await output(clean);
+      assert.ok((await eventsOf(clean.json.id as string)).every((event) => event.script_errors === undefined));
+
+      expectRenderFailed(await image({ url: `${origin}/throwing` }), /uncaught exception: Error: from the page$/);
+      const pictured = await image({ url: `${origin}/throwing`, options: { fail_on_script_error: false } });
+      assert.equal((await output(pictured)).subarray(1, 4).toString("latin1"), "PNG");
+      const succeeded = (await eventsOf(pictured.json.id as string)).find((event) => event.type === "job.succeeded");
+      assert.deepEqual(succeeded?.script_errors, ["Error: from the page"]);
+    });
+
+    it("is refused when it is not true or false", async () => {
+      const refused = await render({ html: "<p>x</p>", options: { fail_on_script_error: "no" } });
+      assert.equal(refused.status, 422);
+      assert.match(refused.json.error as string, /^options\.fail_on_script_error: must be true or false/);
+    });
+  });
+
+  describe("options.fail_on_resource_error", () => {
+    const page = (resources: string) => `<link rel="stylesheet" href="${origin}/ok.css"><p class="styled">text</p>${resources}`;
+
+    it("fails the job 422 RENDER_FAILED naming the image that answered 404, without its query", async () => {
+      const html = page(`<img src="${origin}/missing.png?token=s3cr3t-query#frag">`);
+      const failed = await render({ html, options: { fail_on_resource_error: true } });
+      expectRenderFailed(failed, new RegExp(`image http://127\\.0\\.0\\.1:${site.port}/missing\\.png failed to load: HTTP 404`));
+      assert.doesNotMatch(failed.text, /s3cr3t-query|frag/);
+      assert.match(pdfText(await output(await render({ html }))), /text \(sheet loaded\)/, "without the option the document renders");
+    });
+
+    it("names a stylesheet's 5xx, a font's 404, a script that got no answer, and the document's own missing file", async () => {
+      expectRenderFailed(
+        await render({ html: page(`<link rel="stylesheet" href="${origin}/broken.css?v=2">`), options: { fail_on_resource_error: true } }),
+        new RegExp(`stylesheet http://127\\.0\\.0\\.1:${site.port}/broken\\.css failed to load: HTTP 500`),
+      );
+      const font = `<style>@font-face { font-family: Gone; src: url(${origin}/fonts/gone.woff2?x=1) } p { font-family: Gone }</style>`;
+      expectRenderFailed(
+        await render({ html: page(font), options: { fail_on_resource_error: true } }),
+        new RegExp(`font http://127\\.0\\.0\\.1:${site.port}/fonts/gone\\.woff2 failed to load: HTTP 404`),
+      );
+      // Port 9 is not among the ports sub-resources may reach: the fetcher refuses it.
+      expectRenderFailed(
+        await render({ html: page(`<script src="http://127.0.0.1:9/app.js?key=abc"></script>`), options: { fail_on_resource_error: true } }),
+        /script http:\/\/127\.0\.0\.1:9\/app\.js failed to load: no answer/,
+      );
+      expectRenderFailed(
+        await render({ html: page(`<img src="assets/logo.png">`), options: { fail_on_resource_error: true } }),
+        /image assets\/logo\.png \(the document's own\) failed to load: HTTP 404/,
+      );
+    });
+
+    it("renders when every image, stylesheet and script loads", async () => {
+      const html = page(`<img src="${origin}/ok.svg"><script>document.body.insertAdjacentHTML("beforeend", "<p>script ran</p>")</script>`);
+      const text = pdfText(await output(await render({ html, options: { fail_on_resource_error: true } })));
+      assert.match(text, /text \(sheet loaded\)/);
+      assert.match(text, /script ran/);
+    });
+  });
+
+  endOfSuiteChecks(() => h);
+});
