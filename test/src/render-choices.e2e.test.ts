@@ -4,7 +4,14 @@ import { after, before, describe, it } from "node:test";
 import type { ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { expectRenderFailed, listen } from "./test-support/hostile";
-import { pdfText } from "./test-support/pdf";
+import { pdfInfo, pdfText } from "./test-support/pdf";
+
+/** pdfinfo's page size in points, to the point. */
+function pageSize(pdf: Buffer): [number, number] {
+  const match = /([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(pdf)["Page size"] ?? "");
+  assert.ok(match, "pdfinfo gives a page size");
+  return [Math.round(Number(match[1])), Math.round(Number(match[2]))];
+}
 
 /**
  * Issue 46's choices a request makes about its document, through the public API of one running
@@ -143,6 +150,75 @@ describe("a request's choices about its document (issue 46)", () => {
       const text = pdfText(await output(await render({ html, options: { fail_on_resource_error: true } })));
       assert.match(text, /text \(sheet loaded\)/);
       assert.match(text, /script ran/);
+    });
+  });
+
+  describe("the download and the page (options.disposition, paper formats, the header's date)", () => {
+    const disposition = async (options: Record<string, unknown>) => {
+      const response = await render({ html: "<p>x</p>", options });
+      assert.equal(response.status, 200, response.text);
+      const download = await h.api.download(response.json.url as string);
+      assert.equal(download.status, 200);
+      return download.headers["content-disposition"] ?? "";
+    };
+
+    it("disposition decides between inline and attachment, with or without a filename", async () => {
+      assert.match(await disposition({}), /^inline; filename="document-job_[0-9a-z]+\.pdf"/, "the default without a filename");
+      assert.match(await disposition({ disposition: "attachment" }), /^attachment; filename="document-job_[0-9a-z]+\.pdf"/);
+      assert.match(await disposition({ filename: "report" }), /^attachment; filename="report\.pdf"/, "the default with a filename");
+      assert.match(await disposition({ filename: "report", disposition: "inline" }), /^inline; filename="report\.pdf"/);
+      const refused = await render({ html: "<p>x</p>", options: { disposition: "download" } });
+      assert.equal(refused.status, 422);
+      assert.match(refused.json.error as string, /^options\.disposition: must be inline or attachment/);
+    });
+
+    it("paper formats in any case, A0 to A6, B4, B5, Ledger and Executive", async () => {
+      const sizes: [string, [number, number]][] = [
+        ["a4", [595, 842]],
+        ["A0", [2384, 3370]],
+        ["a6", [298, 420]],
+        ["B4", [709, 1001]],
+        ["b5", [499, 709]],
+        ["LEDGER", [1224, 792]],
+        ["executive", [522, 756]],
+      ];
+      for (const [format, expected] of sizes) {
+        const [width, height] = pageSize(await output(await render({ html: "<p>x</p>", options: { format } })));
+        assert.ok(
+          Math.abs(width - expected[0]) <= 1 && Math.abs(height - expected[1]) <= 1,
+          `${format}: ${width} × ${height}, expected ${expected.join(" × ")}`,
+        );
+      }
+      const refused = await render({ html: "<p>x</p>", options: { format: "A7" } });
+      assert.equal(refused.status, 422);
+      assert.match(
+        refused.json.error as string,
+        /^options\.format: must be one of A0, A1, A2, A3, A4, A5, A6, B4, B5, Letter, Legal, Tabloid, Ledger, Executive/,
+      );
+    });
+
+    it("the header's and footer's date follow locale and time_zone", async () => {
+      const dated = (locale: string, timeZone: string) => new Intl.DateTimeFormat(locale, { dateStyle: "short", timeZone }).format(new Date());
+      const header = (options: Record<string, unknown>) =>
+        render({
+          html: "<p>body</p>",
+          options: { margin: { top: "20mm" }, header_html: '<div style="font-size:10px">Printed <span class="date"></span></div>', ...options },
+        });
+      // Kiritimati is UTC+14 and Pago Pago UTC-11: their days always differ.
+      const east = pdfText(await output(await header({ locale: "de-DE", time_zone: "Pacific/Kiritimati" })));
+      assert.match(east, new RegExp(`Printed ${dated("de-DE", "Pacific/Kiritimati").replace(/\./g, "\\.")}`));
+      const west = pdfText(await output(await header({ locale: "de-DE", time_zone: "Pacific/Pago_Pago" })));
+      assert.match(west, new RegExp(`Printed ${dated("de-DE", "Pacific/Pago_Pago").replace(/\./g, "\\.")}`));
+      const japanese = pdfText(await output(await header({ locale: "ja-JP", time_zone: "Asia/Tokyo" })));
+      assert.match(japanese, new RegExp(`Printed ${dated("ja-JP", "Asia/Tokyo")}`));
+      for (const [options, message] of [
+        [{ locale: "not a locale" }, /^options\.locale: must be a BCP 47 language tag/],
+        [{ time_zone: "Mars/Olympus" }, /^options\.time_zone: must be an IANA time zone/],
+      ] as const) {
+        const refused = await header(options);
+        assert.equal(refused.status, 422, refused.text);
+        assert.match(refused.json.error as string, message);
+      }
     });
   });
 

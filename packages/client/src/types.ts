@@ -17,9 +17,12 @@ export type WaitFor = { selector: string } | { expression: string } | { network_
 /** A CSS length in mm, cm, in, px, pt or pc, e.g. "20mm", or "0". */
 export type CssLength = string;
 
+export type PaperFormat = "A0" | "A1" | "A2" | "A3" | "A4" | "A5" | "A6" | "B4" | "B5" | "Letter" | "Legal" | "Tabloid" | "Ledger" | "Executive";
+
 /** A render's `options` (every one optional; they override the template's settings). */
 export interface RenderOptions {
-  format?: "A3" | "A4" | "A5" | "Letter" | "Legal" | "Tabloid";
+  /** A paper format, in any case ("a4" is A4). */
+  format?: PaperFormat | Lowercase<PaperFormat> | Uppercase<PaperFormat>;
   /** With height, instead of format; each 1 to 200 inches. */
   width?: CssLength;
   height?: CssLength;
@@ -42,10 +45,15 @@ export interface RenderOptions {
   metadata?: { title?: string; author?: string; subject?: string; keywords?: string[]; creator?: string };
   /** The download's file name (≤ 200 characters, made safe): downloads answer Content-Disposition: attachment. */
   filename?: string;
+  /** Content-Disposition of downloads; default attachment with a filename, inline without. */
+  disposition?: "inline" | "attachment";
   pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1 to h6), nested by level; not with documents. */
   outline?: boolean;
+  /** The locale (BCP 47, e.g. "de-DE") and IANA time zone of the header's and footer's date (class "date"). */
+  locale?: string;
+  time_zone?: string;
   /** Default true: an uncaught exception in the script fails the job; false renders and lists them in the job's succeeded event (`script_errors`). */
   fail_on_script_error?: boolean;
   /** true: an image, stylesheet, font or script that fails to load fails the job (RENDER_FAILED), naming it (no query) and its status. */
@@ -120,6 +128,7 @@ export interface ImageOptions {
   device_scale_factor?: number;
   wait_for?: WaitFor;
   filename?: string;
+  disposition?: "inline" | "attachment";
   /** As RenderOptions' fail_on_script_error and fail_on_resource_error. */
   fail_on_script_error?: boolean;
   fail_on_resource_error?: boolean;

@@ -67,7 +67,8 @@ export const headers = {
   contentLength: header("Content-Length", "Size of the file in bytes.", nonNegative),
   contentDisposition: header(
     "Content-Disposition",
-    "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8).",
+    "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8); " +
+      "the request's options.disposition, when it gave one, decides between them.",
     z.string().regex(/^(inline|attachment); filename="[^"]+"/),
   ),
   referrerPolicy: header("Referrer-Policy", "no-referrer: the signed URL never leaks through a Referer header.", z.literal("no-referrer")),

@@ -135,7 +135,10 @@ function documentOrJson(documentTypes: string[]) {
       "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
       "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
       "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
-      "Content-Disposition": withDocument("inline with the document's file name, or attachment with options.filename.", z.string()),
+      "Content-Disposition": withDocument(
+        "inline with the document's file name, or attachment with options.filename (options.disposition decides when given).",
+        z.string(),
+      ),
     },
     Object.fromEntries(documentTypes.map((type) => [type, { schema: z.string().meta({ format: "binary" }) }])),
   );

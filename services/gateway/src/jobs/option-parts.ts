@@ -1,7 +1,7 @@
 import { z } from "@pressroom/platform";
-import { WATERMARK_DEFAULTS } from "@pressroom/domain";
+import { DISPOSITIONS, WATERMARK_DEFAULTS } from "@pressroom/domain";
 
-/** What a PDF says about itself, its watermark and its encryption: parts of a render's `options` (see options.ts). */
+/** What a PDF says about itself, its watermark, its encryption, its download and its dates: parts of a render's `options` (see options.ts). */
 
 export const text = (max: number, description: string) =>
   z.string({ error: "must be a string" }).min(1, "must not be empty").max(max, `must be at most ${max} characters`).meta({ description });
@@ -77,4 +77,42 @@ export const Encryption = z
   .meta({
     id: "Encryption",
     description: "AES-256 encryption. The passwords are never logged, traced, kept in the job's events or shown in its status.",
+  });
+
+export const Disposition = z.enum(DISPOSITIONS, { error: `must be ${DISPOSITIONS.join(" or ")}` }).meta({
+  description:
+    "How downloads of the output answer: Content-Disposition inline (shown in the browser) or attachment (saved), with its file name. " +
+    "Default: attachment when filename is given, inline otherwise.",
+});
+
+/** Whether Intl takes `make()` without throwing (a locale or time zone it knows). */
+function intlTakes(make: () => unknown): boolean {
+  try {
+    make();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const Locale = z
+  .string({ error: "must be a BCP 47 language tag such as de-DE" })
+  .max(35, "must be at most 35 characters")
+  .refine(
+    (tag) => /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(tag) && intlTakes(() => new Intl.DateTimeFormat(tag)),
+    "must be a BCP 47 language tag such as de-DE",
+  )
+  .meta({
+    description: "The locale of the header's and footer's date (class \"date\"), a BCP 47 tag such as de-DE; default en-US (11/28/26).",
+    examples: ["de-DE"],
+  });
+
+export const TimeZone = z
+  .string({ error: "must be an IANA time zone such as Europe/Berlin" })
+  .max(64, "must be at most 64 characters")
+  .refine((zone) => intlTakes(() => new Intl.DateTimeFormat("en-US", { timeZone: zone })), "must be an IANA time zone such as Europe/Berlin")
+  .meta({
+    description:
+      "The time zone whose day the header's and footer's date (class \"date\") shows, such as Europe/Berlin; default: the service's own (UTC in its image).",
+    examples: ["Europe/Berlin"],
   });

@@ -21,7 +21,7 @@ import {
   safeFilename,
 } from "@pressroom/domain";
 import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
-import { Encryption, PdfMetadata, Watermark, flag, text } from "./option-parts";
+import { Disposition, Encryption, Locale, PdfMetadata, TimeZone, Watermark, flag, text } from "./option-parts";
 
 export { Encryption, PdfMetadata, Watermark };
 
@@ -105,6 +105,8 @@ export const PAGE_OPTIONS = [
   "media",
   "header_html",
   "footer_html",
+  "locale",
+  "time_zone",
   "wait_for",
 ] as const;
 
@@ -135,6 +137,8 @@ const PAGE_SHAPE = {
     .meta({ description: "The CSS media type the document is laid out for (default print)." }),
   header_html: Handlebars("header").optional(),
   footer_html: Handlebars("footer").optional(),
+  locale: Locale.optional(),
+  time_zone: TimeZone.optional(),
   wait_for: WaitFor.optional(),
 };
 
@@ -147,7 +151,7 @@ const Filename = z
     description:
       `The download's file name, at most ${MAX_FILENAME_LENGTH} characters. Made safe: control characters and / \\ : * ? " < > | become _, ` +
       "leading and trailing dots and spaces go, and the output's extension is added when missing. Downloads answer " +
-      'Content-Disposition: attachment; filename="…" (with filename*= for non-ASCII names).',
+      'Content-Disposition: attachment; filename="…" (with filename*= for non-ASCII names), unless disposition says inline.',
   });
 
 /** What the document's own faults do, for a render and an image alike. */
@@ -164,6 +168,7 @@ const STRICTNESS_SHAPE = {
 
 const DOCUMENT_SHAPE = {
   ...STRICTNESS_SHAPE,
+  disposition: Disposition.optional(),
   metadata: PdfMetadata.optional(),
   filename: Filename.optional(),
   pdfa: z
@@ -255,6 +260,7 @@ export const ImageOptions = z
       .meta({ description: "url only: device pixels per CSS pixel (default 1)." }),
     wait_for: WaitFor.optional(),
     filename: Filename.optional(),
+    disposition: Disposition.optional(),
     ...STRICTNESS_SHAPE,
   })
   .check((ctx) => {

@@ -64,7 +64,7 @@ export class EngineProducer implements DocumentProducer {
         pages: output.pages,
         renderMs: Math.round(performance.now() - started),
         filename: downloadName(options.filename, `${request.templateId || "document"}-${job.jobId}`, format),
-        attachment: Boolean(options.filename),
+        attachment: options.disposition === undefined ? Boolean(options.filename) : options.disposition === "attachment",
         scriptErrors: output.scriptErrors ?? [],
         release,
       };
