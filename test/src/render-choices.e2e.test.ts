@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
+import { waitFor } from "@pressroom/stack";
 import type { ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { expectRenderFailed, listen } from "./test-support/hostile";
@@ -219,6 +220,63 @@ describe("a request's choices about its document (issue 46)", () => {
         assert.equal(refused.status, 422, refused.text);
         assert.match(refused.json.error as string, message);
       }
+    });
+  });
+
+  describe('"async": true (issue 46, item 3)', () => {
+    /** Polls the job a 202 named until it ended; answers it. */
+    async function ended(response: ApiResponse): Promise<{ status: string; url: string | null }> {
+      assert.equal(response.status, 202, response.text);
+      const id = response.json.id as string;
+      assert.deepEqual(response.json, { id, status: "queued" });
+      assert.equal(response.headers.location, `/v1/jobs/${id}`);
+      let job: { status: string; url: string | null } = { status: "queued", url: null };
+      await waitFor(
+        `job ${id} ended`,
+        async () => {
+          job = (await h.api.get(response.headers.location!, { key })).json as typeof job;
+          return job.status === "succeeded" || job.status === "failed";
+        },
+        30_000,
+        200,
+      );
+      return job;
+    }
+
+    it("render and image answer 202 at once with the job and its Location; the job then ends as a sync one would", async () => {
+      const slow = `<p id="out">early</p><script>addEventListener("load", () => setTimeout(() => { out.textContent = "ready"; window.ready = true }, 1500))</script>`;
+      const started = Date.now();
+      const accepted = await render({ html: slow, async: true, options: { wait_for: { expression: "window.ready" } } });
+      assert.ok(Date.now() - started < 1_500, "answered before the document was ready");
+      const job = await ended(accepted);
+      assert.equal(job.status, "succeeded", JSON.stringify(job));
+      assert.match(pdfText((await h.api.download(job.url!)).body), /ready/);
+
+      const picture = await ended(await image({ url: `${origin}/throwing`, async: true, options: { fail_on_script_error: false } }));
+      assert.equal(picture.status, "succeeded", JSON.stringify(picture));
+      assert.equal((await h.api.download(picture.url!)).headers["content-type"], "image/png");
+    });
+
+    it("a failing document ends failed in the job, not in the answer; Accept for the document is ignored", async () => {
+      const failed = await ended(await render({ html: `<script>throw new Error("boom")</script>`, async: true }));
+      assert.equal(failed.status, "failed");
+      const asked = await h.api.post("/v1/render", { html: "<p>x</p>", data: {}, async: true }, { key, headers: { accept: "application/pdf" } });
+      assert.equal(asked.headers["content-type"]?.split(";")[0], "application/json");
+      assert.equal((await ended(asked)).status, "succeeded");
+    });
+
+    it("an Idempotency-Key replay answers the same 202; async: false waits as before; a non-boolean is refused", async () => {
+      const headers = { "idempotency-key": `async-${Date.now()}` };
+      const first = await h.api.post("/v1/render", { html: "<p>once</p>", data: {}, async: true }, { key, headers });
+      const again = await h.api.post("/v1/render", { html: "<p>once</p>", data: {}, async: true }, { key, headers });
+      assert.equal(again.status, 202, again.text);
+      assert.equal(again.json.id, first.json.id);
+      assert.equal(again.headers["idempotent-replayed"], "true");
+      await ended(first);
+      assert.equal((await render({ html: "<p>x</p>", async: false })).status, 200);
+      const refused = await render({ html: "<p>x</p>", async: "yes" });
+      assert.equal(refused.status, 422);
+      assert.match(refused.json.error as string, /^async: must be true or false/);
     });
   });
 

@@ -61,6 +61,26 @@ describe("Pressroom over HTTP", () => {
     assert.deepEqual(JSON.parse(server.last.body), request);
   });
 
+  it("render and image with async: true are queued at once; waitForJob polls the job until it ended, and gives up after timeoutMs", async () => {
+    server.handler = (_req, res) => json(res, 202, { id: "job_03", status: "queued" }, { Location: "/v1/jobs/job_03" });
+    const queued = await client.render({ html: "<p>x</p>", data: {}, async: true });
+    assert.deepEqual(queued, { id: "job_03", status: "queued" });
+    assert.deepEqual(JSON.parse(server.last.body), { html: "<p>x</p>", data: {}, async: true });
+    await client.image({ url: "https://example.com/", data: {}, async: true });
+    assert.deepEqual(JSON.parse(server.last.body), { url: "https://example.com/", data: {}, async: true });
+
+    const states = ["queued", "rendering", "succeeded"];
+    server.requests.length = 0;
+    server.handler = (_req, res) => json(res, 200, { id: "job_03", status: states.shift() });
+    assert.equal((await client.waitForJob("job_03", { intervalMs: 10 })).status, "succeeded");
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.url]),
+      Array.from({ length: 3 }, () => ["GET", "/v1/jobs/job_03"]),
+    );
+    server.handler = (_req, res) => json(res, 200, { id: "job_04", status: "rendering" });
+    await assert.rejects(client.waitForJob("job_04", { timeoutMs: 50, intervalMs: 10 }), /job job_04 did not end within 50 ms \(it is rendering\)/);
+  });
+
   it("sends idempotencyKey as the Idempotency-Key header on render, image and checkout, and refuses a malformed one", async () => {
     server.handler = (_req, res) => json(res, 202, { id: "job_03", status: "queued" }, { "Idempotent-Replayed": "true" });
     await client.render({ html: "<p>x</p>", data: {}, webhook_url: "https://example.com/hook" }, { idempotencyKey: "order-42" });

@@ -97,16 +97,17 @@ export class Pressroom {
    * POST /v1/render: a PDF from `template_id`, `html` or a public page (`url`), shaped by `options`. Without webhook_url
    * the answer is the finished output (or `queued` when the service's wait
    * ran out: poll `job(id)`); with webhook_url it is always `queued` and the
-   * result arrives by signed callback. See RequestOptions for idempotencyKey.
+   * result arrives by signed callback; with `async: true` it is `queued` at once
+   * and `waitForJob(id)` waits for the end. See RequestOptions for idempotencyKey.
    */
-  render(request: RenderRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  render(request: RenderRequest & ({ webhook_url: string } | { async: true }), options?: RequestOptions): Promise<JobQueued>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse> {
     return this.#call<RenderResponse>("POST", "/v1/render", request, options);
   }
 
   /** POST /v1/image: a PNG (or jpeg, webp: options.format) from an image template or a public page (`url`). Same answers as `render`. */
-  image(request: ImageRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  image(request: ImageRequest & ({ webhook_url: string } | { async: true }), options?: RequestOptions): Promise<JobQueued>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
     return this.#call<ImageResponse>("POST", "/v1/image", request, options);
@@ -205,6 +206,21 @@ export class Pressroom {
   /** GET /v1/jobs/<id>: status, result and event history of one of this key's jobs. */
   job(id: string): Promise<JobView> {
     return this.#call<JobView>("GET", `/v1/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Polls GET /v1/jobs/<id> every `intervalMs` (default 1 000) until the job succeeded or failed, and
+   * answers it (a failed job too: see its `error`); for a job answered `queued` (`async: true`, a
+   * webhook job, a sync wait that ran out). Rejects once `timeoutMs` (default 120 000) has passed.
+   */
+  async waitForJob(id: string, { timeoutMs = 120_000, intervalMs = 1_000 }: { timeoutMs?: number; intervalMs?: number } = {}): Promise<JobView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const job = await this.job(id);
+      if (job.status === "succeeded" || job.status === "failed") return job;
+      if (Date.now() + intervalMs > deadline) throw new Error(`Pressroom: job ${id} did not end within ${timeoutMs} ms (it is ${job.status})`);
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
   }
 
   // The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).

@@ -79,6 +79,8 @@ export interface RenderRequest {
   options?: RenderOptions;
   /** HTTPS callback address (default port, ≤ 2,048 chars); makes the request asynchronous. */
   webhook_url?: string;
+  /** true: answered `queued` at once (202, Location: /v1/jobs/{id}), no webhook needed; wait with `waitForJob(id)`. */
+  async?: boolean;
   /**
    * A merged PDF: 1 to 20 parts rendered in order into one document (`data` is then `{}`), one
    * quota unit each, admitted all or none; a failing part fails the job, its error naming
@@ -142,6 +144,8 @@ export interface ImageRequest {
   data: object;
   options?: ImageOptions;
   webhook_url?: string;
+  /** As RenderRequest's. */
+  async?: boolean;
 }
 
 /** 200 answer of a synchronous render or image request. */

@@ -3,6 +3,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import time
 import urllib.parse
 import uuid
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,11 @@ def _base_url(base_url: Optional[str]) -> Optional[str]:
 def _fields(**fields: Any) -> dict[str, Any]:
     """The request body: the fields that were given."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def _async(asynchronous: bool) -> dict[str, Any]:
+    """The body's ``async`` field: sent only when asked for."""
+    return {"async": True} if asynchronous else {}
 
 
 def _quote(segment: str) -> str:
@@ -105,6 +111,7 @@ class Pressroom:
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
+        asynchronous: bool = False,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
@@ -124,7 +131,9 @@ class Pressroom:
         when the service's wait ran out: poll ``job(id)``); with it, always
         ``queued``, and the result arrives by signed callback. With
         ``as_bytes=True`` (no ``webhook_url``) the PDF itself comes back in the
-        same request, as ``result.content``.
+        same request, as ``result.content``. With ``asynchronous=True`` (the body's
+        ``"async": true``) the answer is ``queued`` at once: ``wait_for_job(id)``
+        waits for the end.
         """
         body = _fields(
             template_id=template_id,
@@ -135,6 +144,7 @@ class Pressroom:
             data=data,
             options=options,
             webhook_url=webhook_url,
+            **_async(asynchronous),
         )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes)
 
@@ -149,6 +159,7 @@ class Pressroom:
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
+        asynchronous: bool = False,
     ) -> RenderResult:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
@@ -156,7 +167,15 @@ class Pressroom:
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
         answers as ``render``, ``as_bytes`` and ``template_version`` too (the bytes of the asked format).
         """
-        body = _fields(template_id=template_id, template_version=template_version, url=url, data=data, options=options, webhook_url=webhook_url)
+        body = _fields(
+            template_id=template_id,
+            template_version=template_version,
+            url=url,
+            data=data,
+            options=options,
+            webhook_url=webhook_url,
+            **_async(asynchronous),
+        )
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/image", image_type, body, idempotency_key, as_bytes)
 
@@ -254,6 +273,20 @@ class Pressroom:
     def job(self, id: str) -> Job:
         """GET /v1/jobs/<id>: status, result and event history of one of this key's jobs."""
         return Job(self._call("GET", f"/v1/jobs/{urllib.parse.quote(id, safe='')}"))
+
+    def wait_for_job(self, id: str, *, timeout: float = 120.0, interval: float = 1.0) -> Job:
+        """Polls ``job(id)`` every ``interval`` seconds until the job succeeded or failed, and returns it
+        (a failed one too: see its ``error``); for a job answered ``queued`` (``asynchronous=True``, a
+        webhook job, a sync wait that ran out). Raises ``TimeoutError`` once ``timeout`` seconds passed.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(id)
+            if job.status in ("succeeded", "failed"):
+                return job
+            if time.monotonic() + interval > deadline:
+                raise TimeoutError(f"Pressroom: job {id} did not end within {timeout} s (it is {job.status})")
+            time.sleep(interval)
 
     # The account's lists and a callback's replay (GET /v1/jobs, /v1/keys/usage/daily, /v1/webhooks/deliveries).
 

@@ -163,7 +163,8 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       `A sync request whose Accept header asks for ${isImage ? "the type of the image made (image/png, or options.format's)" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
       "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
-      "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
+      'With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks); with "async": true it answers 202 at once ' +
+      "(the job's id, Location: /v1/jobs/{id}) and the job is polled there, no webhook needed. " +
       "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), " +
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
       IDEMPOTENCY_DESCRIPTION,
@@ -173,10 +174,14 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
     requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
     responses: {
       "200": documentOrJson(isImage ? ["image/png", "image/jpeg", "image/webp"] : ["application/pdf"]),
-      "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", JobAccepted, {
-        ...REPLAYABLE_HEADERS,
-        Location: headers.location,
-      }),
+      "202": jsonResponse(
+        "Accepted: the job runs in the background (webhook_url, async, or a sync wait that ran out). Poll Location, or wait for the webhook.",
+        JobAccepted,
+        {
+          ...REPLAYABLE_HEADERS,
+          Location: headers.location,
+        },
+      ),
       ...JOB_REQUEST_ERRORS,
     },
     callbacks: {

@@ -179,6 +179,11 @@ async function outcomeOf(deps: JobDeps, jobId: string, timeoutMs: number): Promi
   return watch.wait(timeoutMs);
 }
 
+/** Whether the request is answered 202 at once: it has a webhook_url, or asked for async. */
+function inBackground(request: JobRequest): boolean {
+  return request.webhookUrl !== undefined || request.async === true;
+}
+
 function answerQueued(ctx: Context, jobId: string): void {
   ctx.status = 202;
   ctx.set("Location", `/v1/jobs/${jobId}`);
@@ -222,14 +227,14 @@ async function answerOutcome(deps: JobDeps, ctx: Context, job: JobOutcome): Prom
 
 /** A replay: the recorded response, or while the first request runs, the job's own answer. */
 async function replayJob(deps: JobDeps, ctx: Context, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
-  const recorded = record.status === 200 && !request.webhookUrl ? (JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>) : undefined;
+  const recorded = record.status === 200 && !inBackground(request) ? (JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>) : undefined;
   if (recorded && documentWanted(ctx, recorded.content_type)) {
     markReplayed(ctx);
     return answerSucceeded(deps, ctx, recorded);
   }
   if (record.status !== 0) return sendRecorded(ctx, record);
   markReplayed(ctx);
-  const job = request.webhookUrl ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
+  const job = inBackground(request) ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
   if (job) await answerOutcome(deps, ctx, job);
   else answerQueued(ctx, record.jobId);
 }
@@ -244,7 +249,7 @@ async function runJob(
   template: TemplateInfo | undefined,
   jobId: string,
 ): Promise<{ final: boolean }> {
-  const watch = request.webhookUrl ? undefined : deps.outcomes.watch(jobId);
+  const watch = inBackground(request) ? undefined : deps.outcomes.watch(jobId);
   try {
     await submitJob(deps.bus, {
       jobId,
