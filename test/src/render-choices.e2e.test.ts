@@ -280,5 +280,29 @@ describe("a request's choices about its document (issue 46)", () => {
     });
   });
 
+  describe("Prefer: wait=N (issue 46, item 10)", () => {
+    it("a request over the key's concurrency waits up to N s for a slot; without the header, or past N, 429 CONCURRENCY_EXCEEDED", async () => {
+      // The free plan renders one document at a time.
+      const { apiKey: free } = await h.admin.createKey("free");
+      const post = (prefer?: string) =>
+        h.api.post("/v1/render", { html: "<p>next</p>", data: {} }, { key: free, headers: prefer === undefined ? {} : { prefer } });
+      const holding = await h.api.post("/v1/render", { html: "<p>slow</p>", data: {}, async: true, options: { wait_for: { delay_ms: 4_000 } } }, { key: free });
+      assert.equal(holding.status, 202, holding.text);
+      for (const [prefer, name] of [
+        [undefined, "without the header"],
+        ["wait=1", "a wait shorter than the render in flight"],
+      ] as const) {
+        const refused = await post(prefer);
+        assert.equal(refused.status, 429, `${name}: ${refused.text}`);
+        assert.equal(refused.json.code, "CONCURRENCY_EXCEEDED", name);
+      }
+      const waited = await post("respond-async, wait=30");
+      assert.equal(waited.status, 200, waited.text);
+      assert.equal(waited.json.status, "succeeded");
+      const first = await h.api.get(`/v1/jobs/${holding.json.id as string}`, { key: free });
+      assert.equal(first.json.status, "succeeded", "the slot came free when the job in flight ended");
+    });
+  });
+
   endOfSuiteChecks(() => h);
 });

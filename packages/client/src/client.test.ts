@@ -81,6 +81,19 @@ describe("Pressroom over HTTP", () => {
     await assert.rejects(client.waitForJob("job_04", { timeoutMs: 50, intervalMs: 10 }), /job job_04 did not end within 50 ms \(it is rendering\)/);
   });
 
+  it("sends waitForSlot as Prefer: wait=N on render, image and their documents, and refuses one out of 1 to 60", async () => {
+    server.handler = (_req, res) => json(res, 202, { id: "job_05", status: "queued" });
+    await client.render({ html: "<p>x</p>", data: {} }, { waitForSlot: 30 });
+    assert.equal(server.last.headers.prefer, "wait=30");
+    await client.imageDocument({ template_id: "og-image", data: {} }, { waitForSlot: 60 });
+    assert.equal(server.last.headers.prefer, "wait=60");
+    await client.render({ html: "<p>x</p>", data: {} });
+    assert.equal(server.last.headers.prefer, undefined);
+    for (const bad of [0, 61, 1.5]) {
+      await assert.rejects(client.render({ html: "<p>x</p>", data: {} }, { waitForSlot: bad }), /waitForSlot must be a whole number of seconds from 1 to 60/);
+    }
+  });
+
   it("sends idempotencyKey as the Idempotency-Key header on render, image and checkout, and refuses a malformed one", async () => {
     server.handler = (_req, res) => json(res, 202, { id: "job_03", status: "queued" }, { "Idempotent-Replayed": "true" });
     await client.render({ html: "<p>x</p>", data: {}, webhook_url: "https://example.com/hook" }, { idempotencyKey: "order-42" });

@@ -45,9 +45,12 @@ export interface PressroomOptions {
  * characters, e.g. a UUID) with every retry of one operation, and the service
  * answers the first response again instead of doing it twice (24 h, per API
  * key). The same key with a different request rejects with IDEMPOTENCY_KEY_REUSED.
+ * `waitForSlot` (render and image: seconds, 1 to 60) sends `Prefer: wait=N`: a render over the
+ * key's concurrency limit waits that long for a slot before CONCURRENCY_EXCEEDED.
  */
 export interface RequestOptions {
   idempotencyKey?: string;
+  waitForSlot?: number;
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -86,11 +89,14 @@ export class Pressroom {
   }
 
   #call<T>(method: Method, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
-    const { idempotencyKey } = options;
+    const { idempotencyKey, waitForSlot } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       return Promise.reject(new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters"));
     }
-    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey });
+    if (waitForSlot !== undefined && !validSlotWait(waitForSlot)) {
+      return Promise.reject(new TypeError("Pressroom: waitForSlot must be a whole number of seconds from 1 to 60"));
+    }
+    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey, waitForSlot });
   }
 
   /**
@@ -129,11 +135,12 @@ export class Pressroom {
   }
 
   async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {
-    const { idempotencyKey } = options;
+    const { idempotencyKey, waitForSlot } = options;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new TypeError("Pressroom: idempotencyKey must be 1 to 255 visible ASCII characters");
     }
-    const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey });
+    if (waitForSlot !== undefined && !validSlotWait(waitForSlot)) throw new TypeError("Pressroom: waitForSlot must be a whole number of seconds from 1 to 60");
+    const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey, waitForSlot });
     if ("json" in answer) {
       const json = answer.json as RenderResponse;
       // A service that answers JSON anyway: the document is one more request away.
@@ -277,3 +284,8 @@ function base64(bytes: Uint8Array): string {
 
 /** Alias of `Pressroom`. */
 export { Pressroom as PressroomClient };
+
+/** A `Prefer: wait=N` the service takes: whole seconds, 1 to 60. */
+function validSlotWait(seconds: number): boolean {
+  return Number.isInteger(seconds) && seconds >= 1 && seconds <= 60;
+}

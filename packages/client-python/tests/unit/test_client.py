@@ -121,6 +121,18 @@ class Endpoints(ServerTest):
         with self.assertRaises(TimeoutError):
             self.client.wait_for_job("job_04", timeout=0.05, interval=0.01)
 
+    def test_wait_for_slot_sends_prefer_wait_and_is_checked(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_05", "status": "queued"})
+        self.client.render(html="<p>x</p>", data={}, wait_for_slot=30)
+        self.assertEqual(self.server.last.headers["prefer"], "wait=30")
+        self.client.image(template_id="og-image", data={}, wait_for_slot=60, as_bytes=True)
+        self.assertEqual(self.server.last.headers["prefer"], "wait=60")
+        self.client.render(html="<p>x</p>", data={})
+        self.assertNotIn("prefer", self.server.last.headers)
+        for bad in (0, 61, 1.5, True):
+            with self.subTest(bad), self.assertRaises(ValueError):
+                self.client.render(html="<p>x</p>", data={}, wait_for_slot=bad)  # type: ignore[arg-type]
+
     def test_render_documents_sends_the_parts_in_order(self) -> None:
         self.server.handler = lambda request: json_reply(200, SUCCEEDED)
         parts = [{"template_id": "invoice", "data": {"number": "1"}}, {"html": "<p>Terms</p>", "options": {"format": "A5"}}]

@@ -4,6 +4,7 @@ import {
   IDEMPOTENCY_DESCRIPTION,
   IdempotencyKey,
   JobId,
+  PreferWait,
   KEYED,
   NextCursor,
   PAGE_PARAMS,
@@ -115,7 +116,8 @@ const JOB_REQUEST_ERRORS = {
   ),
   "429": errorResponse(
     "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
-      "CONCURRENCY_EXCEEDED: too many renders in flight. Checked in that order, after the key, the body and the template.",
+      "CONCURRENCY_EXCEEDED: too many renders in flight (at once, or after the wait a Prefer: wait=N header asked for). " +
+      "Checked in that order, after the key, the body and the template.",
     ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
     { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
   ),
@@ -170,7 +172,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       IDEMPOTENCY_DESCRIPTION,
     tags: ["Rendering"],
     security: KEYED,
-    parameters: [IdempotencyKey],
+    parameters: [IdempotencyKey, PreferWait],
     requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
     responses: {
       "200": documentOrJson(isImage ? ["image/png", "image/jpeg", "image/webp"] : ["application/pdf"]),

@@ -2,7 +2,7 @@ import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
 import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import type { Context } from "koa";
-import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
+import { admit, releaseAdmitted, slotWaitSeconds, throwIfNotAdmitted, throwIfRateLimited, waitForSlot } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";
 import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused, type RecordDeps } from "../access/idempotency";
 import { readJsonObject } from "../body";
@@ -305,6 +305,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     throwIfKeyReused(decision);
     const replay = replayOf(decision);
     if (replay) return replayJob(deps, ctx, request, replay);
+    decision = await waitForSlot(ctx, decision, slotWaitSeconds(ctx), () => admit(ctx, deps.metering, principal, jobId, idempotency, units, true));
     throwIfNotAdmitted(decision);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
