@@ -173,6 +173,7 @@ describe("render worker: delivery, against a fake producer", () => {
       pages: 2,
       renderMs: 7,
       callback: false,
+      scriptErrors: [],
     });
     assert.deepEqual(await typesOf(jobId), ["job.accepted", "job.started 1", "job.succeeded"]);
     const [call] = producer.callsFor(jobId);
