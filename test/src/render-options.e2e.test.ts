@@ -316,7 +316,7 @@ describe("render options and the url source (issue 33, part A)", () => {
       refused(await render({ html: "<p>x</p>", options: { width: "10in" } }), /^options\.height: width and height go together/);
       refused(await render({ html: "<p>x</p>", options: { wait_for: { delay_ms: 10_001 } } }), /^options\.wait_for\.delay_ms/);
       refused(await render({ html: "<p>x</p>", options: { wait_for: { selector: "a", delay_ms: 5 } } }), /must name exactly one condition/);
-      refused(await render({ html: "<p>x</p>", options: { format: "B5" } }), /^options\.format: must be one of/);
+      refused(await render({ html: "<p>x</p>", options: { format: "B6" } }), /^options\.format: must be one of/);
       refused(await render({ html: "<p>x</p>", options: { width: "0", height: "10in" } }), /^options\.width: must be from 1 to 200 inches$/);
       refused(await render({ html: "<p>x</p>", options: { format: "A5", margin: { top: "100mm", bottom: "100mm" } } }), /^options\.margin: must leave/);
       const permissions = { print: true, copy: true, modify: true, annotate: true };

@@ -69,7 +69,11 @@ export class Pressroom {
     } catch (err) {
       return Promise.reject(err);
     }
-    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey });
+    const waitForSlot = options?.waitForSlot;
+    if (waitForSlot !== undefined && !validSlotWait(waitForSlot)) {
+      return Promise.reject(new TypeError("Pressroom: waitForSlot must be a whole number of seconds from 1 to 60"));
+    }
+    return requestJson<T>(this.#transport, method, path, { apiKey: this.#apiKey, body, idempotencyKey, waitForSlot });
   }
 
   /** The Idempotency-Key of a call that takes one: the given one, or with retries on one of its own. */
@@ -85,16 +89,17 @@ export class Pressroom {
    * POST /v1/render: a PDF from `template_id`, `html` or a public page (`url`), shaped by `options`. Without webhook_url
    * the answer is the finished output (or `queued` when the service's wait
    * ran out: poll `job(id)`); with webhook_url it is always `queued` and the
-   * result arrives by signed callback. See RequestOptions for idempotencyKey.
+   * result arrives by signed callback; with `async: true` it is `queued` at once
+   * and `waitForJob(id)` waits for the end. See RequestOptions for idempotencyKey.
    */
-  render(request: RenderRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  render(request: RenderRequest & ({ webhook_url: string } | { async: true }), options?: RequestOptions): Promise<JobQueued>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse>;
   render(request: RenderRequest, options?: RequestOptions): Promise<RenderResponse> {
     return this.#call<RenderResponse>("POST", "/v1/render", request, options ?? {});
   }
 
   /** POST /v1/image: a PNG (or jpeg, webp: options.format) from an image template or a public page (`url`). Same answers as `render`. */
-  image(request: ImageRequest & { webhook_url: string }, options?: RequestOptions): Promise<JobQueued>;
+  image(request: ImageRequest & ({ webhook_url: string } | { async: true }), options?: RequestOptions): Promise<JobQueued>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse>;
   image(request: ImageRequest, options?: RequestOptions): Promise<ImageResponse> {
     return this.#call<ImageResponse>("POST", "/v1/image", request, options ?? {});
@@ -117,7 +122,9 @@ export class Pressroom {
 
   async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {
     const idempotencyKey = this.#idempotencyKey(options);
-    const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey });
+    const { waitForSlot } = options;
+    if (waitForSlot !== undefined && !validSlotWait(waitForSlot)) throw new TypeError("Pressroom: waitForSlot must be a whole number of seconds from 1 to 60");
+    const answer = await requestDocument(this.#transport, path, documentType, { apiKey: this.#apiKey, body, idempotencyKey, waitForSlot });
     if ("json" in answer) {
       const json = answer.json as RenderResponse;
       // A service that answers JSON anyway: the document is one more request away.
@@ -335,3 +342,8 @@ function base64(bytes: Uint8Array): string {
 
 /** Alias of `Pressroom`. */
 export { Pressroom as PressroomClient };
+
+/** A `Prefer: wait=N` the service takes: whole seconds, 1 to 60. */
+function validSlotWait(seconds: number): boolean {
+  return Number.isInteger(seconds) && seconds >= 1 && seconds <= 60;
+}

@@ -186,6 +186,8 @@ interface CallOptions {
   apiKey?: string;
   body?: unknown;
   idempotencyKey?: string;
+  /** Seconds to wait for a concurrency slot: `Prefer: wait=N`. */
+  waitForSlot?: number;
 }
 
 /** The request of one API call: what it accepts, its key, Idempotency-Key and JSON body. */
@@ -196,6 +198,7 @@ function requestInit(method: Method, accept: string, options: CallOptions): Requ
   const headers: Record<string, string> = { Accept: accept, "User-Agent": USER_AGENT };
   if (options.apiKey !== undefined) headers.Authorization = `Bearer ${options.apiKey}`;
   if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
+  if (options.waitForSlot !== undefined) headers.Prefer = `wait=${options.waitForSlot}`;
   if (options.body === undefined) return { method, headers };
   headers["Content-Type"] = "application/json";
   return { method, headers, body: JSON.stringify(options.body) };

@@ -35,9 +35,12 @@ export interface WaitOptions {
  * characters, e.g. a UUID) with every retry of one operation, and the service
  * answers the first response again instead of doing it twice (24 h, per API
  * key). The same key with a different request rejects with IDEMPOTENCY_KEY_REUSED.
+ * `waitForSlot` (render and image: seconds, 1 to 60) sends `Prefer: wait=N`: a render over the
+ * key's concurrency limit waits that long for a slot before CONCURRENCY_EXCEEDED.
  */
 export interface RequestOptions {
   idempotencyKey?: string;
+  waitForSlot?: number;
 }
 
 export interface SignupOptions {

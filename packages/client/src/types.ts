@@ -17,9 +17,12 @@ export type WaitFor = { selector: string } | { expression: string } | { network_
 /** A CSS length in mm, cm, in, px, pt or pc, e.g. "20mm", or "0". */
 export type CssLength = string;
 
+export type PaperFormat = "A0" | "A1" | "A2" | "A3" | "A4" | "A5" | "A6" | "B4" | "B5" | "Letter" | "Legal" | "Tabloid" | "Ledger" | "Executive";
+
 /** A render's `options` (every one optional; they override the template's settings). */
 export interface RenderOptions {
-  format?: "A3" | "A4" | "A5" | "Letter" | "Legal" | "Tabloid";
+  /** A paper format, in any case ("a4" is A4). */
+  format?: PaperFormat | Lowercase<PaperFormat> | Uppercase<PaperFormat>;
   /** With height, instead of format; each 1 to 200 inches. */
   width?: CssLength;
   height?: CssLength;
@@ -42,10 +45,19 @@ export interface RenderOptions {
   metadata?: { title?: string; author?: string; subject?: string; keywords?: string[]; creator?: string };
   /** The download's file name (≤ 200 characters, made safe): downloads answer Content-Disposition: attachment. */
   filename?: string;
+  /** Content-Disposition of downloads; default attachment with a filename, inline without. */
+  disposition?: "inline" | "attachment";
   pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1 to h6), nested by level; not with documents. */
   outline?: boolean;
+  /** The locale (BCP 47, e.g. "de-DE") and IANA time zone of the header's and footer's date (class "date"). */
+  locale?: string;
+  time_zone?: string;
+  /** Default true: an uncaught exception in the script fails the job; false renders and lists them in the job's succeeded event (`script_errors`). */
+  fail_on_script_error?: boolean;
+  /** true: an image, stylesheet, font or script that fails to load fails the job (RENDER_FAILED), naming it (no query) and its status. */
+  fail_on_resource_error?: boolean;
   /** Drawn as selectable text on every page; opacity 0–1 (default 0.15), angle in degrees (default 45). */
   watermark?: { text: string; opacity?: number; angle?: number; font_size?: number };
   /** AES-256; the passwords are never logged or kept in the job's events. A password must not start with - nor hold control characters. */
@@ -67,6 +79,8 @@ export interface RenderRequest {
   options?: RenderOptions;
   /** HTTPS callback address (default port, ≤ 2,048 chars); makes the request asynchronous. */
   webhook_url?: string;
+  /** true: answered `queued` at once (202, Location: /v1/jobs/{id}), no webhook needed; wait with `waitForJob(id)`. */
+  async?: boolean;
   /**
    * A merged PDF: 1 to 20 parts rendered in order into one document (`data` is then `{}`), one
    * quota unit each, admitted all or none; a failing part fails the job, its error naming
@@ -116,6 +130,10 @@ export interface ImageOptions {
   device_scale_factor?: number;
   wait_for?: WaitFor;
   filename?: string;
+  disposition?: "inline" | "attachment";
+  /** As RenderOptions' fail_on_script_error and fail_on_resource_error. */
+  fail_on_script_error?: boolean;
+  fail_on_resource_error?: boolean;
 }
 
 /** Body of POST /v1/image: exactly one of template_id (a png template) or url. */
@@ -126,6 +144,8 @@ export interface ImageRequest {
   data: object;
   options?: ImageOptions;
   webhook_url?: string;
+  /** As RenderRequest's. */
+  async?: boolean;
 }
 
 /** 200 answer of a synchronous render or image request. */
@@ -299,7 +319,8 @@ export interface JobView {
     next_attempt_at: string | null;
   } | null;
   /** The job's ordered event history. */
-  events: { id: string; type: string; time: string; source: string }[];
+  /** `script_errors`: on job.succeeded, the uncaught exceptions of a document rendered with `fail_on_script_error: false`. */
+  events: { id: string; type: string; time: string; source: string; script_errors?: string[] }[];
 }
 
 /** The error body of every non-2xx API answer: exactly these three fields. */

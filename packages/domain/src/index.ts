@@ -33,13 +33,15 @@ export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOut
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound } from "./templates";
 export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
-export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES } from "./paper";
+export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName } from "./paper";
 export {
   camelKeys,
   type CamelKeys,
   DEFAULT_IMAGE_QUALITY,
   DEFAULT_MARGIN,
   DEFAULT_URL_VIEWPORT,
+  DISPOSITIONS,
+  type Disposition,
   downloadName,
   type EncryptPermissions,
   type Encryption,

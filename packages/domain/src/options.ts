@@ -18,6 +18,8 @@ export const IMAGE_FORMATS = ["png", "jpeg", "webp"] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 export const MEDIA_TYPES = ["print", "screen"] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
+export const DISPOSITIONS = ["inline", "attachment"] as const;
+export type Disposition = (typeof DISPOSITIONS)[number];
 
 /** The longest download name, its extension included. */
 export const MAX_FILENAME_LENGTH = 200;
@@ -89,7 +91,7 @@ export interface Encryption {
 
 /** Every option is optional: absent means the template's setting, or the default. */
 export interface RenderOptions {
-  /** A paper name (A3, A4, A5, Letter, Legal, Tabloid); or width and height. */
+  /** A paper name (PAPER_FORMATS, in any case); or width and height. */
   format?: string;
   /** The paper's size as CSS lengths, instead of format. */
   width?: string;
@@ -111,14 +113,23 @@ export interface RenderOptions {
    */
   headerHtml?: string;
   footerHtml?: string;
+  /** The BCP 47 locale and IANA time zone of the header's and footer's `date` (default: Chromium's, en-US in the machine's zone). */
+  locale?: string;
+  timeZone?: string;
   waitFor?: WaitFor;
   metadata?: PdfMetadata;
   /** The download's file name (made safe by safeFilename; its extension added by downloadName). */
   filename?: string;
+  /** How downloads answer: Content-Disposition inline or attachment (default: attachment with a filename, else inline). */
+  disposition?: Disposition;
   pdfa?: PdfaLevel;
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1–h6), nested by level, in a tagged PDF. */
   outline?: boolean;
+  /** false: the document renders despite uncaught exceptions in its script, listed in the job's events (default true: they fail it). */
+  failOnScriptError?: boolean;
+  /** true: an image, stylesheet, font or script that fails to load fails the job, naming it (no query) and its status. */
+  failOnResourceError?: boolean;
   watermark?: Watermark;
   encrypt?: Encryption;
   /** An image's format (default png) and, for jpeg and webp, its quality 1 to 100. */
@@ -156,6 +167,7 @@ export function optionsOfContract(contract: jobEventsV1.RenderOptions | undefine
   return {
     ...contract,
     media: oneOf(MEDIA_TYPES, contract.media, "media"),
+    disposition: oneOf(DISPOSITIONS, contract.disposition, "disposition"),
     pdfa: oneOf(PDFA_LEVELS, contract.pdfa, "pdfa"),
     imageFormat: oneOf(IMAGE_FORMATS, contract.imageFormat, "image format"),
   };

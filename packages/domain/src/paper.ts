@@ -16,10 +16,18 @@ export const PAPER_INCHES: Readonly<Record<string, { width: number; height: numb
   a4: { width: 8.2677, height: 11.6929 },
   a5: { width: 5.8268, height: 8.2677 },
   a6: { width: 4.1339, height: 5.8268 },
+  b4: { width: 9.8425, height: 13.8976 },
+  b5: { width: 6.9291, height: 9.8425 },
+  executive: { width: 7.25, height: 10.5 },
 };
 
 /** The formats the public API offers (render options and a template's page). */
-export const PAPER_FORMATS = ["A3", "A4", "A5", "Letter", "Legal", "Tabloid"] as const;
+export const PAPER_FORMATS = ["A0", "A1", "A2", "A3", "A4", "A5", "A6", "B4", "B5", "Letter", "Legal", "Tabloid", "Ledger", "Executive"] as const;
+
+/** A paper format's name as PAPER_FORMATS spells it, whatever its case; undefined for another name. */
+export function paperFormatName(name: string): (typeof PAPER_FORMATS)[number] | undefined {
+  return PAPER_FORMATS.find((format) => format.toLowerCase() === name.toLowerCase());
+}
 
 /** CSS length units per inch. */
 export const CSS_UNITS_PER_INCH = { mm: 25.4, cm: 2.54, in: 1, px: 96, pt: 72, pc: 6 } as const;

@@ -69,7 +69,8 @@ export const headers = {
   acceptRanges: header("Accept-Ranges", "bytes: a download answers a Range header.", z.literal("bytes")),
   contentDisposition: header(
     "Content-Disposition",
-    "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8).",
+    "inline, with a file name such as invoice-job_….pdf; attachment, with the request's options.filename, when it gave one (and filename*= in UTF-8); " +
+      "the request's options.disposition, when it gave one, decides between them.",
     z.string().regex(/^(inline|attachment); filename="[^"]+"/),
   ),
   referrerPolicy: header("Referrer-Policy", "no-referrer: the signed URL never leaks through a Referer header.", z.literal("no-referrer")),
@@ -163,3 +164,15 @@ export const IDEMPOTENCY_DESCRIPTION =
   "counted once against the quota; a duplicate while the first request is still running waits for it (sync) or gets the same 202 (async). " +
   "The same key with another body is 422 IDEMPOTENCY_KEY_REUSED. " +
   "A first request refused before it was admitted (401, 404, 422 PAYLOAD_INVALID, 429) or answered 5xx leaves the key unused, so retry it with the same key.";
+
+export const PreferWait = z
+  .string()
+  .regex(/^\s*wait\s*=\s*\d+/i)
+  .optional()
+  .meta({
+    param: { id: "PreferWait", in: "header", name: "Prefer" },
+    description:
+      "wait=N (RFC 7240, N seconds, at most 60): a request that meets the key's concurrency limit waits up to N s for a slot of its own " +
+      "before it is answered 429 CONCURRENCY_EXCEEDED. Without it, that answer comes at once.",
+    examples: ["wait=30"],
+  });

@@ -20,8 +20,14 @@ describe("a template's page and a render's options: one paper definition", () =>
       assert.ok(stored instanceof AppError && render instanceof AppError, length);
       assert.equal(stored.message.replace(/^page\./, ""), render.message.replace(/^options\./, ""));
     }
-    const format = validateTemplate(template({ format: "B5" }));
+    const format = validateTemplate(template({ format: "A7" }));
     assert.ok(format instanceof AppError);
-    assert.match(format.message, /^page\.format: must be one of A3, A4, A5, Letter, Legal, Tabloid$/);
+    assert.match(
+      format.message,
+      /^page\.format: must be one of A0, A1, A2, A3, A4, A5, A6, B4, B5, Letter, Legal, Tabloid, Ledger, Executive \(in any case\)$/,
+    );
+    const stored = validateTemplate(template({ format: "ledger" }));
+    assert.ok(!(stored instanceof AppError));
+    assert.equal(stored.page?.format, "Ledger", "kept as the formats spell it");
   });
 });

@@ -1,5 +1,5 @@
 import { z } from "@pressroom/platform";
-import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES } from "@pressroom/domain";
+import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName } from "@pressroom/domain";
 
 /**
  * Paper, as a render request's options and a template's page settings give
@@ -8,10 +8,13 @@ import { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER
  * with 422 PAYLOAD_INVALID what the engine would fail.
  */
 
-type PaperFormat = (typeof PAPER_FORMATS)[number];
-
-/** A named paper format. */
-export const paperFormat = () => z.enum(PAPER_FORMATS, { error: `must be one of ${PAPER_FORMATS.join(", ")}` });
+/** A named paper format, in any case ("a4", "LETTER"), kept as PAPER_FORMATS spells it. */
+export const paperFormat = () =>
+  z
+    .string({ error: `must be one of ${PAPER_FORMATS.join(", ")}` })
+    .refine((name) => paperFormatName(name) !== undefined, `must be one of ${PAPER_FORMATS.join(", ")} (in any case)`)
+    .overwrite((name) => paperFormatName(name) ?? name)
+    .meta({ description: `A paper format, in any case: ${PAPER_FORMATS.join(", ")}.`, examples: ["A4", "letter"] });
 
 const UNITS = Object.keys(CSS_UNITS_PER_INCH).join(", ");
 const CSS_LENGTH = /^(0|(\d+(\.\d+)?|\.\d+)(mm|cm|in|px|pt|pc))$/;
@@ -31,7 +34,7 @@ export function inches(length: string): number {
 }
 
 export interface PageShape {
-  format?: PaperFormat;
+  format?: string;
   width?: string;
   height?: string;
   landscape?: boolean;

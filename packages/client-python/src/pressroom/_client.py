@@ -40,6 +40,11 @@ def _fields(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
+def _async(asynchronous: bool) -> dict[str, Any]:
+    """The body's ``async`` field: sent only when asked for."""
+    return {"async": True} if asynchronous else {}
+
+
 def _quote(segment: str) -> str:
     return urllib.parse.quote(segment, safe="")
 
@@ -120,6 +125,8 @@ class Pressroom:
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
+        asynchronous: bool = False,
+        wait_for_slot: Optional[int] = None,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
@@ -139,7 +146,11 @@ class Pressroom:
         when the service's wait ran out: poll ``job(id)``); with it, always
         ``queued``, and the result arrives by signed callback. With
         ``as_bytes=True`` (no ``webhook_url``) the PDF itself comes back in the
-        same request, as ``result.content``.
+        same request, as ``result.content``. With ``asynchronous=True`` (the body's
+        ``"async": true``) the answer is ``queued`` at once: ``wait_for_job(id)``
+        waits for the end. ``wait_for_slot`` (1 to 60 seconds) sends ``Prefer: wait=N``:
+        a render over the key's concurrency limit waits that long for a slot
+        before ``CONCURRENCY_EXCEEDED``.
         """
         body = _fields(
             template_id=template_id,
@@ -150,8 +161,9 @@ class Pressroom:
             data=data,
             options=options,
             webhook_url=webhook_url,
+            **_async(asynchronous),
         )
-        return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes)
+        return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes, wait_for_slot)
 
     def image(
         self,
@@ -164,6 +176,8 @@ class Pressroom:
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         as_bytes: bool = False,
+        asynchronous: bool = False,
+        wait_for_slot: Optional[int] = None,
     ) -> RenderResult:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
@@ -171,17 +185,29 @@ class Pressroom:
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
         answers as ``render``, ``as_bytes`` and ``template_version`` too (the bytes of the asked format).
         """
-        body = _fields(template_id=template_id, template_version=template_version, url=url, data=data, options=options, webhook_url=webhook_url)
+        body = _fields(
+            template_id=template_id,
+            template_version=template_version,
+            url=url,
+            data=data,
+            options=options,
+            webhook_url=webhook_url,
+            **_async(asynchronous),
+        )
         image_type = f"image/{(options or {}).get('format', 'png')}"
-        return self._render("/v1/image", image_type, body, idempotency_key, as_bytes)
+        return self._render("/v1/image", image_type, body, idempotency_key, as_bytes, wait_for_slot)
 
-    def _render(self, path: str, document_type: str, body: dict[str, Any], idempotency_key: Optional[str], as_bytes: bool) -> RenderResult:
+    def _render(
+        self, path: str, document_type: str, body: dict[str, Any], idempotency_key: Optional[str], as_bytes: bool, wait_for_slot: Optional[int]
+    ) -> RenderResult:
         key = self._idempotency_key(idempotency_key)
+        if wait_for_slot is not None and (isinstance(wait_for_slot, bool) or not isinstance(wait_for_slot, int) or not 1 <= wait_for_slot <= 60):
+            raise ValueError("Pressroom: wait_for_slot must be a whole number of seconds from 1 to 60")
         if not as_bytes:
-            return RenderResult(self._call("POST", path, body, key))
+            return RenderResult(self._transport.request_json("POST", path, self.__api_key, body, key, wait_for_slot))
         if "webhook_url" in body:
             raise ValueError("Pressroom: as_bytes needs a synchronous render (no webhook_url)")
-        fields, content = self._transport.request_document(path, document_type, self.__api_key, body, key)
+        fields, content = self._transport.request_document(path, document_type, self.__api_key, body, key, wait_for_slot)
         result = RenderResult(fields)
         if content is not None:
             result["content"] = content

@@ -102,14 +102,16 @@ def error_from_response(status: int, retry_after_header: Optional[str], text: st
 
 
 def _call_request(
-    accept: str, api_key: Optional[str], body: Optional[Mapping[str, Any]], idempotency_key: Optional[str]
+    accept: str, api_key: Optional[str], body: Optional[Mapping[str, Any]], idempotency_key: Optional[str], wait_for_slot: Optional[int] = None
 ) -> tuple[dict[str, str], Optional[bytes]]:
-    """The headers and JSON body of one API call: what it accepts, its key and Idempotency-Key."""
+    """The headers and JSON body of one API call: what it accepts, its key, Idempotency-Key and Prefer: wait=N."""
     headers = {"Accept": accept, "User-Agent": USER_AGENT}
     if api_key is not None:
         headers["Authorization"] = f"Bearer {api_key}"
     if idempotency_key is not None:
         headers["Idempotency-Key"] = idempotency_key
+    if wait_for_slot is not None:
+        headers["Prefer"] = f"wait={wait_for_slot}"
     if body is None:
         return headers, None
     headers["Content-Type"] = "application/json"
@@ -208,10 +210,11 @@ class Transport:
         api_key: Optional[str] = None,
         body: Optional[Mapping[str, Any]] = None,
         idempotency_key: Optional[str] = None,
+        wait_for_slot: Optional[int] = None,
     ) -> Any:
         """One JSON call of the API. No ``api_key`` means no Authorization header."""
         url = f"{self.base_url}{path}"
-        headers, data = _call_request("application/json", api_key, body, idempotency_key)
+        headers, data = _call_request("application/json", api_key, body, idempotency_key, wait_for_slot)
 
         def attempt() -> Any:
             status, raw, _ = self._exchange(method, url, headers, data)
@@ -231,6 +234,7 @@ class Transport:
         api_key: str,
         body: Mapping[str, Any],
         idempotency_key: Optional[str] = None,
+        wait_for_slot: Optional[int] = None,
     ) -> tuple[Any, Optional[bytes]]:
         """A sync render asking for the document itself (``Accept: document_type``).
 
@@ -239,7 +243,7 @@ class Transport:
         come from the headers that stand for the JSON.
         """
         url = f"{self.base_url}{path}"
-        headers, data = _call_request(document_type, api_key, body, idempotency_key)
+        headers, data = _call_request(document_type, api_key, body, idempotency_key, wait_for_slot)
 
         def attempt() -> tuple[Any, Optional[bytes]]:
             status, raw, answer = self._exchange("POST", url, headers, data)

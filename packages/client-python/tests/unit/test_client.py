@@ -102,6 +102,38 @@ class Endpoints(ServerTest):
             self.server.last.json(), {"html": "<h1>{{title}}</h1>", "data": {"title": "Hi"}, "webhook_url": "https://example.com/hook"}
         )
 
+    def test_render_and_image_asynchronous_send_async_and_wait_for_job_polls_until_the_end(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_03", "status": "queued"}, {"Location": "/v1/jobs/job_03"})
+        queued = self.client.render(html="<p>x</p>", data={}, asynchronous=True)
+        self.assertEqual((queued.id, queued.status), ("job_03", "queued"))
+        self.assertEqual(self.server.last.json(), {"html": "<p>x</p>", "data": {}, "async": True})
+        self.client.image(url="https://example.com/", data={}, asynchronous=True)
+        self.assertEqual(self.server.last.json(), {"url": "https://example.com/", "data": {}, "async": True})
+        self.client.render(html="<p>x</p>", data={})
+        self.assertNotIn("async", self.server.last.json(), "sent only when asked for")
+
+        states = iter(["queued", "rendering", "succeeded"])
+        self.server.handler = lambda request: json_reply(200, {"id": "job_03", "status": next(states)})
+        job = self.client.wait_for_job("job_03", interval=0.01)
+        self.assertEqual(job.status, "succeeded")
+        self.assertEqual([r.path for r in self.server.requests[-3:]], ["/v1/jobs/job_03"] * 3)
+        self.server.handler = lambda request: json_reply(200, {"id": "job_04", "status": "rendering"})
+        with self.assertRaises(PressroomError) as raised:
+            self.client.wait_for_job("job_04", timeout=0.05, interval=0.01)
+        self.assertEqual((raised.exception.code, raised.exception.status), ("TIMEOUT", 0))
+
+    def test_wait_for_slot_sends_prefer_wait_and_is_checked(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_05", "status": "queued"})
+        self.client.render(html="<p>x</p>", data={}, wait_for_slot=30)
+        self.assertEqual(self.server.last.headers["prefer"], "wait=30")
+        self.client.image(template_id="og-image", data={}, wait_for_slot=60, as_bytes=True)
+        self.assertEqual(self.server.last.headers["prefer"], "wait=60")
+        self.client.render(html="<p>x</p>", data={})
+        self.assertNotIn("prefer", self.server.last.headers)
+        for bad in (0, 61, 1.5, True):
+            with self.subTest(bad), self.assertRaises(ValueError):
+                self.client.render(html="<p>x</p>", data={}, wait_for_slot=bad)  # type: ignore[arg-type]
+
     def test_render_documents_sends_the_parts_in_order(self) -> None:
         self.server.handler = lambda request: json_reply(200, SUCCEEDED)
         parts = [{"template_id": "invoice", "data": {"number": "1"}}, {"html": "<p>Terms</p>", "options": {"format": "A5"}}]

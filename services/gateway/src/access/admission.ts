@@ -91,3 +91,41 @@ export async function releaseAdmitted(metering: meteringV1.MeteringServiceClient
     logger.error({ err, jobId }, "could not release an admitted job that was never submitted; its lease will free the slot");
   }
 }
+
+/** The longest a request may wait for a concurrency slot (Prefer: wait=N). */
+export const MAX_SLOT_WAIT_SECONDS = 60;
+/** How often a waiting request asks metering again for a slot. */
+const SLOT_POLL_MS = 250;
+
+/**
+ * The seconds a request's `Prefer: wait=N` (RFC 7240) asks to wait for a concurrency slot, at most
+ * MAX_SLOT_WAIT_SECONDS (a larger N counts as that); undefined without one, or with 0.
+ */
+export function slotWaitSeconds(ctx: Context): number | undefined {
+  for (const preference of ctx.get("Prefer").split(",")) {
+    const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*$/i.exec(preference);
+    if (match) return Number(match[1]) > 0 ? Math.min(Number(match[1]), MAX_SLOT_WAIT_SECONDS) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * A decision refused for concurrency, asked again of metering (`again`, whose rate place the first
+ * Admit took) until a slot is free, `seconds` have passed, or the client went away: the last decision.
+ */
+export async function waitForSlot(
+  ctx: Context,
+  decision: meteringV1.AdmitResponse,
+  seconds: number | undefined,
+  again: () => Promise<meteringV1.AdmitResponse>,
+): Promise<meteringV1.AdmitResponse> {
+  if (seconds === undefined) return decision;
+  const deadline = performance.now() + seconds * 1000;
+  while (decision.decision === Decision.DECISION_CONCURRENCY_EXCEEDED && !ctx.req.socket.destroyed) {
+    const left = deadline - performance.now();
+    if (left <= 0) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(SLOT_POLL_MS, left)));
+    decision = await again();
+  }
+  return decision;
+}

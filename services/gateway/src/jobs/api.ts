@@ -4,6 +4,7 @@ import {
   IDEMPOTENCY_DESCRIPTION,
   IdempotencyKey,
   JobId,
+  PreferWait,
   KEYED,
   NextCursor,
   PAGE_PARAMS,
@@ -66,7 +67,22 @@ export const Job = z
       }),
     ),
     events: z
-      .array(z.strictObject({ id: z.string(), type: z.string().regex(/^job\./), time: dateTime(), source: z.string() }))
+      .array(
+        z.strictObject({
+          id: z.string(),
+          type: z.string().regex(/^job\./),
+          time: dateTime(),
+          source: z.string(),
+          script_errors: z
+            .array(z.string())
+            .optional()
+            .meta({
+              description:
+                "job.succeeded of a document rendered with options.fail_on_script_error false: the first line of each uncaught exception " +
+                "(or unhandled rejection) its script threw, in order (at most 20; a merged document's prefixed documents[i]).",
+            }),
+        }),
+      )
       .meta({ description: "The job's events, oldest first." }),
   })
   .meta({ id: "Job" });
@@ -92,14 +108,16 @@ const JOB_REQUEST_ERRORS = {
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
       "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
-      "whose first line the message gives, render timeout, output too large, a wait_for condition not met in time, which it names, " +
+      "whose first line the message gives (unless options.fail_on_script_error is false), a sub-resource that failed to load with " +
+      "options.fail_on_resource_error, which it names with its status, render timeout, output too large, a wait_for condition not met in time, which it names, " +
       "a url that could not be fetched or is not an HTML page), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
     ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
     REPLAYABLE_HEADERS,
   ),
   "429": errorResponse(
     "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
-      "CONCURRENCY_EXCEEDED: too many renders in flight. Checked in that order, after the key, the body and the template.",
+      "CONCURRENCY_EXCEEDED: too many renders in flight (at once, or after the wait a Prefer: wait=N header asked for). " +
+      "Checked in that order, after the key, the body and the template.",
     ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
     { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
   ),
@@ -119,7 +137,10 @@ function documentOrJson(documentTypes: string[]) {
       "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
       "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
       "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
-      "Content-Disposition": withDocument("inline with the document's file name, or attachment with options.filename.", z.string()),
+      "Content-Disposition": withDocument(
+        "inline with the document's file name, or attachment with options.filename (options.disposition decides when given).",
+        z.string(),
+      ),
     },
     Object.fromEntries(documentTypes.map((type) => [type, { schema: z.string().meta({ format: "binary" }) }])),
   );
@@ -166,20 +187,25 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       `A sync request whose Accept header asks for ${isImage ? "the type of the image made (image/png, or options.format's)" : "application/pdf"} (rather than JSON, the default) gets the document itself ` +
       "in the 200 answer, one round trip, with what the JSON would have said in headers (Pressroom-Job-Id, Content-Location: the signed URL, " +
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
-      "With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks). " +
+      'With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks); with "async": true it answers 202 at once ' +
+      "(the job's id, Location: /v1/jobs/{id}) and the job is polled there, no webhook needed. " +
       "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), " +
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
       IDEMPOTENCY_DESCRIPTION,
     tags: ["Rendering"],
     security: KEYED,
-    parameters: [IdempotencyKey],
+    parameters: [IdempotencyKey, PreferWait],
     requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
     responses: {
       "200": documentOrJson(isImage ? ["image/png", "image/jpeg", "image/webp"] : ["application/pdf"]),
-      "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", JobAccepted, {
-        ...REPLAYABLE_HEADERS,
-        Location: headers.location,
-      }),
+      "202": jsonResponse(
+        "Accepted: the job runs in the background (webhook_url, async, or a sync wait that ran out). Poll Location, or wait for the webhook.",
+        JobAccepted,
+        {
+          ...REPLAYABLE_HEADERS,
+          Location: headers.location,
+        },
+      ),
       ...JOB_REQUEST_ERRORS,
     },
     callbacks: {

@@ -2,7 +2,7 @@ import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
 import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import type { Context } from "koa";
-import { admit, releaseAdmitted, throwIfNotAdmitted, throwIfRateLimited } from "../access/admission";
+import { admit, releaseAdmitted, slotWaitSeconds, throwIfNotAdmitted, throwIfRateLimited, waitForSlot } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";
 import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused, type RecordDeps } from "../access/idempotency";
 import { readJsonObject } from "../body";
@@ -193,6 +193,11 @@ async function outcomeOf(deps: JobDeps, jobId: string, timeoutMs: number): Promi
   return watch.wait(timeoutMs);
 }
 
+/** Whether the request is answered 202 at once: it has a webhook_url, or asked for async. */
+function inBackground(request: JobRequest): boolean {
+  return request.webhookUrl !== undefined || request.async === true;
+}
+
 function answerQueued(ctx: Context, jobId: string): void {
   ctx.status = 202;
   ctx.set("Location", `/v1/jobs/${jobId}`);
@@ -236,14 +241,14 @@ async function answerOutcome(deps: JobDeps, ctx: Context, job: JobOutcome): Prom
 
 /** A replay: the recorded response, or while the first request runs, the job's own answer. */
 async function replayJob(deps: JobDeps, ctx: Context, request: JobRequest, record: meteringV1.IdempotentRecord): Promise<void> {
-  const recorded = record.status === 200 && !request.webhookUrl ? (JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>) : undefined;
+  const recorded = record.status === 200 && !inBackground(request) ? (JSON.parse(record.bodyJson) as ReturnType<typeof succeededBody>) : undefined;
   if (recorded && documentWanted(ctx, recorded.content_type)) {
     markReplayed(ctx);
     return answerSucceeded(deps, ctx, recorded);
   }
   if (record.status !== 0) return sendRecorded(ctx, record);
   markReplayed(ctx);
-  const job = request.webhookUrl ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
+  const job = inBackground(request) ? undefined : await outcomeOf(deps, record.jobId, deps.syncWaitMs);
   if (job) await answerOutcome(deps, ctx, job);
   else answerQueued(ctx, record.jobId);
 }
@@ -258,7 +263,7 @@ async function runJob(
   template: TemplateInfo | undefined,
   jobId: string,
 ): Promise<{ final: boolean }> {
-  const watch = request.webhookUrl ? undefined : deps.outcomes.watch(jobId);
+  const watch = inBackground(request) ? undefined : deps.outcomes.watch(jobId);
   try {
     await submitJob(deps.bus, {
       jobId,
@@ -314,6 +319,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     throwIfKeyReused(decision);
     const replay = replayOf(decision);
     if (replay) return replayJob(deps, ctx, request, replay);
+    decision = await waitForSlot(ctx, decision, slotWaitSeconds(ctx), () => admit(ctx, deps.metering, principal, jobId, idempotency, units, true));
     throwIfNotAdmitted(decision);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);

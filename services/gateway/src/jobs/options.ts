@@ -19,9 +19,11 @@ import {
   PDFA_LEVELS,
   type RenderOptions as Options,
   safeFilename,
-  WATERMARK_DEFAULTS,
 } from "@pressroom/domain";
 import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
+import { Disposition, Encryption, Locale, PdfMetadata, TimeZone, Watermark, flag, text } from "./option-parts";
+
+export { Encryption, PdfMetadata, Watermark };
 
 /**
  * The `options` object of POST /v1/render and /v1/image and the `url`
@@ -40,11 +42,6 @@ export const MAX_URL_LENGTH = 2_048;
 export const MAX_DELAY_MS = 10_000;
 /** header_html and footer_html, each, in UTF-8 bytes. */
 export const MAX_HEADER_FOOTER_BYTES = 65_536;
-
-const text = (max: number, description: string) =>
-  z.string({ error: "must be a string" }).min(1, "must not be empty").max(max, `must be at most ${max} characters`).meta({ description });
-
-const flag = (description: string) => z.boolean({ error: "must be true or false" }).meta({ description });
 
 export const Margin = z
   .strictObject({
@@ -108,6 +105,8 @@ export const PAGE_OPTIONS = [
   "media",
   "header_html",
   "footer_html",
+  "locale",
+  "time_zone",
   "wait_for",
 ] as const;
 
@@ -138,79 +137,10 @@ const PAGE_SHAPE = {
     .meta({ description: "The CSS media type the document is laid out for (default print)." }),
   header_html: Handlebars("header").optional(),
   footer_html: Handlebars("footer").optional(),
+  locale: Locale.optional(),
+  time_zone: TimeZone.optional(),
   wait_for: WaitFor.optional(),
 };
-
-export const PdfMetadata = z
-  .strictObject({
-    title: text(1_000, "Title.").optional(),
-    author: text(1_000, "Author.").optional(),
-    subject: text(1_000, "Subject.").optional(),
-    keywords: z
-      .array(text(200, "A keyword."), { error: "must be an array of strings" })
-      .max(50, "must have at most 50 keywords")
-      .optional()
-      .meta({ description: "Keywords, at most 50." }),
-    creator: text(1_000, "The application that made the document's content.").optional(),
-  })
-  .meta({ id: "PdfMetadata", description: "What the PDF says about itself, in its document information and its XMP metadata." });
-
-export const Watermark = z
-  .strictObject({
-    text: text(200, "The stamp, drawn as selectable text on every page."),
-    opacity: z
-      .number({ error: "must be a number from 0 to 1" })
-      .min(0, "must be from 0 to 1")
-      .max(1, "must be from 0 to 1")
-      .optional()
-      .meta({
-        description: `0 (invisible) to 1; default ${WATERMARK_DEFAULTS.opacity}.`,
-      }),
-    angle: z
-      .number({ error: "must be a number of degrees" })
-      .min(-360, "must be from -360 to 360")
-      .max(360, "must be from -360 to 360")
-      .optional()
-      .meta({
-        description: `Degrees counter-clockwise; default ${WATERMARK_DEFAULTS.angle}.`,
-      }),
-    font_size: z.number({ error: "must be a number" }).min(1, "must be from 1 to 500").max(500, "must be from 1 to 500").optional().meta({
-      description: "Points; default: as large as fits the page.",
-    }),
-  })
-  .meta({ id: "Watermark" });
-
-const PASSWORD_HINT = "Use a password that does not start with - and has no control characters (line breaks, tabs).";
-
-/** A password qpdf takes as one argument: not an option (a leading -), no control characters (an argument a line). */
-const password = (description: string) =>
-  z
-    .string({ error: "must be a string" })
-    .min(1, "must not be empty")
-    .max(127, "must be at most 127 characters")
-    .check((ctx) => {
-      const problem = ctx.value.startsWith("-") ? "must not start with -" : /\p{Cc}/u.test(ctx.value) ? "must not contain control characters" : undefined;
-      if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value, params: { hint: PASSWORD_HINT } });
-    })
-    .meta({ description: `${description} At most 127 characters, not starting with -, without control characters.` });
-
-export const Encryption = z
-  .strictObject({
-    user_password: password("Needed to open the document; without it the document opens freely and the permissions still apply.").optional(),
-    owner_password: password("Needed to change the permissions."),
-    permissions: z
-      .strictObject({
-        print: flag("Allow printing."),
-        copy: flag("Allow copying text and images."),
-        modify: flag("Allow changing the document."),
-        annotate: flag("Allow adding annotations and filling forms."),
-      })
-      .meta({ description: "What a reader who opened the document with the user password (or none) may do." }),
-  })
-  .meta({
-    id: "Encryption",
-    description: "AES-256 encryption. The passwords are never logged, traced, kept in the job's events or shown in its status.",
-  });
 
 /** A download name: at most 200 characters once made safe (see safeFilename). */
 const Filename = z
@@ -221,10 +151,24 @@ const Filename = z
     description:
       `The download's file name, at most ${MAX_FILENAME_LENGTH} characters. Made safe: control characters and / \\ : * ? " < > | become _, ` +
       "leading and trailing dots and spaces go, and the output's extension is added when missing. Downloads answer " +
-      'Content-Disposition: attachment; filename="…" (with filename*= for non-ASCII names).',
+      'Content-Disposition: attachment; filename="…" (with filename*= for non-ASCII names), unless disposition says inline.',
   });
 
+/** What the document's own faults do, for a render and an image alike. */
+const STRICTNESS_SHAPE = {
+  fail_on_script_error: flag(
+    "Whether an uncaught exception (or unhandled rejection) in the document's script fails the job, 422 RENDER_FAILED naming it (default true). " +
+      "false: the document renders, and the exceptions' first lines are listed in the job's job.succeeded event (GET /v1/jobs/{id}).",
+  ).optional(),
+  fail_on_resource_error: flag(
+    "true: an image, stylesheet, font or script that fails to load (an HTTP error status, or no answer) fails the job, " +
+      "422 RENDER_FAILED naming it (scheme, host and path, never its query) and its status (default false: the document renders without it).",
+  ).optional(),
+};
+
 const DOCUMENT_SHAPE = {
+  ...STRICTNESS_SHAPE,
+  disposition: Disposition.optional(),
   metadata: PdfMetadata.optional(),
   filename: Filename.optional(),
   pdfa: z
@@ -317,6 +261,8 @@ export const ImageOptions = z
       .meta({ description: "url only: device pixels per CSS pixel (default 1)." }),
     wait_for: WaitFor.optional(),
     filename: Filename.optional(),
+    disposition: Disposition.optional(),
+    ...STRICTNESS_SHAPE,
   })
   .check((ctx) => {
     const { format = "png", quality, omit_background: omit } = ctx.value;

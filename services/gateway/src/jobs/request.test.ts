@@ -124,7 +124,7 @@ describe("validateJobRequest: url and options", () => {
 
   it("checks each option's range", () => {
     const message = (options: unknown) => problem(validateJobRequest("render", { html: "x", data: {}, options }));
-    assert.match(message({ format: "B5" }), /^options\.format: must be one of A3, A4, A5, Letter, Legal, Tabloid/);
+    assert.match(message({ format: "B6" }), /^options\.format: must be one of A0, A1, A2, A3, A4, A5, A6, B4, B5, Letter, Legal, Tabloid, Ledger, Executive/);
     assert.match(message({ width: "10em", height: "1in" }), /^options\.width: must be a CSS length/);
     assert.match(message({ width: "10in" }), /^options\.height: width and height go together/);
     assert.match(message({ format: "A4", width: "1in", height: "1in" }), /^options\.format: give format or width and height/);

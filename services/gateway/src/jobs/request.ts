@@ -26,6 +26,8 @@ export interface JobRequest {
   data: Record<string, unknown>;
   dataJson: string;
   webhookUrl?: string;
+  /** Answer 202 at once, without waiting for the render (as with webhookUrl, without a callback). */
+  async?: boolean;
   /** The request's options as the job contract carries them; absent when it sent none. */
   options?: jobEventsV1.RenderOptions;
   /** The parts of a merged PDF, in order, when the source is `documents`. */
@@ -91,6 +93,12 @@ export const WebhookUrl = z
     pattern: "^[Hh][Tt][Tt][Pp][Ss]://",
     description: `An absolute https URL on the default port (absent or 443), without user info, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters. Makes the request asynchronous.`,
   });
+
+const Async = z.boolean({ error: "must be true or false" }).meta({
+  description:
+    "true: the call answers 202 at once with the job's id and Location: /v1/jobs/{id}, without waiting for the render; " +
+    "poll that job (GET /v1/jobs/{id}) until it succeeded or failed. No webhook_url needed (with one, the call is asynchronous anyway). Default false.",
+});
 
 /** The sources of a render: exactly one is given. */
 const RENDER_SOURCES = ["template_id", "html", "url", "documents"] as const;
@@ -163,6 +171,7 @@ export const RenderRequest = z
     }),
     options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
+    async: Async.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .check((ctx) => {
@@ -198,6 +207,7 @@ export const ImageRequest = z
     data: Data.meta({ description: "Values for the template; must satisfy its data_schema. {} for a url." }),
     options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
+    async: Async.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
   .refine(...versionNeedsTemplate)
@@ -238,6 +248,7 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
     data: parsed.data,
     dataJson: JSON.stringify(parsed.data),
     webhookUrl: parsed.webhook_url as string | undefined,
+    async: parsed.async,
   });
   if (kind === "image") {
     const parsed = ImageRequest.safeParse(body);

@@ -45,6 +45,12 @@ export function jobBody(job: JobState): z.input<typeof Job> {
           next_attempt_at: job.webhook.nextAttemptAt ?? null,
         }
       : null,
-    events: job.history.map((event) => ({ id: event.id, type: event.type, time: event.time, source: event.source })),
+    events: job.history.map((event) => ({
+      id: event.id,
+      type: event.type,
+      time: event.time,
+      source: event.source,
+      ...(event.type === "job.succeeded" && job.result?.scriptErrors.length ? { script_errors: job.result.scriptErrors } : {}),
+    })),
   } satisfies z.input<typeof Job>;
 }

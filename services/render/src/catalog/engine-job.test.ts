@@ -52,6 +52,14 @@ describe("a template as the engine renders it", () => {
     assert.equal(image.scriptErrors, undefined);
   });
 
+  it("lets the request's fail_on_script_error decide over the template's setting", () => {
+    const tolerant = { ...invoice, settings: { script_errors: "ignore" as const } };
+    assert.equal(engineJob(tolerant, job({})).scriptErrors, "ignore");
+    assert.equal(engineJob(tolerant, job({ failOnScriptError: true })).scriptErrors, "fail");
+    assert.equal(engineJob(invoice, job({ failOnScriptError: false })).scriptErrors, "ignore");
+    assert.equal(engineJob(undefined, job({ failOnScriptError: false })).scriptErrors, "ignore");
+  });
+
   it("makes an image of the template's own size, in the asked format", () => {
     const rendered = engineJob(card, job({ imageFormat: "webp", quality: 70, imageWidth: 999 }, "pdf"));
     assert.equal(rendered.kind, "png", "the template's output decides");

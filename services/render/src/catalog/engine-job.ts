@@ -93,9 +93,18 @@ export function engineJob(template: TemplateSettings | undefined, document: Docu
     kind,
     options: kind === "png" ? { ...options, ...size } : options,
     keyId: document.keyId,
-    ...(template ? { scriptErrors: template.settings.script_errors ?? "fail" } : {}),
+    ...scriptErrorsOf(options, template),
     ...(document.assets ? { assets: document.assets } : {}),
   };
+}
+
+/**
+ * What an uncaught exception in the document's script does: the request's fail_on_script_error
+ * when it gives one, else the template's setting (a template's stored opt-out), else it fails.
+ */
+function scriptErrorsOf(options: RenderOptions, template: TemplateSettings | undefined): Pick<RenderJob, "scriptErrors"> {
+  if (options.failOnScriptError !== undefined) return { scriptErrors: options.failOnScriptError ? "fail" : "ignore" };
+  return template ? { scriptErrors: template.settings.script_errors ?? "fail" } : {};
 }
 
 /**

@@ -97,7 +97,12 @@ export class RenderEngine {
         const { slot, generation } = await this.takeSlot(job.keyId ?? "", signal);
         if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
         try {
-          return await slot.run(job.html, job.kind, layout, deadline, { signal, scriptErrors: job.scriptErrors, assets: job.assets });
+          return await slot.run(job.html, job.kind, layout, deadline, {
+            signal,
+            scriptErrors: job.scriptErrors,
+            failOnResourceError: job.options?.failOnResourceError === true,
+            assets: job.assets,
+          });
         } catch (err) {
           if (!(err instanceof NotStarted)) throw err;
           // The page or browser failed before this document ran: not the document's doing.

@@ -51,6 +51,7 @@ export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPa
         .catch(noop);
       return;
     case "not_found":
+      job?.resourceFailed(e.resourceType, e.request.url, 404);
       void s
         .send("Fetch.fulfillRequest", { requestId, responseCode: 404, responseHeaders: [{ name: "cache-control", value: "no-store" }], body: "" })
         .catch(noop);
@@ -59,6 +60,7 @@ export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPa
       void s.send("Fetch.continueRequest", { requestId }).catch(noop);
       return;
     case "block":
+      if (!decision.navigation) job?.resourceFailed(e.resourceType, e.request.url);
       void s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
       if (decision.navigation && job?.documentServed) job.interrupt(blockedNavigation());
       return;

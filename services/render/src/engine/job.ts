@@ -8,6 +8,9 @@ export interface Limits {
   maxOutputBytes: number;
 }
 
+/** The uncaught exceptions of one document that are kept (the rest are not listed). */
+export const MAX_SCRIPT_ERRORS = 20;
+
 /** Sub-requests of one document the fetcher works on at once; the rest wait. */
 const FETCHES_PER_JOB = 16;
 
@@ -36,13 +39,15 @@ export class ActiveJob {
   failure: RenderFailure | undefined;
   /** Set when the page went away under the job: the failure it ends with, once the cause is known. */
   verdict: Promise<RenderFailure> | undefined;
-  /** The first line of the document's first uncaught exception, if it had one. */
-  scriptError: string | undefined;
+  /** The first lines of the document's uncaught exceptions, in order (at most MAX_SCRIPT_ERRORS). */
+  readonly scriptErrors: string[] = [];
   /** Sub-requests paused and not yet answered, and when the last one came or ended (network_idle). */
   subrequestsInFlight = 0;
   lastSubrequestAt = performance.now();
   /** When waiting for the page to be ready must end (performance.now() time), leaving room to print before the deadline. */
   readyBy = Infinity;
+  /** An image, stylesheet, font or script that does not load fails the job (RenderJob.options.failOnResourceError). */
+  failOnResourceError = false;
   readonly interrupted: Promise<never>;
   private rejectInterrupted!: (failure: RenderFailure) => void;
 
@@ -68,12 +73,44 @@ export class ActiveJob {
     this.rejectInterrupted(failure);
   }
 
+  /**
+   * A sub-request of the document got no answer (`status` undefined: refused, unreachable, timed
+   * out) or an HTTP error status: when the job is strict about its resources and it was an image,
+   * stylesheet, font or script, the job fails naming it.
+   */
+  resourceFailed(resourceType: string, url: string, status?: number): void {
+    const kind = STRICT_RESOURCE_TYPES[resourceType];
+    if (!this.failOnResourceError || !this.documentServed || kind === undefined) return;
+    this.interrupt(resourceError(kind, resourceName(url, this.origin), status));
+  }
+
   /** The page is gone, for a reason the browser settles shortly (see Generation.pageGone): the job ends with it. */
   interruptWhen(verdict: Promise<RenderFailure>): void {
     if (this.failure || this.verdict) return;
     this.verdict = verdict;
     void verdict.then((failure) => this.interrupt(failure));
   }
+}
+
+/** The kinds of sub-resource options.fail_on_resource_error holds the document to, by Chromium's resource type. */
+const STRICT_RESOURCE_TYPES: Partial<Record<string, string>> = { Image: "image", Stylesheet: "stylesheet", Font: "font", Script: "script" };
+
+/** A sub-resource as a failure names it: scheme, host and path (never its query or fragment); the document's own files by their path. */
+export function resourceName(url: string, documentOrigin: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "a malformed URL";
+  }
+  if (parsed.protocol === "data:" || parsed.protocol === "blob:") return `a ${parsed.protocol} URL`;
+  if (parsed.origin === documentOrigin) return `${parsed.pathname.slice(1)} (the document's own)`;
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+export function resourceError(kind: string, name: string, status: number | undefined): RenderFailure {
+  const why = status === undefined ? "no answer (refused, unreachable or timed out)" : `HTTP ${status}`;
+  return new RenderFailure("resource_error", `the document's ${kind} ${name} failed to load: ${why} (options.fail_on_resource_error)`);
 }
 
 /** How long a render may run from the moment it gets a page, and the deadline its failure names. */

@@ -135,6 +135,8 @@ describe("paper", () => {
     assert.deepEqual(paperPixels("Letter"), { width: 816, height: 1056 });
     assert.deepEqual(paperPixels("Legal"), { width: 816, height: 1344 });
     assert.deepEqual(paperPixels("tabloid"), { width: 1056, height: 1632 });
-    assert.equal(paperPixels("B5"), undefined);
+    assert.deepEqual(paperPixels("b5"), { width: 665, height: 945 });
+    assert.deepEqual(paperPixels("EXECUTIVE"), { width: 696, height: 1008 });
+    assert.equal(paperPixels("B6"), undefined);
   });
 });

@@ -11,6 +11,7 @@ import {
   type RenderOptions,
   type WaitFor,
 } from "@pressroom/domain";
+import { datedTemplate } from "./header-date";
 import type { WaitCondition } from "./readiness";
 import { RenderFailure, type RenderJob, type RenderOutput } from "./types";
 
@@ -157,8 +158,8 @@ function pdfLayout(options: RenderOptions): JobLayout & { print: PrintParams } {
   if (contentW < MIN_PRINTABLE_IN || contentH < MIN_PRINTABLE_IN) {
     throw new RenderFailure("invalid_document", "the margins leave less than half an inch of the page to print on");
   }
-  const header = options.headerHtml ?? "";
-  const footer = options.footerHtml ?? "";
+  const header = datedTemplate(options.headerHtml ?? "", options);
+  const footer = datedTemplate(options.footerHtml ?? "", options);
   const displayHeaderFooter = header.trim() !== "" || footer.trim() !== "";
   return {
     viewport: { width: Math.round(contentW * CSS_PX_PER_IN), height: Math.round(contentH * CSS_PX_PER_IN), deviceScaleFactor: 1 },

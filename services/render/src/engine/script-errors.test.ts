@@ -53,7 +53,13 @@ describe("render engine: script errors", () => {
   });
 
   it("renders anyway when the job says so (scriptErrors: ignore)", async () => {
-    const out = await engine.render({ kind: "pdf", scriptErrors: "ignore", html: `<p>printed</p><script>throw new Error("tolerated")</script>` });
+    const out = await engine.render({
+      kind: "pdf",
+      scriptErrors: "ignore",
+      html: `<p>printed</p><script>throw new Error("tolerated")</script><script>Promise.reject(new RangeError("also"))</script>`,
+    });
     assert.match(pdfText(out.data), /printed/);
+    assert.deepEqual(out.scriptErrors, ["Error: tolerated", "RangeError: also"], "listed in order");
+    assert.equal((await engine.render({ kind: "pdf", scriptErrors: "ignore", html: "<p>clean</p>" })).scriptErrors, undefined);
   });
 });

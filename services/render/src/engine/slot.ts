@@ -7,6 +7,7 @@ import {
   blockedNavigation,
   estimatedPagesOverCap,
   exceptionLine,
+  MAX_SCRIPT_ERRORS,
   pageCap,
   probeScript,
   scriptError,
@@ -107,7 +108,7 @@ export class Slot {
     });
     s.on("Runtime.exceptionThrown", (e: Protocol.Runtime.ExceptionThrownEvent) => {
       const job = this.job;
-      if (job?.documentServed && job.scriptError === undefined) job.scriptError = exceptionLine(e.exceptionDetails);
+      if (job?.documentServed && job.scriptErrors.length < MAX_SCRIPT_ERRORS) job.scriptErrors.push(exceptionLine(e.exceptionDetails));
     });
     s.on("Inspector.targetCrashed", () => this.deps.onGone(this, "crashed"));
   }
@@ -161,8 +162,15 @@ export class Slot {
       signal,
       limits = this.deps,
       scriptErrors = "fail",
+      failOnResourceError = false,
       assets,
-    }: { signal?: AbortSignal; limits?: Limits; scriptErrors?: "fail" | "ignore"; assets?: ReadonlyMap<string, Uint8Array> } = {},
+    }: {
+      signal?: AbortSignal;
+      limits?: Limits;
+      scriptErrors?: "fail" | "ignore";
+      failOnResourceError?: boolean;
+      assets?: ReadonlyMap<string, Uint8Array>;
+    } = {},
   ): Promise<RenderOutput> {
     const started = performance.now();
     const shell = this.shell;
@@ -170,6 +178,7 @@ export class Slot {
     const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes, assets);
     this.job = job;
     job.readyBy = started + readinessBudgetMs(deadline.ms);
+    job.failOnResourceError = failOnResourceError;
     const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadline.namedMs)} deadline`)), deadline.ms);
     const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -183,6 +192,7 @@ export class Slot {
         pages,
         contentType: contentTypeOf(kind, layout),
         renderMs: Math.round(performance.now() - started),
+        ...(job.scriptErrors.length > 0 ? { scriptErrors: [...job.scriptErrors] } : {}),
       };
     } catch (err) {
       // A window whose job failed may still be running the document's script, or be in a state the
@@ -266,7 +276,7 @@ export class Slot {
       awaitPromise: true,
       returnByValue: true,
     });
-    if (scriptErrors === "fail" && job.scriptError !== undefined) throw scriptError(job.scriptError);
+    if (scriptErrors === "fail" && job.scriptErrors[0] !== undefined) throw scriptError(job.scriptErrors[0]);
     const estimate = probe.exceptionDetails ? undefined : (probe.result.value as { height: number; breaks: number } | null);
     if (kind === "pdf" && estimate && estimatedPagesOverCap(estimate, layout.pageHeightPx, job.limits.maxPages)) {
       throw pageCap(job.limits.maxPages);

@@ -23,6 +23,7 @@ export async function answerSubrequest(params: {
   const { session: s, job, event: e, url, fetcher, timeoutMs, current } = params;
   const requestId = e.requestId;
   if (!fetcher) {
+    job.resourceFailed(e.resourceType, e.request.url);
     await s.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }).catch(noop);
     return;
   }
@@ -63,6 +64,7 @@ export async function answerSubrequest(params: {
     });
     if (body.byteLength > taken) budget.take(body.byteLength - taken);
     if (!current() || job.failure) return;
+    if (res.status >= 400) job.resourceFailed(e.resourceType, e.request.url, res.status);
     await s.send("Fetch.fulfillRequest", {
       requestId,
       responseCode: responseStatus(res.status),
@@ -70,7 +72,9 @@ export async function answerSubrequest(params: {
       body: body.toString("base64"),
     });
   } catch {
-    if (current()) await s.send("Fetch.failRequest", { requestId, errorReason }).catch(noop);
+    if (!current()) return;
+    job.resourceFailed(e.resourceType, e.request.url);
+    await s.send("Fetch.failRequest", { requestId, errorReason }).catch(noop);
   } finally {
     release?.();
     job.subrequestsInFlight--;

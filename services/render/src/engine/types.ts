@@ -35,7 +35,8 @@ export interface RenderJob {
   /**
    * An uncaught exception in the document's script (or an unhandled promise
    * rejection) before it is printed: "fail" (the default) fails the render
-   * with `script_error`, naming the exception's first line; "ignore" renders anyway.
+   * with `script_error`, naming the exception's first line; "ignore" renders anyway,
+   * and the output lists them (RenderOutput.scriptErrors).
    */
   scriptErrors?: "fail" | "ignore";
   /**
@@ -65,6 +66,8 @@ export interface RenderOutput {
   pages: number;
   /** Time on a slot: navigation, load, fonts and print/screenshot (not time queued). */
   renderMs: number;
+  /** The first lines of the uncaught exceptions the document's script threw, when it rendered anyway (`scriptErrors: "ignore"`). */
+  scriptErrors?: string[];
 }
 
 export type FailureReason =
@@ -80,7 +83,8 @@ export type FailureReason =
   | "invalid_document"
   | "script_error"
   | "not_ready"
-  | "source_unavailable";
+  | "source_unavailable"
+  | "resource_error";
 
 /**
  * Why a document could not be rendered. The message is safe to show the

@@ -47,7 +47,7 @@ export class EngineProducer implements DocumentProducer {
     try {
       const printed =
         request.documents.length > 0
-          ? await this.renderDocuments(job, request.documents, deadlineAt, signal)
+          ? await this.renderDocuments(job, request.documents, options, deadlineAt, signal)
           : await this.renderOne(job.keyId, job.jobId, request, options, { signal, holdPageUntil: released });
       const steps = postProcessingOf(options);
       signal.throwIfAborted();
@@ -64,7 +64,8 @@ export class EngineProducer implements DocumentProducer {
         pages: output.pages,
         renderMs: Math.round(performance.now() - started),
         filename: downloadName(options.filename, `${request.templateId || "document"}-${job.jobId}`, format),
-        attachment: Boolean(options.filename),
+        attachment: options.disposition === undefined ? Boolean(options.filename) : options.disposition === "attachment",
+        scriptErrors: output.scriptErrors ?? [],
         release,
       };
     } catch (err) {
@@ -105,11 +106,19 @@ export class EngineProducer implements DocumentProducer {
    * of the job's deadline, then their pages joined in order. A part that fails fails the job,
    * its error naming the part's index.
    */
-  private async renderDocuments(job: DocumentJob, parts: jobEventsV1.DocumentPart[], deadlineAt: number, signal: AbortSignal): Promise<RenderOutput> {
+  private async renderDocuments(
+    job: DocumentJob,
+    parts: jobEventsV1.DocumentPart[],
+    options: RenderOptions,
+    deadlineAt: number,
+    signal: AbortSignal,
+  ): Promise<RenderOutput> {
     const printed: RenderOutput[] = [];
+    // What the whole request says of every part's script and sub-resources.
+    const strictness = { failOnScriptError: options.failOnScriptError, failOnResourceError: options.failOnResourceError };
     for (const [index, part] of parts.entries()) {
       const source = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
-      const rendering = this.renderOne(job.keyId, job.jobId, source, optionsOfContract(part.options), { signal }, deadlineAt);
+      const rendering = this.renderOne(job.keyId, job.jobId, source, { ...optionsOfContract(part.options), ...strictness }, { signal }, deadlineAt);
       printed.push(await rendering.catch((err: unknown) => Promise.reject(signal.aborted ? err : namingPart(err, index))));
     }
     signal.throwIfAborted();
@@ -122,6 +131,7 @@ export class EngineProducer implements DocumentProducer {
       contentType: "application/pdf",
       pages: printed.reduce((sum, p) => sum + p.pages, 0),
       renderMs: printed.reduce((sum, p) => sum + p.renderMs, 0),
+      scriptErrors: printed.flatMap((p, index) => (p.scriptErrors ?? []).map((line) => `documents[${index}]: ${line}`)),
     };
   }
 

@@ -42,6 +42,8 @@ export interface ProducedDocument {
   filename: string;
   /** Whether downloads answer Content-Disposition: attachment (the request named it). */
   attachment: boolean;
+  /** The first lines of the uncaught exceptions of the document's script, when it rendered anyway (a part's prefixed documents[i]). */
+  scriptErrors: string[];
   /**
    * Says the caller is done with the document (stored, announced): what the producer held
    * for it meanwhile (the page it was rendered on, kept from its reset) may go. Call it once.

@@ -45,6 +45,7 @@ class ScriptedProducer implements DocumentProducer {
       renderMs: 7,
       filename: `invoice-${job.jobId}.pdf`,
       attachment: false,
+      scriptErrors: [],
       release: () => this.released.push(job.jobId),
     };
   }
@@ -175,6 +176,7 @@ describe("render worker: delivery, against a fake producer", () => {
       pages: 2,
       renderMs: 7,
       callback: false,
+      scriptErrors: [],
     });
     assert.deepEqual(await typesOf(jobId), ["job.accepted", "job.started 1", "job.succeeded"]);
     const [call] = producer.callsFor(jobId);
