@@ -310,7 +310,7 @@ describe("errors, check order and validation over HTTP", () => {
     });
 
     it("data: required, a JSON object, at most 262,144 bytes", async () => {
-      await rejected("/v1/render", { html: "<p>x</p>" }, /^data: required/);
+      await rejected("/v1/render", { html: "<p>x</p>" }, /^data: is required with html/);
       for (const data of [null, [], "text", 3, true]) await rejected("/v1/render", { html: "<p>x</p>", data }, /^data: must be a JSON object/);
       await rejected("/v1/image", { template_id: "social-card", data: [] }, /^data: must be a JSON object/);
       const filler = (n: number) => ({ s: "x".repeat(n - '{"s":""}'.length) });

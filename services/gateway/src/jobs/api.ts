@@ -87,7 +87,11 @@ export const WebhookEvent = z
 const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
   "403": forbidden(),
-  "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
+  "404": errorResponse(
+    "TEMPLATE_NOT_FOUND: the template does not exist. TEMPLATE_VERSION_NOT_FOUND: it exists but has no template_version of this number (the message names the versions it has).",
+    ["TEMPLATE_NOT_FOUND", "TEMPLATE_VERSION_NOT_FOUND"],
+    RATE_HEADERS,
+  ),
   "422": errorResponse(
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +

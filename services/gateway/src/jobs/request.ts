@@ -122,13 +122,28 @@ const versionNeedsTemplate = [
   },
 ] as const;
 
+/** `data` is required with these sources (a template or HTML fills its values from it); a url or documents need none. */
+function dataRequiredWith(...sources: ("template_id" | "html")[]) {
+  return (ctx: { value: { data?: unknown; template_id?: unknown; html?: unknown }; issues: z.core.$ZodRawIssue[] }) => {
+    const source = sources.find((name) => ctx.value[name] !== undefined);
+    if (ctx.value.data !== undefined || source === undefined) return;
+    ctx.issues.push({
+      code: "custom",
+      message: `is required with ${source}`,
+      input: ctx.value,
+      path: ["data"],
+      params: { hint: `Send a data object with the values the ${source === "html" ? "HTML" : "template"} uses, e.g. "data": {} when it uses none.` },
+    });
+  };
+}
+
 export const DocumentPart = z
   .strictObject({
     template_id: TemplateId.optional().meta({ description: "A pdf template." }),
     template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
-    data: Data.optional().meta({ description: "Values for this part's template or HTML (default {})." }),
+    data: Data.optional().meta({ description: "Values for this part's template or HTML (default: the request's data, else {})." }),
     options: PartOptions.optional(),
   })
   .refine((part) => sourcesIn(part, PART_SOURCES) === 1, oneSource(PART_SOURCES))
@@ -156,15 +171,16 @@ export const RenderRequest = z
     html: Html.optional(),
     url: PageUrl.optional(),
     documents: Documents.optional(),
-    data: Data.meta({
+    data: Data.optional().meta({
       description:
-        `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON; ` +
-        "{} for a url, and for documents, whose parts carry their own.",
+        `Values for the template or HTML; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON. ` +
+        "Required with template_id or html; optional (default {}) with a url, and with documents, whose parts without their own data use this one.",
     }),
     options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
+  .check(dataRequiredWith("template_id", "html"))
   .check((ctx) => {
     if (ctx.value.documents === undefined || !ctx.value.options) return;
     for (const option of [...PAGE_OPTIONS, "pdfua", "outline"] as const) {
@@ -195,11 +211,14 @@ export const ImageRequest = z
     template_id: TemplateId.optional().meta({ description: "A png template; its width and height set the image size." }),
     template_version: TemplateVersion.optional(),
     url: PageUrl.optional(),
-    data: Data.meta({ description: "Values for the template; must satisfy its data_schema. {} for a url." }),
+    data: Data.optional().meta({
+      description: "Values for the template; must satisfy its data_schema. Required with template_id; optional (default {}) with a url.",
+    }),
     options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
+  .check(dataRequiredWith("template_id"))
   .refine(...versionNeedsTemplate)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
@@ -235,8 +254,8 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
     templateId: parsed.template_id,
     templateVersion: parsed.template_version,
     url: parsed.url,
-    data: parsed.data,
-    dataJson: JSON.stringify(parsed.data),
+    data: parsed.data ?? {},
+    dataJson: JSON.stringify(parsed.data ?? {}),
     webhookUrl: parsed.webhook_url as string | undefined,
   });
   if (kind === "image") {
@@ -255,8 +274,8 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
       templateVersion: part.template_version,
       html: part.html,
       url: part.url,
-      data: part.data ?? {},
-      dataJson: JSON.stringify(part.data ?? {}),
+      data: part.data ?? parsed.data.data ?? {},
+      dataJson: JSON.stringify(part.data ?? parsed.data.data ?? {}),
       options: part.options && renderOptionsOf(part.options),
     })),
   };

@@ -1,0 +1,189 @@
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import { errorShape, type ApiResponse } from "./test-support/api";
+import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { listen } from "./test-support/hostile";
+import { pdfInfo, pdfText } from "./test-support/pdf";
+
+/**
+ * The answers a newcomer follows (issue 44): each refusal says what is true and points to a call that works,
+ * against the whole running system: catalog ids are read-only, a missing version names those that exist,
+ * `data` is optional where nothing needs it, Idempotency-Key compares bodies as JSON, a created template has
+ * its Location.
+ */
+
+function expectError(response: ApiResponse, status: number, code: string): { error: string; code: string; hint: string } {
+  assert.equal(response.status, status, `expected ${status} ${code}, got ${response.status} ${response.text}`);
+  const body = errorShape(response);
+  assert.equal(body.code, code, response.text);
+  return body;
+}
+
+const letter = (html: string) => ({
+  name: "Letter",
+  output: "pdf",
+  html,
+  data_schema: { type: "object", properties: { who: { type: "string" } } },
+  sample_data: { who: "Sample" },
+});
+
+describe("answers that lead the right way (full stack)", () => {
+  let h: Harness;
+  let key: string;
+  let site: Awaited<ReturnType<typeof listen<http.Server>>>;
+  let origin: string;
+
+  before(async () => {
+    site = await listen(
+      http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://localhost");
+        if (url.pathname === "/page") {
+          res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+          res.end("<!doctype html><html lang=en><head><title>A page</title></head><body><p>A public page</p></body></html>");
+        } else {
+          res.writeHead(404, { "content-type": "text/html" });
+          res.end("<p>missing</p>");
+        }
+      }),
+    );
+    origin = `http://127.0.0.1:${site.port}`;
+    h = await startHarness({ serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_SUBRESOURCE_PORTS: `80,443,${site.port}` } } });
+    key = (await h.admin.createKey("business")).apiKey;
+  });
+
+  after(async () => {
+    await h?.stop();
+    await site?.close();
+  });
+
+  const render = (body: Record<string, unknown>) => h.api.post("/v1/render", body, { key });
+  async function pdfOf(response: ApiResponse): Promise<Buffer> {
+    assert.equal(response.status, 200, response.text);
+    const download = await h.api.download(response.json.url);
+    assert.equal(download.status, 200);
+    return download.body;
+  }
+
+  describe("catalog ids and versions", () => {
+    it("a catalog id is read-only: PUT and DELETE answer 403 TEMPLATE_READ_ONLY, and a create's 409 says to pick another id", async () => {
+      const listed = await h.api.get("/v1/templates", { key });
+      assert.ok(listed.json.templates.some((t: { id: string }) => t.id === "invoice"));
+
+      const created = expectError(await h.api.post("/v1/templates", { id: "invoice", ...letter("<p>x</p>") }, { key }), 409, "TEMPLATE_EXISTS");
+      assert.match(created.hint, /pick another id/i);
+      assert.doesNotMatch(created.hint, /PUT/);
+
+      const replaced = expectError(await h.api.request("PUT", "/v1/templates/invoice", { key, json: letter("<p>x</p>") }), 403, "TEMPLATE_READ_ONLY");
+      assert.match(replaced.error, /public catalog/);
+      assert.match(replaced.hint, /POST \/v1\/templates/);
+      expectError(await h.api.request("DELETE", "/v1/templates/invoice", { key }), 403, "TEMPLATE_READ_ONLY");
+
+      // An id that exists nowhere is still not found; the account's own is replaced and deleted as before.
+      expectError(await h.api.request("PUT", "/v1/templates/no-such-thing", { key, json: letter("<p>x</p>") }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.request("DELETE", "/v1/templates/no-such-thing", { key }), 404, "TEMPLATE_NOT_FOUND");
+      assert.equal((await h.api.get("/v1/templates/invoice")).status, 200);
+    });
+
+    it("the account's own id again is 409 saying to pick another id or replace it with PUT; a create answers 201 with Location", async () => {
+      const created = await h.api.post("/v1/templates", { id: "guide-letter", ...letter("<p>Dear {{who}}</p>") }, { key });
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.headers.location, "/v1/templates/guide-letter");
+      assert.equal((await h.api.get(created.headers.location!, { key })).json.id, "guide-letter");
+      const again = expectError(await h.api.post("/v1/templates", { id: "guide-letter", ...letter("<p>x</p>") }, { key }), 409, "TEMPLATE_EXISTS");
+      assert.match(again.hint, /pick another id/i);
+      assert.match(again.hint, /PUT \/v1\/templates\/guide-letter/);
+    });
+
+    it("a version the template does not have is 404 TEMPLATE_VERSION_NOT_FOUND naming the versions it has and /versions", async () => {
+      const versions = (await h.api.get("/v1/templates/invoice/versions")).json.versions as { version: number }[];
+      const newest = versions[0]!.version;
+      const read = expectError(await h.api.get("/v1/templates/invoice/versions/99"), 404, "TEMPLATE_VERSION_NOT_FOUND");
+      assert.match(read.error, /no version 99/);
+      assert.match(read.error, new RegExp(newest === 1 ? "only 1" : `1 to ${newest}`));
+      assert.match(read.hint, /GET \/v1\/templates\/invoice\/versions/);
+
+      const sample = (await h.api.get("/v1/templates/invoice")).json.sample_data;
+      const render = expectError(
+        await h.api.post("/v1/render", { template_id: "invoice", template_version: 9, data: sample }, { key }),
+        404,
+        "TEMPLATE_VERSION_NOT_FOUND",
+      );
+      assert.match(render.error, /no version 9/);
+      assert.match(render.hint, /\/versions/);
+
+      const own = expectError(
+        await h.api.post("/v1/render", { template_id: "guide-letter", template_version: 3, data: {} }, { key }),
+        404,
+        "TEMPLATE_VERSION_NOT_FOUND",
+      );
+      assert.match(own.error, /its versions: only 1/);
+      const part = expectError(
+        await h.api.post("/v1/render", { documents: [{ html: "<p>a</p>" }, { template_id: "guide-letter", template_version: 2 }] }, { key }),
+        404,
+        "TEMPLATE_VERSION_NOT_FOUND",
+      );
+      assert.match(part.error, /^documents\[1\]: /);
+      expectError(await h.api.get("/v1/templates/no-such-thing/versions/1"), 404, "TEMPLATE_NOT_FOUND");
+    });
+  });
+
+  describe("data where nothing needs it", () => {
+    it("documents' parts without their own data use the request's; a part's own data wins", async () => {
+      const text = pdfText(
+        await pdfOf(
+          await render({
+            data: { who: "Ada" },
+            documents: [{ html: "<p>Part one for {{who}}</p>" }, { html: "<p>Part two for {{who}}</p>", data: { who: "Bo" } }, { template_id: "guide-letter" }],
+          }),
+        ),
+      );
+      assert.match(text, /Part one for Ada/);
+      assert.match(text, /Part two for Bo/);
+      assert.match(text, /Dear Ada/);
+    });
+
+    it("data is optional for a url and for documents (default {}), and still required with template_id or html", async () => {
+      assert.match(pdfText(await pdfOf(await render({ url: `${origin}/page` }))), /A public page/);
+      assert.equal(pdfInfo(await pdfOf(await render({ documents: [{ html: "<p>one</p>" }, { html: "<p>two</p>" }] })))["Pages"], "2");
+      const image = await h.api.post("/v1/image", { url: `${origin}/page`, options: { width: 200, height: 100 } }, { key });
+      assert.equal(image.status, 200, image.text);
+      const html = expectError(await render({ html: "<p>x</p>" }), 422, "PAYLOAD_INVALID");
+      assert.match(html.error, /^data: is required with html/);
+      assert.match(html.hint, /"data": \{\}/);
+      expectError(await render({ template_id: "guide-letter" }), 422, "PAYLOAD_INVALID");
+      assert.match(
+        expectError(await h.api.post("/v1/image", { template_id: "social-card" }, { key }), 422, "PAYLOAD_INVALID").error,
+        /^data: is required with template_id/,
+      );
+    });
+  });
+
+  describe("Idempotency-Key", () => {
+    it("compares the body as JSON: the same fields in another order and spacing replay; another value is 422 IDEMPOTENCY_KEY_REUSED", async () => {
+      const idem = { "idempotency-key": `guide-${Date.now()}` };
+      const first = await h.api.request("POST", "/v1/render", {
+        key,
+        headers: { ...idem, "content-type": "application/json" },
+        body: '{"html":"<p>{{a}} {{b}}</p>","data":{"a":"one","b":"two"}}',
+      });
+      assert.equal(first.status, 200, first.text);
+      const reordered = await h.api.request("POST", "/v1/render", {
+        key,
+        headers: { ...idem, "content-type": "application/json" },
+        body: '{\n  "data": { "b": "two", "a": "one" },\n  "html": "<p>{{a}} {{b}}</p>"\n}',
+      });
+      assert.equal(reordered.status, 200, reordered.text);
+      assert.equal(reordered.headers["idempotent-replayed"], "true");
+      assert.equal(reordered.json.id, first.json.id);
+      const other = await h.api.request("POST", "/v1/render", {
+        key,
+        headers: { ...idem, "content-type": "application/json" },
+        body: '{"data":{"b":"two","a":"three"},"html":"<p>{{a}} {{b}}</p>"}',
+      });
+      expectError(other, 422, "IDEMPOTENCY_KEY_REUSED");
+    });
+  });
+
+  endOfSuiteChecks(() => h);
+});
