@@ -41,6 +41,9 @@ describe("answers that lead the right way (full stack)", () => {
         if (url.pathname === "/page") {
           res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
           res.end("<!doctype html><html lang=en><head><title>A page</title></head><body><p>A public page</p></body></html>");
+        } else if (url.pathname === "/data.json") {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end("{}");
         } else {
           res.writeHead(404, { "content-type": "text/html" });
           res.end("<p>missing</p>");
@@ -156,6 +159,107 @@ describe("answers that lead the right way (full stack)", () => {
         expectError(await h.api.post("/v1/image", { template_id: "social-card" }, { key }), 422, "PAYLOAD_INVALID").error,
         /^data: is required with template_id/,
       );
+    });
+  });
+
+  describe("failed renders name their job and fit their cause", () => {
+    /** A sync render that failed as the document's own fault: 422 RENDER_FAILED naming its job, whose history says the same. */
+    async function failed(body: Record<string, unknown>, message: RegExp, hint: RegExp): Promise<string> {
+      const response = await render(body);
+      const error = expectError(response, 422, "RENDER_FAILED");
+      const jobId = response.headers["pressroom-job-id"];
+      assert.match(jobId ?? "", /^job_[0-9a-z]{26}$/, "the answer names its job");
+      assert.match(error.error, message);
+      assert.match(error.hint, hint);
+      assert.ok(error.hint.includes(`GET /v1/jobs/${jobId}`), error.hint);
+      const job = await h.api.get(`/v1/jobs/${jobId}`, { key });
+      assert.equal(job.status, 200, job.text);
+      assert.equal(job.json.status, "failed");
+      return error.hint;
+    }
+
+    it("every answer after admission carries Pressroom-Job-Id: a sync success, an accepted job, a failure", async () => {
+      const ok = await render({ html: "<p>fine</p>", data: {} });
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.headers["pressroom-job-id"], ok.json.id);
+      const queued = await render({ html: "<p>later</p>", data: {}, webhook_url: "https://hooks.example.com/pressroom" });
+      assert.equal(queued.status, 202, queued.text);
+      assert.equal(queued.headers["pressroom-job-id"], queued.json.id);
+      const refused = await render({ html: 42, data: {} });
+      expectError(refused, 422, "PAYLOAD_INVALID");
+      assert.equal(refused.headers["pressroom-job-id"], undefined, "a request refused before admission names no job");
+    });
+
+    it("a url's 404, a non-HTML answer and an unreachable host each get their own hint", async () => {
+      const missing = await failed({ url: `${origin}/nothing` }, /answered HTTP 404/, /Check the url/);
+      const json = await failed({ url: `${origin}/data.json` }, /not an HTML page/, /answers an HTML page/);
+      const nowhere = await failed({ url: "http://127.0.0.1:1/page" }, /could not be rendered/, /host name exists/);
+      assert.equal(new Set([missing, json, nowhere].map((hint) => hint.replace(/GET .*/, ""))).size, 3);
+    });
+
+    it("PDF/UA without <html lang> is refused naming it; with a language it renders", async () => {
+      const page = (lang: string) => `<!doctype html><html${lang}><head><title>Report</title></head><body><h1>Report</h1></body></html>`;
+      await failed({ html: page(""), data: {}, options: { pdfua: true } }, /<html lang>/, /<html lang="en">/);
+      assert.equal((await render({ html: page(' lang="de"'), data: {}, options: { pdfua: true } })).status, 200);
+    });
+
+    it("page_ranges that select no page say which pages exist", async () => {
+      const twoPages = '<p>one</p><p style="break-before: page">two</p>';
+      await failed(
+        { html: twoPages, data: {}, options: { page_ranges: "5-9" } },
+        /page_ranges "5-9" selects no page: the document has 2 pages \(1-2\)/,
+        /page_ranges/,
+      );
+      assert.equal(pdfInfo(await pdfOf(await render({ html: twoPages, data: {}, options: { page_ranges: "2-9" } })))["Pages"], "1");
+    });
+  });
+
+  describe("wait_for", () => {
+    it("an expression that is not JavaScript is refused before admission, naming the syntax error", async () => {
+      const response = await render({ html: "<p>x</p>", data: {}, options: { wait_for: { expression: "window.ready ===" } } });
+      const error = expectError(response, 422, "PAYLOAD_INVALID");
+      assert.match(error.error, /^options\.wait_for\.expression: is not valid JavaScript \(SyntaxError: /);
+      assert.equal(response.headers["pressroom-job-id"], undefined);
+    });
+
+    it("an expression that throws fails the job at once naming the error, not after the deadline", async () => {
+      const response = await render({ html: "<p>x</p>", data: {}, options: { wait_for: { expression: "window.app.ready" } } });
+      const error = expectError(response, 422, "RENDER_FAILED");
+      assert.match(error.error, /wait_for expression "window\.app\.ready" threw TypeError: /);
+      assert.doesNotMatch(error.error, /deadline/);
+    });
+
+    it("timeout_ms bounds the wait below the deadline, and the failure names it; it bounds no delay", async () => {
+      const error = expectError(
+        await render({ html: "<p>x</p>", data: {}, options: { wait_for: { selector: "#never", timeout_ms: 300 } } }),
+        422,
+        "RENDER_FAILED",
+      );
+      assert.match(error.error, /wait_for selector "#never" was not met within its wait_for\.timeout_ms \(300 ms\)/);
+      const late = `<p id="t">early</p><script>setTimeout(() => { document.getElementById("t").textContent = "ready now"; window.ready = true; }, 200)</script>`;
+      assert.match(
+        pdfText(await pdfOf(await render({ html: late, data: {}, options: { wait_for: { expression: "window.ready", timeout_ms: 5_000 } } }))),
+        /ready now/,
+      );
+      expectError(await render({ html: "<p>x</p>", data: {}, options: { wait_for: { delay_ms: 10, timeout_ms: 300 } } }), 422, "PAYLOAD_INVALID");
+    });
+  });
+
+  describe("raw HTML's Handlebars is checked with the request", () => {
+    it("a syntax error, an unknown helper or a partial is 422 PAYLOAD_INVALID with line and column, before admission (not charged)", async () => {
+      const fresh = (await h.admin.createKey("free")).apiKey;
+      const post = (body: Record<string, unknown>) => h.api.post("/v1/render", body, { key: fresh });
+      const helper = expectError(await post({ html: "<p>\n  {{upper name}}</p>", data: { name: "x" } }), 422, "PAYLOAD_INVALID");
+      assert.match(helper.error, /^html: does not compile at line 2, column 3: unknown helper upper/);
+      assert.match(helper.hint, /money, date, add and multiply/);
+      const syntax = expectError(await post({ html: "<p>{{name}</p>", data: {} }), 422, "PAYLOAD_INVALID");
+      assert.match(syntax.error, /^html: does not compile at line 1, column \d+: /);
+      const partial = expectError(await post({ documents: [{ html: "<p>a</p>" }, { html: "{{> header}}" }] }), 422, "PAYLOAD_INVALID");
+      assert.match(partial.error, /^documents\[1\]\.html: does not compile at line 1, column 1: partials/);
+      const usage = await h.api.get("/v1/keys/usage", { key: fresh });
+      assert.equal(usage.json.renders.used, 0, "nothing was charged");
+      const fine = await post({ html: "<p>{{money total}} {{#each items}}{{this}}{{/each}}</p>", data: { total: 3, items: ["a"] } });
+      assert.equal(fine.status, 200, fine.text);
     });
   });
 

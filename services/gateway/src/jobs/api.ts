@@ -84,6 +84,15 @@ export const WebhookEvent = z
   })
   .meta({ id: "WebhookEvent" });
 
+/** Pressroom-Job-Id: on every answer made once the request was admitted as a job (an error's too), absent on a refusal before. */
+const JOB_ID = {
+  "Pressroom-Job-Id": z
+    .string()
+    .regex(/^job_[0-9a-z]{26}$/)
+    .optional()
+    .meta({ description: "The job this answer is about: present on every answer made after admission (GET /v1/jobs/{id} shows its history)." }),
+};
+
 const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
   "403": forbidden(),
@@ -99,7 +108,7 @@ const JOB_REQUEST_ERRORS = {
       "whose first line the message gives, render timeout, output too large, a wait_for condition not met in time, which it names, " +
       "a url that could not be fetched or is not an HTML page), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
     ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
-    REPLAYABLE_HEADERS,
+    { ...REPLAYABLE_HEADERS, ...JOB_ID },
   ),
   "429": errorResponse(
     "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
@@ -107,7 +116,7 @@ const JOB_REQUEST_ERRORS = {
     ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
     { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
   ),
-  "500": internal,
+  "500": errorResponse("A server-side failure (including a dependency that is briefly unavailable); safe to retry with backoff.", ["INTERNAL_ERROR"], JOB_ID),
 };
 
 /** The sync 200: the JSON by default, or the document when Accept asks for it. */
@@ -120,7 +129,7 @@ function documentOrJson(documentTypes: string[]) {
     RenderSucceeded,
     {
       ...REPLAYABLE_HEADERS,
-      "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
+      ...JOB_ID,
       "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
       "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
       "Content-Disposition": withDocument("inline with the document's file name, or attachment with options.filename.", z.string()),
@@ -161,6 +170,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       "202": jsonResponse("Accepted: the job runs in the background. Poll Location, or wait for the webhook.", JobAccepted, {
         ...REPLAYABLE_HEADERS,
         Location: headers.location,
+        ...JOB_ID,
       }),
       ...JOB_REQUEST_ERRORS,
     },
