@@ -416,7 +416,7 @@ describe("errors, check order and validation over HTTP", () => {
 
     it("POST /v1/signup takes exactly {email}", async () => {
       const bad: [unknown, RegExp][] = [
-        [{}, /^email: required/],
+        [{}, /^email: is required/],
         [{ email: 7 }, /^email: required, a string/],
         [{ email: "ada@example.com", plan: "business" }, /^unknown field: plan/],
       ];

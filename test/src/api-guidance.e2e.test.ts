@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
+import { DEMO_API_KEY } from "@pressroom/domain";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { listen } from "./test-support/hostile";
@@ -260,6 +261,71 @@ describe("answers that lead the right way (full stack)", () => {
       assert.equal(usage.json.renders.used, 0, "nothing was charged");
       const fine = await post({ html: "<p>{{money total}} {{#each items}}{{this}}{{/each}}</p>", data: { total: 3, items: ["a"] } });
       assert.equal(fine.status, 200, fine.text);
+    });
+  });
+
+  describe("messages in words a reader can act on", () => {
+    it("a missing field says it is required; an object given as something else shows its shape", async () => {
+      const missing = expectError(await h.api.post("/v1/templates", { id: "guide-missing", output: "pdf", html: "<p>x</p>" }, { key }), 422, "PAYLOAD_INVALID");
+      assert.equal(missing.error, "name: is required");
+      const margin = expectError(await render({ html: "<p>x</p>", data: {}, options: { margin: "1cm" } }), 422, "PAYLOAD_INVALID");
+      assert.match(margin.error, /^options\.margin: must be an object such as \{"top": "20mm", "right": "20mm", "bottom": "20mm", "left": "20mm"\}/);
+      assert.doesNotMatch(margin.error, /Invalid input/);
+    });
+
+    it("an asset's name rule is given in words; a footer on an own template points to options.footer_html", async () => {
+      const asset = expectError(
+        await h.api.post("/v1/templates", { id: "guide-asset", ...letter("<p>x</p>"), assets: { "../logo.png": "AAAA" } }, { key }),
+        422,
+        "PAYLOAD_INVALID",
+      );
+      assert.match(asset.error, /letters, digits, dots, underscores or hyphens/);
+      const footer = expectError(
+        await h.api.post("/v1/templates", { id: "guide-footer", ...letter("<p>x</p>"), page: { footer: true } }, { key }),
+        422,
+        "PAYLOAD_INVALID",
+      );
+      assert.match(footer.error, /options\.footer_html/);
+    });
+
+    it("a merged document's part is named once; the html size hint does not suggest templates", async () => {
+      const part = expectError(await render({ documents: [{ html: "<p>a</p>" }, { template_id: "social-card" }], data: {} }), 422, "PAYLOAD_INVALID");
+      assert.match(part.error, /^documents\[1\]\.template_id: /);
+      assert.doesNotMatch(part.error, /documents\[1\]: documents\[1\]/);
+      const big = expectError(await render({ html: "a".repeat(524_289), data: {} }), 422, "PAYLOAD_INVALID");
+      assert.doesNotMatch(big.hint, /store it as a template/, "a template would not help: its html has the same limit");
+      assert.match(big.hint, /same limit/);
+    });
+
+    it("the demo key's limits point to signup, never to a checkout it cannot use", async () => {
+      let limited: ApiResponse | undefined;
+      for (let i = 0; i < 6 && !limited; i++) {
+        const response = await h.api.get("/v1/keys/usage", { key: DEMO_API_KEY });
+        if (response.status === 429) limited = response;
+      }
+      assert.ok(limited, "the demo key's rate limit was reached");
+      const error = expectError(limited, 429, "RATE_LIMITED");
+      assert.match(error.hint, /POST \/v1\/signup/);
+      assert.doesNotMatch(error.hint, /checkout/);
+    });
+  });
+
+  describe("webhooks say why an attempt failed", () => {
+    it("the job's webhook shows the last attempt's reason (here a refused loopback address), never the URL", async () => {
+      const hook = "https://127.0.0.1/guide-hook?token=guide-secret-token";
+      const accepted = await render({ html: "<p>x</p>", data: {}, webhook_url: hook });
+      assert.equal(accepted.status, 202, accepted.text);
+      let job: ApiResponse | undefined;
+      for (let i = 0; i < 300; i++) {
+        job = await h.api.get(`/v1/jobs/${accepted.json.id}`, { key });
+        if (job.json.webhook?.attempts >= 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const webhook = job!.json.webhook;
+      assert.ok(webhook.attempts >= 1, job!.text);
+      assert.equal(webhook.last_status, 0);
+      assert.match(webhook.last_error, /127\.0\.0\.1.*(loopback|private|local)/i);
+      assert.ok(!job!.text.includes("guide-secret-token"), "the URL's query never reaches the job");
     });
   });
 

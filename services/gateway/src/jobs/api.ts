@@ -61,7 +61,11 @@ export const Job = z
       z.strictObject({
         state: z.enum(["none", "pending", "delivered", "exhausted"]),
         attempts: z.int().min(0),
-        last_status: nullable(z.int()),
+        last_status: nullable(z.int()).meta({ description: "The HTTP status of the last scheduled attempt; 0 when no response came (last_error says why)." }),
+        last_error: nullable(z.string()).meta({
+          description:
+            "Why the last scheduled attempt failed: a TLS failure, a host name that does not resolve, a refused (private) address, a refused connection, a timeout, an HTTP status. Null once delivered.",
+        }),
         next_attempt_at: nullable(dateTime()),
       }),
     ),

@@ -187,7 +187,10 @@ async function checkParts(deps: JobDeps, principal: Principal, parts: JobPart[])
       { templateId: part.templateId, version: part.templateVersion, data: part.data },
       `documents[${index}].template_id`,
     );
-    if (problem instanceof AppError) return { problem: new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details) };
+    if (problem instanceof AppError) {
+      const message = problem.message.startsWith(`documents[${index}]`) ? problem.message : `documents[${index}]: ${problem.message}`;
+      return { problem: new AppError(problem.code, message, problem.hint, problem.details) };
+    }
     if (problem !== undefined || !template) return { problem: problem ?? errors.internal() };
     if (own) ownData.push(own);
     const { generation, version, owner } = template.template;
@@ -314,7 +317,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     let decision: meteringV1.AdmitResponse;
     if (problem === undefined && ownData?.length) {
       // A customer's schema runs only once the request has passed the rate limit; then quota and slot, not counted again.
-      throwIfRateLimited(await admit(ctx, deps.metering, principal));
+      throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
       const dataProblem = await checkOwnData(deps, ownData);
       if (dataProblem) throw dataProblem;
       decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true);
@@ -322,7 +325,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
       const valid = problem === undefined && request !== undefined;
       decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
     }
-    throwIfRateLimited(decision);
+    throwIfRateLimited(decision, principal.plan);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();
     throwIfKeyReused(decision);
@@ -331,7 +334,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
       if (replay.jobId) ctx.set(JOB_ID_HEADER, replay.jobId);
       return replayJob(deps, ctx, request, replay);
     }
-    throwIfNotAdmitted(decision);
+    throwIfNotAdmitted(decision, principal.plan);
     // Every answer from here on, an error's included, names the job it is about.
     ctx.set(JOB_ID_HEADER, jobId);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);

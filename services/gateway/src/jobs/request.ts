@@ -56,7 +56,14 @@ const Html = z
     const bytes = Buffer.byteLength(ctx.value, "utf8");
     if (bytes > MAX_HTML_BYTES) {
       const message = `${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (${MAX_HTML_BYTES / 1024} KB)`;
-      ctx.issues.push({ code: "custom", message, input: ctx.value, params: { hint: "Send a smaller document, or store it as a template." } });
+      ctx.issues.push({
+        code: "custom",
+        message,
+        input: ctx.value,
+        params: {
+          hint: "Make the document smaller: link large images, fonts and stylesheets by URL instead of inlining them (an own template's html has the same limit).",
+        },
+      });
     }
   })
   .refine((html) => html.trim() !== "", "must not be empty")
