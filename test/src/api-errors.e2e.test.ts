@@ -377,7 +377,7 @@ describe("errors, check order and validation over HTTP", () => {
       assert.equal(job.json.kind, "render");
       assert.equal(job.json.template_id, null);
       assert.equal(job.json.url, null);
-      assert.deepEqual(job.json.webhook, { state: "pending", attempts: 0, last_status: null, next_attempt_at: null });
+      assert.deepEqual(job.json.webhook, { state: "pending", attempts: 0, last_status: null, last_error: null, next_attempt_at: null });
       assert.deepEqual(
         job.json.events.map((e: { type: string }) => e.type),
         ["job.accepted"],
