@@ -310,7 +310,7 @@ describe("errors, check order and validation over HTTP", () => {
     });
 
     it("data: required, a JSON object, at most 262,144 bytes", async () => {
-      await rejected("/v1/render", { html: "<p>x</p>" }, /^data: required/);
+      await rejected("/v1/render", { html: "<p>x</p>" }, /^data: is required with html/);
       for (const data of [null, [], "text", 3, true]) await rejected("/v1/render", { html: "<p>x</p>", data }, /^data: must be a JSON object/);
       await rejected("/v1/image", { template_id: "social-card", data: [] }, /^data: must be a JSON object/);
       const filler = (n: number) => ({ s: "x".repeat(n - '{"s":""}'.length) });
@@ -377,7 +377,7 @@ describe("errors, check order and validation over HTTP", () => {
       assert.equal(job.json.kind, "render");
       assert.equal(job.json.template_id, null);
       assert.equal(job.json.url, null);
-      assert.deepEqual(job.json.webhook, { state: "pending", attempts: 0, last_status: null, next_attempt_at: null });
+      assert.deepEqual(job.json.webhook, { state: "pending", attempts: 0, last_status: null, last_error: null, next_attempt_at: null });
       assert.deepEqual(
         job.json.events.map((e: { type: string }) => e.type),
         ["job.accepted"],
@@ -416,7 +416,7 @@ describe("errors, check order and validation over HTTP", () => {
 
     it("POST /v1/signup takes exactly {email}", async () => {
       const bad: [unknown, RegExp][] = [
-        [{}, /^email: required/],
+        [{}, /^email: is required/],
         [{ email: 7 }, /^email: required, a string/],
         [{ email: "ada@example.com", plan: "business" }, /^unknown field: plan/],
       ];

@@ -181,7 +181,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       expectError(
         await h.api.post("/v1/render", { template_id: "welcome", template_version: 7, data: { who: "x" } }, { key: a.apiKey }),
         404,
-        "TEMPLATE_NOT_FOUND",
+        "TEMPLATE_VERSION_NOT_FOUND",
       );
       expectError(await h.api.post("/v1/render", { template_id: "welcome", data: {} }, { key: a.apiKey }), 422, "PAYLOAD_INVALID");
     });
@@ -209,7 +209,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       const one = await h.api.get("/v1/templates/welcome/versions/1", { key: a.apiKey });
       assert.equal(one.status, 200, one.text);
       assert.equal(one.json.version, 1);
-      expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/welcome/versions/4", { key: a.apiKey }), 404, "TEMPLATE_VERSION_NOT_FOUND");
     });
 
     it("lists a public template's versions with a key as without one", async () => {

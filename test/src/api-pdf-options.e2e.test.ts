@@ -153,7 +153,7 @@ describe("PDF post-processing and merged documents, end to end", () => {
   });
 
   it("pdfua without a title fails the job 422 RENDER_FAILED, saying so", async () => {
-    refused(await render({ html: "<p>untitled</p>", data: {}, options: { pdfua: true } }), 422, "RENDER_FAILED", /needs a title/);
+    refused(await render({ html: '<html lang="en"><p>untitled</p></html>', data: {}, options: { pdfua: true } }), 422, "RENDER_FAILED", /needs a title/);
   });
 
   let encryptedJob = "";

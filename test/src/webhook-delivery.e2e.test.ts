@@ -111,7 +111,7 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
 
     const view = await waitForWebhookState(jobId, "delivered");
     assert.equal(view.status, "succeeded");
-    assert.deepEqual(view.webhook, { state: "delivered", attempts: 1, last_status: 200, next_attempt_at: null });
+    assert.deepEqual(view.webhook, { state: "delivered", attempts: 1, last_status: 200, last_error: null, next_attempt_at: null });
     const types = view.events.map((e: { type: string }) => e.type);
     assert.deepEqual(types, ["job.accepted", "job.started", "job.succeeded", "job.webhook_attempted", "job.webhook_delivered"]);
     const succeeded = view.events.find((e: { type: string }) => e.type === "job.succeeded");
@@ -161,7 +161,7 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
   });
 
   it("reports a failed job with url and expires_at null and the error's code and message", async () => {
-    const jobId = await submit("/hooks/failed", { html: "<p>{{#each}}</p>", data: {} });
+    const jobId = await submit("/hooks/failed", { html: '<p>x</p><script>throw new Error("broken on purpose")</script>', data: {} });
     const [callback] = await receiver.waitFor("/hooks/failed", 1, 60_000);
     assertVerified(callback!);
     const event = JSON.parse(callback!.rawBody) as Record<string, unknown>;
@@ -222,14 +222,14 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     const view = await waitForWebhookState(jobId, "delivered");
     const attempted = view.events.filter((e: { type: string }) => e.type === "job.webhook_attempted");
     assert.equal(attempted.length, 3);
-    assert.deepEqual(view.webhook, { state: "delivered", attempts: 3, last_status: 200, next_attempt_at: null });
+    assert.deepEqual(view.webhook, { state: "delivered", attempts: 3, last_status: 200, last_error: null, next_attempt_at: null });
   });
 
   it("stops at 410 Gone", async () => {
     receiver.on("/hooks/gone", () => ({ status: 410 }));
     const jobId = await submit("/hooks/gone");
     const view = await waitForWebhookState(jobId, "exhausted");
-    assert.deepEqual(view.webhook, { state: "exhausted", attempts: 1, last_status: 410, next_attempt_at: null });
+    assert.deepEqual(view.webhook, { state: "exhausted", attempts: 1, last_status: 410, last_error: "the receiver answered HTTP 410", next_attempt_at: null });
     assert.deepEqual(
       view.events.slice(-2).map((e: { type: string }) => e.type),
       ["job.webhook_attempted", "job.webhook_exhausted"],

@@ -31,7 +31,7 @@ export {
 export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
 export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";
 export { type OutputTarget, storeOutput } from "./store-output";
-export { TEMPLATE_ID_PATTERN, templateNotFound } from "./templates";
+export { TEMPLATE_ID_PATTERN, templateNotFound, templateVersionNotFound } from "./templates";
 export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
 export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName } from "./paper";
 export {

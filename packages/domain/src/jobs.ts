@@ -85,6 +85,8 @@ export interface JobState {
     scheduledAttempts: number;
     lastScheduledAttempt: number;
     lastStatus?: number;
+    /** Why the last scheduled attempt failed (TLS, DNS, a refused address, a refused connection, a timeout, an HTTP status); never a secret or the URL. */
+    lastError?: string;
     nextAttemptAt?: string;
     /** Replays asked for (job.webhook_replay_requested), each one attempt, in order. */
     replays: WebhookReplay[];
@@ -230,6 +232,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.webhook.scheduledAttempts++;
         state.webhook.lastScheduledAttempt = attempt;
         state.webhook.lastStatus = event.webhookAttempted?.status;
+        state.webhook.lastError = event.webhookAttempted?.error || undefined;
         state.webhook.nextAttemptAt = event.webhookAttempted?.nextAttemptAt || undefined;
         break;
       }
@@ -243,6 +246,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.webhook.state = "delivered";
         state.webhook.attempts = Math.max(state.webhook.attempts, event.webhookDelivered?.attempt ?? 0);
         state.webhook.lastStatus = event.webhookDelivered?.status;
+        state.webhook.lastError = undefined;
         state.webhook.nextAttemptAt = undefined;
         break;
       case "job.webhook_exhausted":

@@ -52,6 +52,8 @@ export interface WaitFor {
   networkIdle?: boolean;
   /** This many milliseconds after the load (at most 10 000). */
   delayMs?: number;
+  /** The longest to wait for a selector, an expression or network idle (absent: as long as the deadline leaves). */
+  timeoutMs?: number;
 }
 
 /** What the PDF says about itself (information dictionary and XMP). */

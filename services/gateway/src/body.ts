@@ -40,10 +40,40 @@ export function bodyProblem(schema: z.ZodObject, body: Record<string, unknown>, 
     return errors.payload(where ? `${where}: ${unknown}` : unknown, `Send only ${Object.keys(shapeAt(schema, issue.path)).join(", ")}.`);
   }
   const field = issue.path.length ? String(issue.path[0]) : undefined;
+  const message = issue.code === "invalid_type" ? typeMessage(schema, body, issue) : issue.message;
   const own = issue.code === "custom" ? (issue.params as { hint?: string } | undefined)?.hint : undefined;
   const fieldHints = field === undefined ? undefined : hints[field];
   const hint = own ?? (body[field!] === undefined ? fieldHints?.required : fieldHints?.invalid);
-  return errors.payload(field === undefined ? issue.message : `${where}: ${issue.message}`, hint);
+  return errors.payload(field === undefined ? message : `${where}: ${message}`, hint);
+}
+
+/** The value at `path` in the body as sent. */
+function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  let at = body;
+  for (const key of path) at = at !== null && typeof at === "object" ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+/**
+ * A wrong type in words a reader can act on: a missing field "is required"; the validator's own text (a field
+ * without a message of its own) is replaced, an object given as something else showing the object's shape with
+ * its fields' examples (`{"top": "20mm", ...}`).
+ */
+function typeMessage(schema: z.ZodObject, body: unknown, issue: z.core.$ZodIssueInvalidType): string {
+  if (valueAt(body, issue.path) === undefined) return "is required";
+  if (!issue.message.startsWith("Invalid input")) return issue.message;
+  if (issue.expected === "object") {
+    const fields = Object.entries(shapeAt(schema, issue.path));
+    if (fields.length > 0) {
+      const example = (field: z.ZodType) => {
+        const inner = "unwrap" in field && typeof field.unwrap === "function" ? (field.unwrap() as z.ZodType) : field;
+        const examples = (inner.meta() as { examples?: unknown[] } | undefined)?.examples;
+        return examples?.length ? JSON.stringify(examples[0]) : "…";
+      };
+      return `must be an object such as {${fields.map(([name, field]) => `"${name}": ${example(field as z.ZodType)}`).join(", ")}}`;
+    }
+  }
+  return `must be ${issue.expected === "int" ? "an integer" : /^[aeiou]/.test(issue.expected) ? `an ${issue.expected}` : `a ${issue.expected}`}`;
 }
 
 /** The fields of the strict object at `path` inside `schema` (through optional wrappers and arrays). */

@@ -4,7 +4,8 @@ import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-open
 import { ErrorBody, JobId, TemplateId, errorResponse, headers } from "./api-shared";
 import { CheckoutRequest, CheckoutSession, PaidPlan } from "./billing/api";
 import { Job, JobAccepted, JobList, RenderSucceeded, WebhookEvent, jobWebhooks } from "./jobs/api";
-import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, WaitFor, Watermark } from "./jobs/options";
+import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, Watermark } from "./jobs/options";
+import { WaitFor } from "./jobs/wait-for";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
 import { DailyUsage, Plan, RotatedKey, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";

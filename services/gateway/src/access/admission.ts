@@ -41,32 +41,34 @@ export interface KeyedDeps {
 /** Authenticates and counts a keyed request that is not a render. */
 export async function keyed(deps: KeyedDeps, ctx: Context): Promise<Principal> {
   const principal = await deps.auth.authenticate(ctx);
-  throwIfRateLimited(await admit(ctx, deps.metering, principal));
+  throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
   return principal;
 }
 
+/** How to get higher limits on a plan: the public demo key cannot be upgraded, its users get their own key. */
+function moreRoom(plan: string): string {
+  return plan === "demo" ? "get your own key with POST /v1/signup (the public demo key cannot be upgraded)" : "upgrade with POST /v1/billing/checkout";
+}
+
 /** The rate-limit part of a decision: thrown before anything else is checked. */
-export function throwIfRateLimited(response: meteringV1.AdmitResponse): void {
+export function throwIfRateLimited(response: meteringV1.AdmitResponse, plan = ""): void {
   if (response.decision === Decision.DECISION_RATE_LIMITED) {
     throw new AppError(
       "RATE_LIMITED",
       "per-minute request limit exceeded",
-      `Wait ${response.retryAfterSeconds} s (Retry-After) before the next request, or upgrade with POST /v1/billing/checkout.`,
+      `Wait ${response.retryAfterSeconds} s (Retry-After) before the next request, or ${moreRoom(plan)}.`,
       { retryAfterSeconds: response.retryAfterSeconds },
     );
   }
 }
 
 /** Quota and concurrency, checked after the body and the template. */
-export function throwIfNotAdmitted(response: meteringV1.AdmitResponse): void {
-  throwIfRateLimited(response);
+export function throwIfNotAdmitted(response: meteringV1.AdmitResponse, plan = ""): void {
+  throwIfRateLimited(response, plan);
   if (response.decision === Decision.DECISION_QUOTA_EXCEEDED) {
-    throw new AppError(
-      "QUOTA_EXCEEDED",
-      "monthly render quota exhausted",
-      "Upgrade your plan with POST /v1/billing/checkout, or wait for the next period (GET /v1/keys/usage).",
-      { retryAfterSeconds: response.retryAfterSeconds },
-    );
+    throw new AppError("QUOTA_EXCEEDED", "monthly render quota exhausted", `Wait for the next period (GET /v1/keys/usage), or ${moreRoom(plan)}.`, {
+      retryAfterSeconds: response.retryAfterSeconds,
+    });
   }
   if (response.decision === Decision.DECISION_CONCURRENCY_EXCEEDED) {
     throw new AppError(

@@ -25,10 +25,22 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const CHECKOUT_REPLAY_WAIT_MS = 20_000;
 const CHECKOUT_REPLAY_POLL_MS = 100;
 
+/** JSON with every object's keys sorted: the same text for the same value, whatever the order and spacing it was sent with. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
 /**
  * The request's Idempotency-Key with the digest of the request (method, path
- * and body as parsed), or undefined without the header; a malformed key is a
- * PAYLOAD_INVALID to answer after the rate limit.
+ * and body as JSON: key order and spacing do not matter), or undefined without
+ * the header; a malformed key is a PAYLOAD_INVALID to answer after the rate limit.
  */
 export function idempotencyOf(ctx: Context, body: Record<string, unknown>): meteringV1.Idempotency | AppError | undefined {
   const header = ctx.headers["idempotency-key"];
@@ -41,7 +53,7 @@ export function idempotencyOf(ctx: Context, body: Record<string, unknown>): mete
     );
   }
   const requestDigest = createHash("sha256")
-    .update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body)}`)
+    .update(`${ctx.method} ${ctx.path}\n${canonicalJson(body)}`)
     .digest("hex");
   return { key, requestDigest };
 }

@@ -61,7 +61,7 @@ export async function runPreview<T>(
       { retryAfterSeconds: decision.retryAfterSeconds },
     );
   }
-  throwIfNotAdmitted(decision);
+  throwIfNotAdmitted(decision, principal.plan);
   const signal = callerGone(ctx);
   let refund = true;
   try {

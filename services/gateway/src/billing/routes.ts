@@ -48,7 +48,7 @@ export function billingRoutes(deps: BillingDeps) {
       // A failure is answered after the rate limit (the spec's check order).
       const checked = await checkoutRequest(ctx).catch((problem: unknown) => ({ problem }));
       const decision = await admit(ctx, metering, principal, "", "problem" in checked ? undefined : checked.idempotency);
-      throwIfRateLimited(decision);
+      throwIfRateLimited(decision, principal.plan);
       if ("problem" in checked) throw checked.problem;
       const { plan, idempotency } = checked;
       throwIfKeyReused(decision);

@@ -62,7 +62,11 @@ export const Job = z
       z.strictObject({
         state: z.enum(["none", "pending", "delivered", "exhausted"]),
         attempts: z.int().min(0),
-        last_status: nullable(z.int()),
+        last_status: nullable(z.int()).meta({ description: "The HTTP status of the last scheduled attempt; 0 when no response came (last_error says why)." }),
+        last_error: nullable(z.string()).meta({
+          description:
+            "Why the last scheduled attempt failed: a TLS failure, a host name that does not resolve, a refused (private) address, a refused connection, a timeout, an HTTP status. Null once delivered.",
+        }),
         next_attempt_at: nullable(dateTime()),
       }),
     ),
@@ -100,10 +104,23 @@ export const WebhookEvent = z
   })
   .meta({ id: "WebhookEvent" });
 
+/** Pressroom-Job-Id: on every answer made once the request was admitted as a job (an error's too), absent on a refusal before. */
+const JOB_ID = {
+  "Pressroom-Job-Id": z
+    .string()
+    .regex(/^job_[0-9a-z]{26}$/)
+    .optional()
+    .meta({ description: "The job this answer is about: present on every answer made after admission (GET /v1/jobs/{id} shows its history)." }),
+};
+
 const JOB_REQUEST_ERRORS = {
   "401": unauthorized,
   "403": forbidden(),
-  "404": errorResponse("The template does not exist.", ["TEMPLATE_NOT_FOUND"], RATE_HEADERS),
+  "404": errorResponse(
+    "TEMPLATE_NOT_FOUND: the template does not exist. TEMPLATE_VERSION_NOT_FOUND: it exists but has no template_version of this number (the message names the versions it has).",
+    ["TEMPLATE_NOT_FOUND", "TEMPLATE_VERSION_NOT_FOUND"],
+    RATE_HEADERS,
+  ),
   "422": errorResponse(
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, bad webhook_url, data not an object or not matching the template's data_schema, ` +
@@ -112,7 +129,7 @@ const JOB_REQUEST_ERRORS = {
       "options.fail_on_resource_error, which it names with its status, render timeout, output too large, a wait_for condition not met in time, which it names, " +
       "a url that could not be fetched or is not an HTML page), or the Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED).",
     ["PAYLOAD_INVALID", "RENDER_FAILED", "IDEMPOTENCY_KEY_REUSED"],
-    REPLAYABLE_HEADERS,
+    { ...REPLAYABLE_HEADERS, ...JOB_ID },
   ),
   "429": errorResponse(
     "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
@@ -121,7 +138,7 @@ const JOB_REQUEST_ERRORS = {
     ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],
     { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
   ),
-  "500": internal,
+  "500": errorResponse("A server-side failure (including a dependency that is briefly unavailable); safe to retry with backoff.", ["INTERNAL_ERROR"], JOB_ID),
 };
 
 /** The sync 200: the JSON by default, or the document when Accept asks for it. */
@@ -134,7 +151,7 @@ function documentOrJson(documentTypes: string[]) {
     RenderSucceeded,
     {
       ...REPLAYABLE_HEADERS,
-      "Pressroom-Job-Id": withDocument("the job's id.", z.string()),
+      ...JOB_ID,
       "Content-Location": withDocument("the signed, expiring download URL of the same document.", z.url()),
       "Pressroom-Expires-At": withDocument("when that URL expires (RFC 3339).", dateTime()),
       "Content-Disposition": withDocument(
@@ -204,6 +221,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
         {
           ...REPLAYABLE_HEADERS,
           Location: headers.location,
+          ...JOB_ID,
         },
       ),
       ...JOB_REQUEST_ERRORS,

@@ -16,6 +16,9 @@ import { submitJob, type JobBus } from "./submit";
 import { validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { RenderSucceeded, type JobAccepted } from "./api";
 
+/** The header that names the job of an answer made after admission. */
+const JOB_ID_HEADER = "Pressroom-Job-Id";
+
 /** What POST /v1/render and /v1/image use. */
 export interface JobDeps extends OutputSource, RecordDeps {
   auth: Authenticator;
@@ -41,10 +44,35 @@ export function succeededBody(job: JobOutcome) {
   } satisfies z.input<typeof RenderSucceeded>;
 }
 
-const RENDER_FAILED_HINT = "Fix the document (scripts, size, page count) and try again; GET /v1/jobs/<id> shows the job's history.";
+/** What to do about a document's own failure, by what its message says went wrong (the first that fits). */
+const RENDER_FAILED_ADVICE: [RegExp, string][] = [
+  [
+    /could not be rendered: it answered HTTP 4\d\d/,
+    "Check the url: its server answered that the page does not exist or is not public (it must load without a login).",
+  ],
+  [/could not be rendered: it answered HTTP 5\d\d/, "The url's server failed to answer the page: render it again once that server works."],
+  [/not an HTML page/, "Give a url that answers an HTML page; show an image or a PDF by putting it in HTML (html with an <img> or an <iframe>)."],
+  [/could not be rendered: /, "Check that the url's host name exists and its server answers from the public internet on port 80 or 443."],
+  [/page_ranges .* selects no page/, "Choose page_ranges within the pages the message names, or leave page_ranges out."],
+  [/Missing helper/, "Use only the helpers money, date, add and multiply (there are no partials), or put the computed value into data."],
+  [/template error/, "Fix the template at the place the message names, or the data it reads."],
+  [/pdfua: .*title/, "Give the document a title: options.metadata.title or a <title> element."],
+  [/pdfua: .*language/, 'Say the document\'s language on its root element, e.g. <html lang="en">.'],
+  [/wait_for/, "Check the wait_for condition (it is evaluated in the page once it loaded), or make the page reach it sooner."],
+  [/script threw/, "Fix the script error the message names (its first line), then render again."],
+  [/page cap/, "Make the document shorter, or split it into several renders."],
+  [/size cap|memory limit|output cap/, "Make the document smaller: fewer or smaller images, less data."],
+  [/deadline/, "Make the document faster to load: fewer sub-resources, no slow scripts or waits."],
+];
+
+/** The hint of a RENDER_FAILED: what fits its cause, and where the job's history is. */
+function renderFailedHint(message: string, jobId: string): string {
+  const advice = RENDER_FAILED_ADVICE.find(([pattern]) => pattern.test(message))?.[1] ?? "Fix the document and try again.";
+  return `${advice} GET /v1/jobs/${jobId} shows the job's history.`;
+}
 
 function failedError(job: JobOutcome): AppError {
-  if (job.error?.code === "RENDER_FAILED") return new AppError("RENDER_FAILED", job.error.message, RENDER_FAILED_HINT);
+  if (job.error?.code === "RENDER_FAILED") return new AppError("RENDER_FAILED", job.error.message, renderFailedHint(job.error.message, job.id));
   return new AppError("INTERNAL_ERROR", "the render failed on our side; the quota unit was refunded", "Retry with exponential backoff.");
 }
 
@@ -173,7 +201,10 @@ async function checkParts(
       { templateId: part.templateId, version: part.templateVersion, data: part.data },
       `documents[${index}].template_id`,
     );
-    if (problem instanceof AppError) return { problem: new AppError(problem.code, `documents[${index}]: ${problem.message}`, problem.hint, problem.details) };
+    if (problem instanceof AppError) {
+      const message = problem.message.startsWith(`documents[${index}]`) ? problem.message : `documents[${index}]: ${problem.message}`;
+      return { problem: new AppError(problem.code, message, problem.hint, problem.details) };
+    }
     if (problem !== undefined || !template) return { problem: problem ?? errors.internal() };
     if (own) ownData.push(own);
     const { generation, version, owner } = template.template;
@@ -228,7 +259,7 @@ async function answerSucceeded(deps: JobDeps, ctx: Context, body: ReturnType<typ
   }
   ctx.state.recordedBody = body;
   await sendOutput(deps, ctx, signed);
-  ctx.set("Pressroom-Job-Id", body.id);
+  ctx.set(JOB_ID_HEADER, body.id);
   ctx.set("Content-Location", body.url);
   ctx.set("Pressroom-Expires-At", body.expires_at);
 }
@@ -305,7 +336,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     let decision: meteringV1.AdmitResponse;
     if (problem === undefined && ownData?.length) {
       // A customer's schema runs only once the request has passed the rate limit; then quota and slot, not counted again.
-      throwIfRateLimited(await admit(ctx, deps.metering, principal));
+      throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
       const dataProblem = await checkOwnData(deps, ownData);
       if (dataProblem) throw dataProblem;
       decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true);
@@ -313,14 +344,19 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
       const valid = problem === undefined && request !== undefined;
       decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
     }
-    throwIfRateLimited(decision);
+    throwIfRateLimited(decision, principal.plan);
     if (problem !== undefined) throw problem;
     if (!request) throw errors.internal();
     throwIfKeyReused(decision);
     const replay = replayOf(decision);
-    if (replay) return replayJob(deps, ctx, request, replay);
+    if (replay) {
+      if (replay.jobId) ctx.set(JOB_ID_HEADER, replay.jobId);
+      return replayJob(deps, ctx, request, replay);
+    }
     decision = await waitForSlot(ctx, decision, slotWaitSeconds(ctx), () => admit(ctx, deps.metering, principal, jobId, idempotency, units, true));
-    throwIfNotAdmitted(decision);
+    throwIfNotAdmitted(decision, principal.plan);
+    // Every answer from here on, an error's included, names the job it is about.
+    ctx.set(JOB_ID_HEADER, jobId);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);
     if (idempotency) await recordResponse(deps, ctx, principal, idempotency.key, run);
     else await run();

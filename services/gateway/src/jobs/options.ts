@@ -1,5 +1,6 @@
 import type { jobEventsV1 } from "@pressroom/contracts";
 import { z } from "@pressroom/platform";
+import { WaitFor } from "./wait-for";
 import {
   camelKeys,
   type CamelKeys,
@@ -21,7 +22,7 @@ import {
   safeFilename,
 } from "@pressroom/domain";
 import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
-import { Disposition, Encryption, Locale, PdfMetadata, TimeZone, Watermark, flag, text } from "./option-parts";
+import { Disposition, Encryption, Locale, PdfMetadata, TimeZone, Watermark, flag } from "./option-parts";
 
 export { Encryption, PdfMetadata, Watermark };
 
@@ -39,7 +40,6 @@ export { Encryption, PdfMetadata, Watermark };
  */
 
 export const MAX_URL_LENGTH = 2_048;
-export const MAX_DELAY_MS = 10_000;
 /** header_html and footer_html, each, in UTF-8 bytes. */
 export const MAX_HEADER_FOOTER_BYTES = 65_536;
 
@@ -70,26 +70,6 @@ const Handlebars = (where: string) =>
         'Elements with the classes pageNumber, totalPages, title and date are filled in per page (e.g. <span class="pageNumber"></span>). ' +
         "It is drawn in the page's margin, with no styles from the document: give it a font-size and keep the margin tall enough.",
     });
-
-export const WaitFor = z
-  .strictObject({
-    selector: text(1_000, "Wait until an element matches this CSS selector.").optional(),
-    expression: text(10_000, "Wait until this JavaScript expression is truthy (evaluated in the page, polled).").optional(),
-    network_idle: z.literal(true, { error: "must be true" }).optional().meta({ description: "Wait until no sub-request has been in flight for 500 ms." }),
-    delay_ms: z
-      .int({ error: `must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}` })
-      .min(0, `must be from 0 to ${MAX_DELAY_MS}`)
-      .max(MAX_DELAY_MS, `must be from 0 to ${MAX_DELAY_MS}`)
-      .optional()
-      .meta({ description: `Wait this many milliseconds after the page loaded (at most ${MAX_DELAY_MS}).` }),
-  })
-  .refine((wait) => Object.keys(wait).length === 1, "must name exactly one condition: selector, expression, network_idle or delay_ms")
-  .meta({
-    id: "WaitFor",
-    description:
-      "When the page is ready to print, after it loaded: exactly one condition. Bounded by the render deadline; " +
-      "a condition that is not met in time fails the job with 422 RENDER_FAILED naming it.",
-  });
 
 /** The options of PAGE_SHAPE: a merged document takes them per part only. */
 export const PAGE_OPTIONS = [
@@ -129,7 +109,11 @@ const PAGE_SHAPE = {
     .max(256, "must be at most 256 characters")
     .refine((ranges) => PAGE_RANGES.test(ranges) && validRanges(ranges), 'must list pages from 1, such as "1-3,5" (a range from its lower page)')
     .optional()
-    .meta({ description: 'The pages to keep, e.g. "1-3,5" (from 1). Pages past the document\'s last are left out.' }),
+    .meta({
+      description:
+        'The pages to keep, e.g. "1-3,5" (from 1). Pages past the document\'s last are left out; ranges that select none of its pages fail the job ' +
+        "(422 RENDER_FAILED, charged as the document's own failure), the message saying how many pages the document has.",
+    }),
   prefer_css_page_size: flag("Let the document's CSS @page size win over format, width and height.").optional(),
   media: z
     .enum(MEDIA_TYPES, { error: `must be ${MEDIA_TYPES.join(" or ")}` })
@@ -181,8 +165,9 @@ const DOCUMENT_SHAPE = {
         "The document loses its tag structure (the conversion does not carry it over): a PDF/A output is not tagged, hence not with pdfua.",
     }),
   pdfua: flag(
-    "Make an accessible PDF/UA document (tagged, /MarkInfo, its language and title set, DisplayDocTitle, XMP pdfuaid); needs a title: " +
-      "the document's <title> or metadata.title. Not with pdfa, nor for documents.",
+    "Make an accessible PDF/UA document (tagged, /MarkInfo, its language and title set, DisplayDocTitle, XMP pdfuaid); needs a title " +
+      '(the document\'s <title> or metadata.title) and a language on its root element (<html lang="en">): without either the job fails ' +
+      "(422 RENDER_FAILED, naming what is missing). Not with pdfa, nor for documents.",
   ).optional(),
   watermark: Watermark.optional(),
   encrypt: Encryption.optional(),

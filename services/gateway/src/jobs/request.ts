@@ -3,6 +3,7 @@ import { AppError, z } from "@pressroom/platform";
 import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
+import { handlebarsProblem } from "./handlebars-check";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
 import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
 
@@ -57,7 +58,14 @@ const Html = z
     const bytes = Buffer.byteLength(ctx.value, "utf8");
     if (bytes > MAX_HTML_BYTES) {
       const message = `${bytes} bytes is over the limit of ${MAX_HTML_BYTES} bytes (${MAX_HTML_BYTES / 1024} KB)`;
-      ctx.issues.push({ code: "custom", message, input: ctx.value, params: { hint: "Send a smaller document, or store it as a template." } });
+      ctx.issues.push({
+        code: "custom",
+        message,
+        input: ctx.value,
+        params: {
+          hint: "Make the document smaller: link large images, fonts and stylesheets by URL instead of inlining them (an own template's html has the same limit).",
+        },
+      });
     }
   })
   .refine((html) => html.trim() !== "", "must not be empty")
@@ -130,13 +138,28 @@ const versionNeedsTemplate = [
   },
 ] as const;
 
+/** `data` is required with these sources (a template or HTML fills its values from it); a url or documents need none. */
+function dataRequiredWith(...sources: ("template_id" | "html")[]) {
+  return (ctx: { value: { data?: unknown; template_id?: unknown; html?: unknown }; issues: z.core.$ZodRawIssue[] }) => {
+    const source = sources.find((name) => ctx.value[name] !== undefined);
+    if (ctx.value.data !== undefined || source === undefined) return;
+    ctx.issues.push({
+      code: "custom",
+      message: `is required with ${source}`,
+      input: ctx.value,
+      path: ["data"],
+      params: { hint: `Send a data object with the values the ${source === "html" ? "HTML" : "template"} uses, e.g. "data": {} when it uses none.` },
+    });
+  };
+}
+
 export const DocumentPart = z
   .strictObject({
     template_id: TemplateId.optional().meta({ description: "A pdf template." }),
     template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
-    data: Data.optional().meta({ description: "Values for this part's template or HTML (default {})." }),
+    data: Data.optional().meta({ description: "Values for this part's template or HTML (default: the request's data, else {})." }),
     options: PartOptions.optional(),
   })
   .refine((part) => sourcesIn(part, PART_SOURCES) === 1, oneSource(PART_SOURCES))
@@ -164,16 +187,17 @@ export const RenderRequest = z
     html: Html.optional(),
     url: PageUrl.optional(),
     documents: Documents.optional(),
-    data: Data.meta({
+    data: Data.optional().meta({
       description:
-        `Values for the template; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON; ` +
-        "{} for a url, and for documents, whose parts carry their own.",
+        `Values for the template or HTML; must satisfy the template's data_schema. At most ${grouped(MAX_DATA_BYTES)} bytes as JSON. ` +
+        "Required with template_id or html; optional (default {}) with a url, and with documents, whose parts without their own data use this one.",
     }),
     options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
+  .check(dataRequiredWith("template_id", "html"))
   .check((ctx) => {
     if (ctx.value.documents === undefined || !ctx.value.options) return;
     for (const option of [...PAGE_OPTIONS, "pdfua", "outline"] as const) {
@@ -204,12 +228,15 @@ export const ImageRequest = z
     template_id: TemplateId.optional().meta({ description: "A png template; its width and height set the image size." }),
     template_version: TemplateVersion.optional(),
     url: PageUrl.optional(),
-    data: Data.meta({ description: "Values for the template; must satisfy its data_schema. {} for a url." }),
+    data: Data.optional().meta({
+      description: "Values for the template; must satisfy its data_schema. Required with template_id; optional (default {}) with a url.",
+    }),
     options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
+  .check(dataRequiredWith("template_id"))
   .refine(...versionNeedsTemplate)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
@@ -234,6 +261,22 @@ const HINTS: FieldHints = {
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
 };
 
+const HANDLEBARS_HINT = "Fix the Handlebars source at that line and column; the helpers are money, date, add and multiply, and there are no partials.";
+
+/** Raw HTML whose Handlebars source would fail the render, refused with the request (before admission, so never charged). */
+function htmlProblem(field: string, html: string | undefined): AppError | undefined {
+  const problem = html === undefined ? undefined : handlebarsProblem(html);
+  return problem ? new AppError("PAYLOAD_INVALID", `${field}: ${problem}`, HANDLEBARS_HINT) : undefined;
+}
+
+function firstOf<T, R>(items: readonly T[] | undefined, look: (item: T, index: number) => R | undefined): R | undefined {
+  for (const [index, item] of (items ?? []).entries()) {
+    const found = look(item, index);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * Validates the body of POST /v1/render or /v1/image. Returns the parsed
  * request, or the 422 error to answer with once rate limiting has been
@@ -245,8 +288,8 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
     templateId: parsed.template_id,
     templateVersion: parsed.template_version,
     url: parsed.url,
-    data: parsed.data,
-    dataJson: JSON.stringify(parsed.data),
+    data: parsed.data ?? {},
+    dataJson: JSON.stringify(parsed.data ?? {}),
     webhookUrl: parsed.webhook_url as string | undefined,
     async: parsed.async,
   });
@@ -257,6 +300,8 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   }
   const parsed = RenderRequest.safeParse(body);
   if (!parsed.success) return bodyProblem(RenderRequest, body, parsed.error, HINTS);
+  const sourceProblem = htmlProblem("html", parsed.data.html) ?? firstOf(parsed.data.documents, (part, i) => htmlProblem(`documents[${i}].html`, part.html));
+  if (sourceProblem) return sourceProblem;
   return {
     ...common({ ...parsed.data, options: undefined }),
     html: parsed.data.html,
@@ -266,8 +311,8 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
       templateVersion: part.template_version,
       html: part.html,
       url: part.url,
-      data: part.data ?? {},
-      dataJson: JSON.stringify(part.data ?? {}),
+      data: part.data ?? parsed.data.data ?? {},
+      dataJson: JSON.stringify(part.data ?? parsed.data.data ?? {}),
       options: part.options && renderOptionsOf(part.options),
     })),
   };

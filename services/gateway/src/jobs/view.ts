@@ -42,6 +42,7 @@ export function jobBody(job: JobState): z.input<typeof Job> {
           state: job.webhook.state,
           attempts: job.webhook.attempts,
           last_status: job.webhook.lastStatus ?? null,
+          last_error: job.webhook.lastError ?? null,
           next_attempt_at: job.webhook.nextAttemptAt ?? null,
         }
       : null,

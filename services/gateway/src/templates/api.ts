@@ -76,10 +76,19 @@ const OPTIONAL_RATE_HEADERS = {
 };
 const notFound = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEADERS) =>
   errorResponse(
-    "No template has this id (or version) for this key: another account's template is answered exactly like one that does not exist.",
+    "No template has this id for this key: another account's template is answered exactly like one that does not exist.",
     ["TEMPLATE_NOT_FOUND"],
     rate,
   );
+const versionNotFound = errorResponse(
+  "TEMPLATE_NOT_FOUND: no template has this id for this key (another account's template is answered exactly like one that does not exist). " +
+    "TEMPLATE_VERSION_NOT_FOUND: the template has no version n (the message names the versions it has; GET /v1/templates/{id}/versions lists them).",
+  ["TEMPLATE_NOT_FOUND", "TEMPLATE_VERSION_NOT_FOUND"],
+  OPTIONAL_RATE_HEADERS,
+);
+/** The 403 of a change to a template: the public catalog's are read-only. */
+const readOnly = () =>
+  forbidden("TEMPLATE_READ_ONLY: the id names a template of the public catalog, which no account may change or delete. ", ["TEMPLATE_READ_ONLY"]);
 
 /** The errors of an operation a caller without a key may use: theirs are limited per client address. */
 const KEY_OPTIONAL_ERRORS = {
@@ -137,6 +146,11 @@ const SAVE_ERRORS = {
   "429": PREVIEW_ADMISSION(RATE_HEADERS),
 };
 
+const TEMPLATE_LOCATION = z
+  .string()
+  .regex(/^\/v1\/templates\/[a-z0-9][a-z0-9-]{0,63}$/)
+  .meta({ header: { id: "TemplateLocation" }, description: "The new template's resource, /v1/templates/<id>." });
+
 export const createTemplateOperation: ZodOpenApiOperationObject = {
   operationId: "createTemplate",
   summary: "Create an own template",
@@ -145,9 +159,13 @@ export const createTemplateOperation: ZodOpenApiOperationObject = {
   security: KEYED,
   requestBody: { required: true, content: { "application/json": { schema: TemplateInput } } },
   responses: {
-    "201": jsonResponse("Created: the template's first version.", Template, RATE_HEADERS),
+    "201": jsonResponse("Created: the template's first version.", Template, { ...RATE_HEADERS, Location: TEMPLATE_LOCATION }),
     "403": forbidden("TEMPLATE_LIMIT_REACHED: the plan stores no more templates (the hint names the plan and its limit). ", ["TEMPLATE_LIMIT_REACHED"]),
-    "409": errorResponse("TEMPLATE_EXISTS: the public catalog or this account already has a template with this id.", ["TEMPLATE_EXISTS"], RATE_HEADERS),
+    "409": errorResponse(
+      "TEMPLATE_EXISTS: the public catalog or this account already has a template with this id (the hint says to pick another id, or for the account's own, to replace it with PUT).",
+      ["TEMPLATE_EXISTS"],
+      RATE_HEADERS,
+    ),
     ...keyedErrors,
     ...SAVE_ERRORS,
   },
@@ -165,7 +183,7 @@ export const replaceTemplateOperation: ZodOpenApiOperationObject = {
   requestBody: { required: true, content: { "application/json": { schema: TemplateReplacement } } },
   responses: {
     "200": jsonResponse("The new version.", Template, RATE_HEADERS),
-    "403": forbidden(),
+    "403": readOnly(),
     "404": notFound(RATE_HEADERS),
     ...keyedErrors,
     ...SAVE_ERRORS,
@@ -204,7 +222,7 @@ export const templateVersionOperation: ZodOpenApiOperationObject = {
   tags: ["Templates"],
   security: KEY_OPTIONAL,
   requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
-  responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": notFound(OPTIONAL_RATE_HEADERS), ...KEY_OPTIONAL_ERRORS },
+  responses: { "200": jsonResponse("That version.", Template, OPTIONAL_RATE_HEADERS), "404": versionNotFound, ...KEY_OPTIONAL_ERRORS },
 };
 
 /** The media types render answers a template's asset with, by its extension (render's engine/network.ts); anything else is application/octet-stream. */
@@ -266,7 +284,7 @@ export const deleteTemplateOperation: ZodOpenApiOperationObject = {
   requestParams: idParam,
   responses: {
     "204": { description: "Deleted.", headers: z.object({ "Request-Id": headers.requestId, ...RATE_HEADERS }) },
-    "403": forbidden(),
+    "403": readOnly(),
     "404": notFound(RATE_HEADERS),
     ...keyedErrors,
   },

@@ -16,6 +16,7 @@ import { cssLength, paperFormat } from "../paper";
  */
 
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const ASSET_NAME_RULE = "an asset's name is 1 to 100 letters, digits, dots, underscores or hyphens, starting with a letter or digit (e.g. logo.png)";
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export const PageInput = z
@@ -25,8 +26,8 @@ export const PageInput = z
     margin: z
       .strictObject({ top: cssLength("Top margin"), right: cssLength("Right margin"), bottom: cssLength("Bottom margin"), left: cssLength("Left margin") })
       .default({ top: "1cm", right: "1cm", bottom: "1cm", left: "1cm" }),
-    header: z.literal(false, "running headers are not available for own templates").optional(),
-    footer: z.literal(false, "running footers are not available for own templates").optional(),
+    header: z.literal(false, "running headers are not stored with own templates: give one per render in options.header_html").optional(),
+    footer: z.literal(false, "running footers are not stored with own templates: give one per render in options.footer_html").optional(),
   })
   .meta({ id: "PageInput", description: "The catalog's page settings; defaults A4, portrait, 1 cm margins." });
 
@@ -37,8 +38,8 @@ const Json = (max: number) =>
   });
 
 const Assets = z
-  .record(z.string().regex(ASSET_NAME, `names must match ${ASSET_NAME.source}`), z.string().regex(BASE64, "must be base64"), {
-    error: "must be an object of base64 strings",
+  .record(z.string().regex(ASSET_NAME, ASSET_NAME_RULE), z.string().regex(BASE64, "must be base64"), {
+    error: (issue) => (issue.code === "invalid_key" ? ASSET_NAME_RULE : "must be an object of base64 strings"),
   })
   .check((ctx) => {
     let total = 0;

@@ -87,6 +87,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
       call(catalog, catalog.saveTemplate, { ...request, checkOnly: false }, PREVIEW_CALL_MS, signal),
     );
     ctx.status = replace ? 200 : 201;
+    if (!replace) ctx.set("Location", `/v1/templates/${template!.id}`);
     ctx.set("Cache-Control", "no-store");
     ctx.body = templateEntry(template!);
   }

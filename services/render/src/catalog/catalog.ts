@@ -1,9 +1,9 @@
 import { renderV1 } from "@pressroom/contracts";
-import { templateNotFound } from "@pressroom/domain";
+import { templateNotFound, templateVersionNotFound } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { RenderDb } from "../db";
 import { findTemplate, listLatest, type TemplateRow } from "./catalog.repository";
-import { loadAssets } from "./own-templates.repository";
+import { listVersions, loadAssets } from "./own-templates.repository";
 
 /**
  * The template catalog with its cache of the public catalog's rows by
@@ -27,7 +27,8 @@ export class TemplateCatalog {
    * the current version, or `version` (of the own template's live generation).
    * A create that names a public id is refused, but a built-in added later
    * may take an id an account already uses: for that account the id still
-   * names its own. Another account's templates are never found.
+   * names its own. Another account's templates are never found. A version
+   * the template does not have is TEMPLATE_VERSION_NOT_FOUND, naming those it has.
    */
   async find(id: string, owner = "", version = 0): Promise<TemplateRow> {
     const own = owner ? await findTemplate(this.db, { owner, id }) : undefined;
@@ -36,8 +37,14 @@ export class TemplateCatalog {
         ? await findTemplate(this.db, { owner, id, generation: own.generation, version })
         : own
       : await findTemplate(this.db, { owner: "", id, version });
-    if (!row) throw templateNotFound(id);
-    return row;
+    if (row) return row;
+    if (!version) throw templateNotFound(id);
+    const versions = await listVersions(this.db, owner, id);
+    throw templateVersionNotFound(
+      id,
+      version,
+      versions.map((v) => v.version),
+    );
   }
 
   /** Whether some account has a live template of its own with a public template's id (a built-in added after it). */

@@ -21,15 +21,35 @@ export interface SaveRules {
   plan: string;
 }
 
-export function templateExists(id: string): AppError {
-  return new AppError("TEMPLATE_EXISTS", `template "${id}" already exists`, `Choose another id, or replace it with PUT /v1/templates/${id}.`);
+export function templateExists(id: string, inCatalog: boolean): AppError {
+  return inCatalog
+    ? new AppError(
+        "TEMPLATE_EXISTS",
+        `template "${id}" is in the public catalog`,
+        "Pick another id for your template: the catalog's templates are read-only (GET /v1/templates lists the ids in use).",
+      )
+    : new AppError("TEMPLATE_EXISTS", `template "${id}" already exists`, `Pick another id, or replace yours with PUT /v1/templates/${id}.`);
+}
+
+/** The answer for a change (PUT, DELETE) to a template of the public catalog. */
+export function templateReadOnly(id: string): AppError {
+  return new AppError(
+    "TEMPLATE_READ_ONLY",
+    `template "${id}" is in the public catalog and cannot be changed`,
+    `The catalog's templates are read-only: to change one, create your own copy with POST /v1/templates under another id (GET /v1/templates/${id} shows its settings and schema).`,
+  );
+}
+
+/** An id the caller has no live template of: read-only when the public catalog has it, else not found. */
+async function notOwned(db: Kysely<RenderDb>, id: string): Promise<AppError> {
+  return (await findTemplate(db, { owner: "", id })) ? templateReadOnly(id) : templateNotFound(id);
 }
 
 /** Refuses a save that may not happen; runs in the owner's lock when `db` is its transaction. */
 export async function checkSave(db: Kysely<RenderDb>, rules: SaveRules): Promise<void> {
   const own = await findTemplate(db, { owner: rules.owner, id: rules.id });
   if (rules.replace) {
-    if (!own) throw templateNotFound(rules.id);
+    if (!own) throw await notOwned(db, rules.id);
     // Renders and images name a template by id: a version that made the other kind would break every caller of the id.
     if (own.output !== rules.output) {
       throw new AppError(
@@ -40,7 +60,8 @@ export async function checkSave(db: Kysely<RenderDb>, rules: SaveRules): Promise
     }
     return;
   }
-  if (own || (await findTemplate(db, { owner: "", id: rules.id }))) throw templateExists(rules.id);
+  if (own) throw templateExists(rules.id, false);
+  if (await findTemplate(db, { owner: "", id: rules.id })) throw templateExists(rules.id, true);
   const { count } = await db
     .selectFrom("templates")
     .select((eb) => eb.fn.count<string>("id").distinct().as("count"))
@@ -111,7 +132,7 @@ export async function deleteTemplate(db: Kysely<RenderDb>, owner: string, id: st
   return db.transaction().execute(async (trx) => {
     await lockOwner(trx, owner);
     const current = await findTemplate(trx, { owner, id });
-    if (!current) throw templateNotFound(id);
+    if (!current) throw await notOwned(trx, id);
     await trx
       .updateTable("templates")
       .set({ deleted_at: new Date() })

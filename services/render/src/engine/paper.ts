@@ -67,6 +67,8 @@ export interface JobLayout {
   capture?: { format: ImageFormat; quality?: number; omitBackground: boolean };
   /** Waited for once the document loaded. */
   waitFor?: WaitCondition;
+  /** PDF/UA: the document must say its language (<html lang>); Chromium would otherwise label it with its own locale. */
+  needsLanguage?: boolean;
 }
 
 /** What a job with this layout makes. */
@@ -90,9 +92,10 @@ export function layoutOf(job: RenderJob): JobLayout {
 /** The one condition of a waitFor, if any. */
 function conditionOf(wait: WaitFor | undefined): WaitCondition | undefined {
   if (!wait) return undefined;
-  if (wait.selector !== undefined) return { selector: wait.selector };
-  if (wait.expression !== undefined) return { expression: wait.expression };
-  if (wait.networkIdle) return { networkIdle: true };
+  const bound = wait.timeoutMs ? { timeoutMs: wait.timeoutMs } : {};
+  if (wait.selector !== undefined) return { selector: wait.selector, ...bound };
+  if (wait.expression !== undefined) return { expression: wait.expression, ...bound };
+  if (wait.networkIdle) return { networkIdle: true, ...bound };
   if (wait.delayMs !== undefined) return { delayMs: wait.delayMs };
   return undefined;
 }
@@ -178,6 +181,7 @@ function pdfLayout(options: RenderOptions): JobLayout & { print: PrintParams } {
       ...printExtras(options),
     },
     pageHeightPx: contentH * CSS_PX_PER_IN,
+    ...(options.pdfua ? { needsLanguage: true } : {}),
   };
 }
 

@@ -40,6 +40,35 @@ export async function captureImage(
 }
 
 /**
+ * Refuses a document that does not say its language on its root element: PDF/UA requires one, and Chromium
+ * would otherwise write its own locale (en-US) into the PDF as if the document had said so.
+ */
+export async function requireLanguage(session: CDPSession): Promise<void> {
+  const { result } = await session.send("Runtime.evaluate", {
+    expression: "(document.documentElement && document.documentElement.getAttribute('lang') || '').trim()",
+    returnByValue: true,
+  });
+  if (typeof result.value === "string" && result.value !== "") return;
+  throw new RenderFailure(
+    "invalid_document",
+    'pdfua: the document does not say its language: set <html lang> on its root element, e.g. <html lang="en"> (PDF/UA requires it)',
+  );
+}
+
+/** A print of the document, without the job's own page ranges, counted: how many pages there are to choose from. */
+async function pagesWithoutRanges(session: CDPSession, job: ActiveJob, layout: JobLayout): Promise<number> {
+  const printed = await session.send("Page.printToPDF", {
+    ...layout.print,
+    printBackground: true,
+    pageRanges: `1-${job.limits.maxPages + 1}`,
+    generateDocumentOutline: false,
+    transferMode: "ReturnAsStream",
+  });
+  if (!printed.stream) throw new Error("printToPDF returned no stream");
+  return countPdfPages(await readStream(session, printed.stream, job.limits.maxOutputBytes));
+}
+
+/**
  * The document printed as a (tagged) PDF: at most one page past the job's cap
  * is printed, the stream is read in chunks and abandoned past the output cap,
  * and the pages are counted in the result.
@@ -61,6 +90,14 @@ export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobL
   } catch (err) {
     if (job.failure) throw job.failure;
     const message = err instanceof Error ? err.message : String(err);
+    const ranges = layout.print?.pageRanges;
+    if (ranges && /page range/i.test(message)) {
+      const pages = await pagesWithoutRanges(session, job, layout);
+      throw new RenderFailure(
+        "invalid_document",
+        `options.page_ranges "${ranges}" selects no page: the document has ${pages > job.limits.maxPages ? `more than ${job.limits.maxPages} pages` : pages === 1 ? "1 page (page 1)" : `${pages} pages (1-${pages})`}`,
+      );
+    }
     if (/content area is empty|invalid print parameters|page range/i.test(message)) {
       throw new RenderFailure("invalid_document", "the page settings leave nothing to print on");
     }

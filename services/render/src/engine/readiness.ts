@@ -2,8 +2,8 @@ import type { CDPSession, Protocol } from "puppeteer-core";
 import type { ActiveJob } from "./job";
 import { RenderFailure } from "./types";
 
-/** The one condition of a job's waitFor. */
-export type WaitCondition = { selector: string } | { expression: string } | { networkIdle: true } | { delayMs: number };
+/** The one condition of a job's waitFor; a polled one may bound its wait (timeoutMs) below the deadline. */
+export type WaitCondition = (({ selector: string } | { expression: string } | { networkIdle: true }) & { timeoutMs?: number }) | { delayMs: number };
 
 /** How often a condition is looked at again. */
 const POLL_MS = 50;
@@ -29,8 +29,9 @@ function clip(text: string): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
-export function notReady(condition: WaitCondition): RenderFailure {
-  return new RenderFailure("not_ready", `${describeCondition(condition)} was not met within the render deadline`);
+export function notReady(condition: WaitCondition, bounded = false): RenderFailure {
+  const within = bounded && "timeoutMs" in condition ? `its wait_for.timeout_ms (${condition.timeoutMs} ms)` : "the render deadline";
+  return new RenderFailure("not_ready", `${describeCondition(condition)} was not met within ${within}`);
 }
 
 /** Whether a value the page evaluated to is truthy, as JavaScript judges it. */
@@ -39,6 +40,11 @@ function truthy(result: Protocol.Runtime.RemoteObject): boolean {
   if (result.type === "object") return result.subtype !== "null";
   if (result.unserializableValue !== undefined) return !["NaN", "-0", "0n"].includes(result.unserializableValue);
   return Boolean(result.value);
+}
+
+function expressionThrew(condition: WaitCondition, details: Protocol.Runtime.ExceptionDetails): RenderFailure {
+  const thrown = (details.exception?.description ?? details.text).split("\n")[0]!.slice(0, 300);
+  return new RenderFailure("invalid_document", `${describeCondition(condition)} threw ${thrown}: use an expression that evaluates without throwing`);
 }
 
 /** One look at the condition: true once it holds. */
@@ -55,10 +61,11 @@ async function holds(session: CDPSession, job: ActiveJob, condition: WaitConditi
     return found.result.value === true;
   }
   if ("expression" in condition) {
-    // An expression that throws (e.g. reads what the document has yet to define) is not yet true.
     const value = await session.send("Runtime.evaluate", { expression: condition.expression, awaitPromise: true, returnByValue: false });
     if (value.result.objectId) void session.send("Runtime.releaseObject", { objectId: value.result.objectId }).catch(() => undefined);
-    return !value.exceptionDetails && truthy(value.result);
+    // An expression that throws would throw at every poll: the job fails at once, naming the error, rather than wait out its deadline.
+    if (value.exceptionDetails) throw expressionThrew(condition, value.exceptionDetails);
+    return truthy(value.result);
   }
   return false;
 }
@@ -75,10 +82,12 @@ export async function waitUntilReady(session: CDPSession, job: ActiveJob, condit
     await sleep(condition.delayMs, job.controller.signal);
     return;
   }
+  const bounded = "timeoutMs" in condition && condition.timeoutMs !== undefined && condition.timeoutMs < budgetMs;
+  const waitMs = bounded ? condition.timeoutMs! : budgetMs;
   for (;;) {
     if (job.failure) throw job.failure;
     if (await holds(session, job, condition)) return;
-    if (performance.now() - started + POLL_MS > budgetMs) throw notReady(condition);
+    if (performance.now() - started + POLL_MS > waitMs) throw notReady(condition, bounded);
     await sleep(POLL_MS, job.controller.signal);
   }
 }

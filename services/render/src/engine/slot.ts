@@ -19,7 +19,7 @@ import { newDocumentOrigin } from "./network";
 import type { SlotSettings } from "./options";
 import { SHELL_HTML, WARM_UP, clearJobState, enableDomains, openPage, serveHtml } from "./page";
 import { contentTypeOf, type JobLayout } from "./paper";
-import { captureImage, printPdf } from "./print";
+import { captureImage, printPdf, requireLanguage } from "./print";
 import { readinessBudgetMs, waitUntilReady } from "./readiness";
 import { RenderFailure, type RenderOutput } from "./types";
 
@@ -282,6 +282,7 @@ export class Slot {
       throw pageCap(job.limits.maxPages);
     }
 
+    if (kind === "pdf" && layout.needsLanguage) await requireLanguage(s);
     return kind === "png" ? captureImage(s, width, height, layout.capture, job.limits.maxOutputBytes) : printPdf(s, job, layout);
   }
 
