@@ -246,24 +246,6 @@ describe("answers that lead the right way (full stack)", () => {
     });
   });
 
-  describe("raw HTML's Handlebars is checked with the request", () => {
-    it("a syntax error, an unknown helper or a partial is 422 PAYLOAD_INVALID with line and column, before admission (not charged)", async () => {
-      const fresh = (await h.admin.createKey("free")).apiKey;
-      const post = (body: Record<string, unknown>) => h.api.post("/v1/render", body, { key: fresh });
-      const helper = expectError(await post({ html: "<p>\n  {{upper name}}</p>", data: { name: "x" } }), 422, "PAYLOAD_INVALID");
-      assert.match(helper.error, /^html: does not compile at line 2, column 3: unknown helper upper/);
-      assert.match(helper.hint, /money, date, add and multiply/);
-      const syntax = expectError(await post({ html: "<p>{{name}</p>", data: {} }), 422, "PAYLOAD_INVALID");
-      assert.match(syntax.error, /^html: does not compile at line 1, column \d+: /);
-      const partial = expectError(await post({ documents: [{ html: "<p>a</p>" }, { html: "{{> header}}" }] }), 422, "PAYLOAD_INVALID");
-      assert.match(partial.error, /^documents\[1\]\.html: does not compile at line 1, column 1: partials/);
-      const usage = await h.api.get("/v1/keys/usage", { key: fresh });
-      assert.equal(usage.json.renders.used, 0, "nothing was charged");
-      const fine = await post({ html: "<p>{{money total}} {{#each items}}{{this}}{{/each}}</p>", data: { total: 3, items: ["a"] } });
-      assert.equal(fine.status, 200, fine.text);
-    });
-  });
-
   describe("messages in words a reader can act on", () => {
     it("a missing field says it is required; an object given as something else shows its shape", async () => {
       const missing = expectError(await h.api.post("/v1/templates", { id: "guide-missing", output: "pdf", html: "<p>x</p>" }, { key }), 422, "PAYLOAD_INVALID");

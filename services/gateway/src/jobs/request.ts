@@ -3,7 +3,6 @@ import { AppError, z } from "@pressroom/platform";
 import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
-import { handlebarsProblem } from "./handlebars-check";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
 import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
 
@@ -261,22 +260,6 @@ const HINTS: FieldHints = {
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
 };
 
-const HANDLEBARS_HINT = "Fix the Handlebars source at that line and column; the helpers are money, date, add and multiply, and there are no partials.";
-
-/** Raw HTML whose Handlebars source would fail the render, refused with the request (before admission, so never charged). */
-function htmlProblem(field: string, html: string | undefined): AppError | undefined {
-  const problem = html === undefined ? undefined : handlebarsProblem(html);
-  return problem ? new AppError("PAYLOAD_INVALID", `${field}: ${problem}`, HANDLEBARS_HINT) : undefined;
-}
-
-function firstOf<T, R>(items: readonly T[] | undefined, look: (item: T, index: number) => R | undefined): R | undefined {
-  for (const [index, item] of (items ?? []).entries()) {
-    const found = look(item, index);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
 /**
  * Validates the body of POST /v1/render or /v1/image. Returns the parsed
  * request, or the 422 error to answer with once rate limiting has been
@@ -300,8 +283,6 @@ export function validateJobRequest(kind: JobKind, body: Record<string, unknown>)
   }
   const parsed = RenderRequest.safeParse(body);
   if (!parsed.success) return bodyProblem(RenderRequest, body, parsed.error, HINTS);
-  const sourceProblem = htmlProblem("html", parsed.data.html) ?? firstOf(parsed.data.documents, (part, i) => htmlProblem(`documents[${i}].html`, part.html));
-  if (sourceProblem) return sourceProblem;
   return {
     ...common({ ...parsed.data, options: undefined }),
     html: parsed.data.html,
