@@ -38,6 +38,8 @@ export class ActiveJob {
   verdict: Promise<RenderFailure> | undefined;
   /** The first line of the document's first uncaught exception, if it had one. */
   scriptError: string | undefined;
+  /** An uncaught exception said an allocation failed: the document ran out of its renderer's memory. */
+  outOfMemory = false;
   /** Sub-requests paused and not yet answered, and when the last one came or ended (network_idle). */
   subrequestsInFlight = 0;
   lastSubrequestAt = performance.now();
@@ -120,8 +122,22 @@ export function scriptError(line: string): RenderFailure {
   return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
 }
 
-export function rendererCrashed(): RenderFailure {
-  return new RenderFailure("renderer_crashed", "the document's renderer crashed while it ran (e.g. it ran out of memory)");
+/** What V8 throws when the renderer's data limit refuses an ArrayBuffer or a WebAssembly memory. */
+const ALLOCATION_FAILED = /^(Uncaught )?RangeError: (Array buffer allocation failed|WebAssembly\.Memory\(\): could not allocate memory|.*Out of memory)/;
+
+export function allocationFailed(line: string): boolean {
+  return ALLOCATION_FAILED.test(line);
+}
+
+export function memoryLimit(processMemoryMiB: number): RenderFailure {
+  return new RenderFailure("memory_limit", `the document ran out of memory: more than ${processMemoryMiB} MiB (the renderer memory limit)`);
+}
+
+export function rendererCrashed(processMemoryMiB: number): RenderFailure {
+  return new RenderFailure(
+    "renderer_crashed",
+    `the document's renderer crashed while it ran (e.g. it ran out of memory: ${processMemoryMiB} MiB, the renderer memory limit, or its heap)`,
+  );
 }
 
 export function windowClosed(): RenderFailure {
@@ -133,7 +149,7 @@ export function pagesLost(): RenderFailure {
 }
 
 export function browserStopped(): RenderFailure {
-  return new RenderFailure("crashed", "the browser stopped while rendering the document");
+  return new RenderFailure("crashed", "the browser stopped while rendering the document", true);
 }
 
 export function blockedNavigation(): RenderFailure {

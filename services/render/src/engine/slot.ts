@@ -6,7 +6,9 @@ import {
   NotStarted,
   blockedNavigation,
   estimatedPagesOverCap,
+  allocationFailed,
   exceptionLine,
+  memoryLimit,
   pageCap,
   probeScript,
   scriptError,
@@ -107,7 +109,10 @@ export class Slot {
     });
     s.on("Runtime.exceptionThrown", (e: Protocol.Runtime.ExceptionThrownEvent) => {
       const job = this.job;
-      if (job?.documentServed && job.scriptError === undefined) job.scriptError = exceptionLine(e.exceptionDetails);
+      if (!job?.documentServed) return;
+      const line = exceptionLine(e.exceptionDetails);
+      job.scriptError ??= line;
+      if (allocationFailed(line)) job.outOfMemory = true;
     });
     s.on("Inspector.targetCrashed", () => this.deps.onGone(this, "crashed"));
   }
@@ -266,6 +271,8 @@ export class Slot {
       awaitPromise: true,
       returnByValue: true,
     });
+    // Memory it could not have fails the job whether its script errors count or not: it is a limit.
+    if (job.outOfMemory) throw memoryLimit(this.deps.processMemoryMiB);
     if (scriptErrors === "fail" && job.scriptError !== undefined) throw scriptError(job.scriptError);
     const estimate = probe.exceptionDetails ? undefined : (probe.result.value as { height: number; breaks: number } | null);
     if (kind === "pdf" && estimate && estimatedPagesOverCap(estimate, layout.pageHeightPx, job.limits.maxPages)) {
