@@ -3,6 +3,7 @@ import type { ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
+import { attemptLog } from "./worker/attempts";
 import { JobExpiry } from "./worker/expiry";
 import { RenderWorker } from "./worker/worker";
 
@@ -30,6 +31,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
     jsm,
     logger,
     producer,
+    attempts: attemptLog(deps.db),
     store: (metadata, data) => storeOutput(target, metadata, data),
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
     workerName: config.WORKER_NAME,
