@@ -26,18 +26,26 @@ import { RenderWorker } from "./worker";
  * registration, a service of its own, tested end to end).
  */
 
-/** What the fake producer does on each call for a job, in order. */
-type Step = "document" | "until-cancelled" | Error;
+/** What the fake producer does on each call for a job, in order ("slow-document": a document after 300 ms). */
+type Step = "document" | "slow-document" | "until-cancelled" | Error;
 
 class ScriptedProducer implements DocumentProducer {
   readonly scripts = new Map<string, Step[]>();
   readonly calls: { job: DocumentJob; signal: AbortSignal }[] = [];
   readonly released: string[] = [];
+  /** Slow documents being made now, and the most made at once. */
+  slowNow = 0;
+  slowAtOnce = 0;
 
   async produce(job: DocumentJob, signal: AbortSignal): Promise<ProducedDocument> {
     this.calls.push({ job, signal });
     const step = this.scripts.get(job.jobId)?.shift() ?? "document";
     if (step instanceof Error) throw step;
+    if (step === "slow-document") {
+      this.slowAtOnce = Math.max(this.slowAtOnce, ++this.slowNow);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      this.slowNow--;
+    }
     if (step === "until-cancelled") {
       return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true }));
     }
@@ -257,6 +265,18 @@ describe("render worker: delivery, against a fake producer", () => {
         [2, "retried"],
       ],
     );
+  });
+
+  it("runs the jobs caught in a death again one at a time on a worker, so that a poison job's next death catches no other", async () => {
+    const jobs = [`job_${randomUUID()}`, `job_${randomUUID()}`];
+    for (const jobId of jobs) producer.scripts.set(jobId, [browserDied(), "slow-document"]);
+    producer.slowAtOnce = 0;
+    const outcomes = await Promise.all(jobs.map((jobId) => outcomeOf(acceptance(jobId))));
+    assert.deepEqual(
+      outcomes.map((event) => event.type),
+      ["job.succeeded", "job.succeeded"],
+    );
+    assert.equal(producer.slowAtOnce, 1, "their second attempts never ran at once, though the worker has two slots");
   });
 
   it("charges a document fault at once, never trying again: job.failed RENDER_FAILED naming what the document did", async () => {
