@@ -91,7 +91,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
 
   protected async apply(command: jobEventsV1.RenderCommand, msg: JsMsg): Promise<void> {
     const attempt = msg.info.redeliveryCount;
-    const deaths = attempt > 1 ? deathsBefore(attempt, await readJobEvents(this.deps.jsm, command.jobId), await this.deps.attempts.ends(command.jobId)) : 0;
+    const deaths = attempt > 1 ? await this.deathsOf(command.jobId, attempt) : 0;
     if (deaths >= POISON_DEATHS) {
       this.deps.logger.warn({ jobId: command.jobId, deaths }, "a poison job: in flight at every death; failing it, charged");
       await this.settleFailure(msg, command, poisonJob(deaths));
@@ -138,6 +138,20 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     } finally {
       clearInterval(heartbeat);
       release?.();
+    }
+  }
+
+  /**
+   * The deaths the job was in flight at before this attempt. Unreadable (the database down), none:
+   * the job is tried as before, rather than left without an outcome when its deliveries run out.
+   */
+  private async deathsOf(jobId: string, attempt: number): Promise<number> {
+    try {
+      const [history, ends] = await Promise.all([readJobEvents(this.deps.jsm, jobId), this.deps.attempts.ends(jobId)]);
+      return deathsBefore(attempt, history, ends);
+    } catch (err) {
+      this.deps.logger.error({ err, jobId }, "could not count the job's deaths; trying it as if none");
+      return 0;
     }
   }
 
