@@ -1,6 +1,7 @@
 import { storeOutput } from "@pressroom/domain";
 import type { ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
+import { sweepAbandonedScratch } from "./postprocess";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
 import { attemptLog } from "./worker/attempts";
@@ -16,6 +17,11 @@ import { RenderWorker } from "./worker/worker";
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
   const { config, engine, logger } = deps;
+  // Scratch files of a process killed before it could remove them (post-processing's, a merge's parts).
+  void sweepAbandonedScratch().then(
+    (swept) => swept.length > 0 && logger.info({ swept: swept.length }, "swept scratch directories left by processes that are gone"),
+    (err: unknown) => logger.warn({ err }, "could not sweep abandoned scratch directories"),
+  );
   const { nc, js, jsm } = deps.bus;
   const producer = new EngineProducer({
     engine,

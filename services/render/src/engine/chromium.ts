@@ -117,9 +117,14 @@ function processExists(pid: number): boolean {
  * owner's pid was reused stays (a leak, never a wrong removal). Returns the
  * names removed.
  */
-export async function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> {
+export function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> {
+  return sweepAbandonedDirs(OWNED_PROFILE, dir);
+}
+
+/** Removes the directories in `dir` whose name `owned` matches, its first group the pid of a process that is gone (see sweepAbandonedProfiles). */
+export async function sweepAbandonedDirs(owned: RegExp, dir = tmpdir()): Promise<string[]> {
   const abandoned = (await readdir(dir)).filter((name) => {
-    const owner = OWNED_PROFILE.exec(name)?.[1];
+    const owner = owned.exec(name)?.[1];
     return owner !== undefined && Number(owner) !== process.pid && !processExists(Number(owner));
   });
   await Promise.all(abandoned.map((name) => rm(path.join(dir, name), { recursive: true, force: true })));

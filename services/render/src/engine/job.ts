@@ -105,9 +105,13 @@ export function pageCap(maxPages: number): RenderFailure {
   return new RenderFailure("page_cap", `document has more than ${maxPages} pages (the page cap)`);
 }
 
+/** A size as a limit's message says it: whole MiB, or bytes. */
+export function byteSize(bytes: number): string {
+  return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
 export function outputCap(maxBytes: number): RenderFailure {
-  const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
-  return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
+  return new RenderFailure("output_cap", `output is larger than ${byteSize(maxBytes)} (the output size cap)`);
 }
 
 /** The exception's first line ("TypeError: x is not a function"), at most 300 characters. */
