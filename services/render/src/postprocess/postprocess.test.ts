@@ -370,6 +370,16 @@ describe("post-processing: every tool and step bounded (issue 39)", () => {
     assert.equal(added, 3, "the fourth part passed the cap; no fifth was made");
   });
 
+  it("stops a pdf-lib step at the deadline: it runs on a thread of its own, not the event loop", async () => {
+    const printed = (await engine.render({ kind: "pdf", html: translucent(30) })).data;
+    const limits = { deadlineAt: performance.now() + 5, maxOutputBytes: 50 * 1024 * 1024 };
+    await assert.rejects(postProcess(printed, postProcessingOf(options({ watermark: { text: "LATE" } })), limits), (err: unknown) => {
+      assert.ok(err instanceof RenderFailure && err.reason === "deadline", inspect(err));
+      assert.match(err.message, /post-processing did not finish within the render deadline \(pdf-lib, watermark\)/);
+      return true;
+    });
+  });
+
   it("sweeps the scratch directories of processes that are gone, never a living one's", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "postprocess-sweep-"));
     try {
