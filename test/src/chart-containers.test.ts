@@ -140,6 +140,17 @@ describe("a compromised renderer reaches no credential: Chromium in a container 
     );
   });
 
+  it("bounds the worker's scratch: its /tmp is an emptyDir with a sizeLimit (issue 39)", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, worker }) => {
+        const tmp = (worker.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+        const volume = (pod.volumes ?? []).find((v) => v.name === tmp?.name) as { emptyDir?: { sizeLimit?: string } } | undefined;
+        return volume?.emptyDir?.sizeLimit ? [] : [`the worker's /tmp (${tmp?.name ?? "none"}) has no sizeLimit`];
+      }),
+      [],
+    );
+  });
+
   it("runs as a user and group of its own, not the worker's, non-root", () => {
     assert.deepEqual(
       eachRender((_, { pod, worker, chromium }) => {

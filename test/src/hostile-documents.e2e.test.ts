@@ -15,6 +15,7 @@ const LIMITS = {
   RENDER_MAX_HTML_BYTES: String(2 * 1024 * 1024),
   RENDER_MAX_OUTPUT_BYTES: String(2 * 1024 * 1024),
   RENDER_SUBRESOURCE_BUDGET_BYTES: String(1024 * 1024),
+  RENDER_CHROMIUM_PROCESS_MEMORY_MIB: "1024",
 };
 
 /** Windows the worker keeps for keys that rendered (issue 34): each a renderer that outlives its jobs. */
@@ -115,6 +116,12 @@ describe("hostile documents: each hits a named limit, is charged, and leaves not
   const cases: HostileCase[] = [
     { name: "an infinite script loop", html: () => "<script>for (;;) {}</script>", fails: /6 s deadline/ },
     { name: "a memory bomb", html: () => "<script>const a = []; for (;;) a.push(new Array(1e6).fill(1))</script>", fails: /deadline|crashed/ },
+    {
+      // Outside the JavaScript heap, which its limit does not see: 100 MB at a time, up to three times the renderer's limit.
+      name: "a memory bomb through ArrayBuffers",
+      html: () => "<script>const a = []; for (let i = 0; i < 30; i++) a.push(new Uint8Array(1e8).fill(1))</script>",
+      fails: /ran out of memory: more than 1024 MiB \(the renderer memory limit\)/,
+    },
     {
       name: "a template that expands to megabytes (Handlebars blow-up)",
       html: () => "{{#each a}}{{#each @root.a}}{{#each @root.a}}<b>{{this}}</b>{{/each}}{{/each}}{{/each}}",

@@ -12,9 +12,9 @@ interface JobView {
   events: { type: string }[];
 }
 
-/** A document that says it runs (a request to `beacon`) and then busy-waits about 3 s: long enough to be killed under. */
-const slowHtml = (beacon: string) =>
-  `<p>slow</p><script>fetch("${beacon}", { mode: "no-cors" }).catch(() => {}); const end = Date.now() + 3000; while (Date.now() < end) {}</script>`;
+/** A document that says it runs (a request to `beacon`) and then busy-waits `ms` (about 3 s): long enough to be killed under. */
+const slowHtml = (beacon: string, ms = 3000) =>
+  `<p>slow</p><script>fetch("${beacon}", { mode: "no-cors" }).catch(() => {}); const end = Date.now() + ${ms}; while (Date.now() < end) {}</script>`;
 
 /** The Chromium browser process (not a renderer or helper) the render service runs now. */
 function browserPidOf(h: Harness): number | undefined {
@@ -35,8 +35,9 @@ const starts = (job: JobView) => job.events.filter((event) => event.type === "jo
  * Whose fault a lost page is, through the gateway with real Chromium. A
  * document that closes its window, crashes its renderer or navigates away
  * fails at once as its own (422 RENDER_FAILED, counted, one attempt); the
- * browser killed under a job is ours (retried, and refunded if every attempt
- * dies so).
+ * browser killed under a job is ours (retried), but a job in flight at two
+ * of its deaths is a poison job (422 RENDER_FAILED, counted, not tried a
+ * third time; issue 39).
  */
 describe("hostile documents: a lost window is the document's, a killed browser is ours", () => {
   const receiver = new WebhookReceiver();
@@ -135,20 +136,29 @@ describe("hostile documents: a lost window is the document's, a killed browser i
     assert.equal(await rendersUsed(apiKey), 1);
   });
 
-  it("refunds a job whose browser was killed under every attempt: 500 INTERNAL_ERROR, not counted", async () => {
-    const { apiKey } = await h.admin.createKey("business");
-    const accepted = await h.api.post(
-      "/v1/render",
-      { html: slowHtml(beacon("/running/refunded")), data: {}, webhook_url: receiver.url("/hooks/hostile") },
-      { key: apiKey },
-    );
-    assert.equal(accepted.status, 202, accepted.text);
-    for (const attempt of [1, 2, 3]) await killBrowserUnderAttempt("/running/refunded", attempt);
-    const job = await finished(accepted.json.id, apiKey);
+  it("fails a poison job, in flight at two browser deaths, 422 RENDER_FAILED charged and never tried a third time; another key's job caught in the first death is tried again and served", async () => {
+    const { apiKey: owner } = await h.admin.createKey("business");
+    const { apiKey: other } = await h.admin.createKey("business");
+    const post = (key: string, html: string) => h.api.post("/v1/render", { html, data: {}, webhook_url: receiver.url("/hooks/hostile") }, { key });
+    // Another key's document, running (about 10 s) when the first death comes.
+    const caught = await post(other, slowHtml(beacon("/running/caught"), 10_000));
+    assert.equal(caught.status, 202, caught.text);
+    await eventually("the other key's document runs", async () => (receiver.requestsOn("/running/caught").length >= 1 ? true : undefined), 60_000, 20);
+    const poison = await post(owner, slowHtml(beacon("/running/poison")));
+    assert.equal(poison.status, 202, poison.text);
+    for (const attempt of [1, 2]) await killBrowserUnderAttempt("/running/poison", attempt);
+
+    const job = await finished(poison.json.id, owner);
     assert.equal(job.status, "failed");
-    assert.equal(job.error?.code, "INTERNAL_ERROR");
-    assert.equal(starts(job), 3);
-    assert.equal(await eventually("the unit is refunded", async () => ((await rendersUsed(apiKey)) === 0 ? true : undefined), 30_000), true);
+    assert.equal(job.error?.code, "RENDER_FAILED");
+    assert.match(job.error!.message, /died \(2 times\).*a poison job/);
+    assert.equal(starts(job), 2, `not tried a third time: ${job.events.map((e) => e.type).join(", ")}`);
+    assert.equal(await rendersUsed(owner), 1, "its owner is charged");
+    const served = await finished(caught.json.id, other);
+    assert.equal(served.status, "succeeded", JSON.stringify(served.error));
+    assert.equal(starts(served), 2, "caught in the first death, tried again once");
+    assert.equal(receiver.requestsOn("/running/poison").length, 2, "the poison document ran twice, no more");
+    assert.equal(await rendersUsed(other), 1);
   });
 
   const beacon = (pathname: string) => `https://127.0.0.1:${receiver.port}${pathname}`;

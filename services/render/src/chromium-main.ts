@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createLogger } from "@pressroom/platform/logger";
 import { loadChromiumHostConfig } from "./config";
-import { DEFAULT_CHROMIUM_PATH, chromiumEnv, makeProfileDir, remoteChromiumArgs } from "./engine/chromium";
+import { DEFAULT_CHROMIUM_PATH, chromiumEnv, limitedCommand, makeProfileDir, remoteChromiumArgs } from "./engine/chromium";
 
 /** Renderer V8 heap, as the engine's default. */
 const RENDERER_HEAP_MIB = 512;
@@ -31,7 +31,9 @@ function main(): void {
     const userDataDir = makeProfileDir();
     const args = remoteChromiumArgs({ sandbox: config.RENDER_CHROMIUM_SANDBOX, rendererHeapMiB: RENDERER_HEAP_MIB }, userDataDir, config.RENDER_CHROMIUM_PORT);
     // Its own process group, so that stopping it reaches its renderers and helpers too.
-    const proc = spawn(executablePath, args, { env: chromiumEnv(userDataDir), stdio: ["ignore", "ignore", "pipe"], detached: true });
+    // Under its data limit (see limitedCommand), which each of its renderers inherits.
+    const command = limitedCommand(executablePath, args, config.RENDER_CHROMIUM_PROCESS_MEMORY_MIB);
+    const proc = spawn(command.command, command.args, { env: chromiumEnv(userDataDir), stdio: ["ignore", "ignore", "pipe"], detached: true });
     child = proc;
     proc.stderr!.on("data", (chunk: Buffer) => logger.debug({ chromium: chunk.toString("utf8").trimEnd() }, "chromium output"));
     proc.once("error", (err) => {

@@ -10,6 +10,12 @@ const chromiumShape = {
    * off, each job is still isolated in its own browser context and the pod is the boundary.
    */
   RENDER_CHROMIUM_SANDBOX: env.bool(false),
+  /**
+   * The data (heap, ArrayBuffers, WebAssembly memory) each Chromium process may take, in MiB: its
+   * RLIMIT_DATA, which every renderer inherits. A document past it fails naming it, and cannot take
+   * the memory the browser other keys' jobs share needs.
+   */
+  RENDER_CHROMIUM_PROCESS_MEMORY_MIB: env.int(2048, 256),
 };
 
 export const configSchema = z.object({

@@ -67,8 +67,17 @@ export interface PreviewsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** How a render job's attempt ended when it ended without an outcome (see worker/attempts.ts). */
+export interface AttemptEndsTable {
+  job_id: string;
+  attempt: number;
+  ended: "died" | "retried";
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface RenderDb {
   templates: TemplatesTable;
   template_assets: TemplateAssetsTable;
   previews: PreviewsTable;
+  attempt_ends: AttemptEndsTable;
 }

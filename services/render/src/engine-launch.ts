@@ -12,6 +12,7 @@ export function launchEngine(config: Readonly<Config>, logger: Logger): Promise<
   return RenderEngine.start({
     executablePath: config.CHROMIUM_PATH,
     sandbox: config.RENDER_CHROMIUM_SANDBOX,
+    processMemoryMiB: config.RENDER_CHROMIUM_PROCESS_MEMORY_MIB,
     connectUrl: config.RENDER_CHROMIUM_URL,
     slots: config.RENDER_SLOTS,
     keyWindows: config.RENDER_KEY_WINDOWS,

@@ -1,8 +1,10 @@
 import { storeOutput } from "@pressroom/domain";
 import type { ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
+import { sweepAbandonedScratch } from "./postprocess";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
+import { attemptLog } from "./worker/attempts";
 import { JobExpiry } from "./worker/expiry";
 import { RenderWorker } from "./worker/worker";
 
@@ -15,6 +17,11 @@ import { RenderWorker } from "./worker/worker";
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
   const { config, engine, logger } = deps;
+  // Scratch files of a process killed before it could remove them (post-processing's, a merge's parts).
+  void sweepAbandonedScratch().then(
+    (swept) => swept.length > 0 && logger.info({ swept: swept.length }, "swept scratch directories left by processes that are gone"),
+    (err: unknown) => logger.warn({ err }, "could not sweep abandoned scratch directories"),
+  );
   const { nc, js, jsm } = deps.bus;
   const producer = new EngineProducer({
     engine,
@@ -30,6 +37,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
     jsm,
     logger,
     producer,
+    attempts: attemptLog(deps.db),
     store: (metadata, data) => storeOutput(target, metadata, data),
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
     workerName: config.WORKER_NAME,

@@ -18,7 +18,7 @@ describe("connectChromium checks the endpoint's host and port", () => {
   let profile: string;
   let port: number;
   let impostor: Server;
-  const settings = { executablePath: DEFAULT_CHROMIUM_PATH, sandbox: false, rendererHeapMiB: 256, protocolTimeoutMs: 10_000 };
+  const settings = { executablePath: DEFAULT_CHROMIUM_PATH, sandbox: false, rendererHeapMiB: 256, processMemoryMiB: 2048, protocolTimeoutMs: 10_000 };
 
   const freePort = () =>
     new Promise<number>((resolve) => {

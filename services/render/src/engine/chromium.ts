@@ -18,6 +18,8 @@ export interface LaunchSettings {
   executablePath: string;
   sandbox: boolean;
   rendererHeapMiB: number;
+  /** Each Chromium process's data limit (RLIMIT_DATA), in MiB: see EngineOptions.processMemoryMiB. */
+  processMemoryMiB: number;
   protocolTimeoutMs: number;
   /**
    * A Chromium started elsewhere (its own container, its own user), driven over its DevTools
@@ -81,6 +83,20 @@ export function chromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendere
   ];
 }
 
+/** util-linux's prlimit (Debian's util-linux is essential: every image based on it has it). */
+export const PRLIMIT_PATH = "/usr/bin/prlimit";
+
+/**
+ * The command that starts Chromium under its data limit: prlimit sets RLIMIT_DATA and execs
+ * Chromium in its own place (the same process id), and every process Chromium starts (zygote,
+ * renderers, helpers) inherits the limit, each for itself. Memory outside V8's heap (ArrayBuffers,
+ * WebAssembly memories) counts against it, which the heap limit does not see: an allocation past
+ * it fails in the renderer that asked (a RangeError, or the renderer's crash), never the machine.
+ */
+export function limitedCommand(executablePath: string, args: readonly string[], processMemoryMiB: number): { command: string; args: string[] } {
+  return { command: PRLIMIT_PATH, args: [`--data=${processMemoryMiB * 1024 * 1024}`, "--", executablePath, ...args] };
+}
+
 /** Profile directories are named after the process that owns them: `pressroom-chromium-<pid>-<random>`. */
 const PROFILE_PREFIX = "pressroom-chromium-";
 const OWNED_PROFILE = new RegExp(`^${PROFILE_PREFIX}(\\d+)-`);
@@ -101,9 +117,14 @@ function processExists(pid: number): boolean {
  * owner's pid was reused stays (a leak, never a wrong removal). Returns the
  * names removed.
  */
-export async function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> {
+export function sweepAbandonedProfiles(dir = tmpdir()): Promise<string[]> {
+  return sweepAbandonedDirs(OWNED_PROFILE, dir);
+}
+
+/** Removes the directories in `dir` whose name `owned` matches, its first group the pid of a process that is gone (see sweepAbandonedProfiles). */
+export async function sweepAbandonedDirs(owned: RegExp, dir = tmpdir()): Promise<string[]> {
   const abandoned = (await readdir(dir)).filter((name) => {
-    const owner = OWNED_PROFILE.exec(name)?.[1];
+    const owner = owned.exec(name)?.[1];
     return owner !== undefined && Number(owner) !== process.pid && !processExists(Number(owner));
   });
   await Promise.all(abandoned.map((name) => rm(path.join(dir, name), { recursive: true, force: true })));
@@ -137,19 +158,20 @@ const launchOptions = (settings: LaunchSettings, userDataDir: string) =>
     env: chromiumEnv(userDataDir),
   }) as const;
 
+/** Chromium's whole command line but its DevTools transport: puppeteer's defaults (less those ignored) and the engine's flags. */
+function fullChromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendererHeapMiB">, userDataDir: string): string[] {
+  const { ignoreDefaultArgs, args, headless } = launchOptions({ ...settings, executablePath: "", processMemoryMiB: 0, protocolTimeoutMs: 0 }, userDataDir);
+  const ignored = new Set<string>(ignoreDefaultArgs);
+  return puppeteer.defaultArgs({ headless, args: [...args], userDataDir }).filter((arg) => !ignored.has(arg));
+}
+
 /**
  * The command line of a Chromium run on its own (the chart's Chromium container,
  * chromium-main.ts): the same flags as a launch over a pipe, puppeteer's defaults
  * included, with the DevTools endpoint on loopback instead of the pipe.
  */
 export function remoteChromiumArgs(settings: Pick<LaunchSettings, "sandbox" | "rendererHeapMiB">, userDataDir: string, port: number): string[] {
-  const { ignoreDefaultArgs, args, headless } = launchOptions({ ...settings, executablePath: "", protocolTimeoutMs: 0 }, userDataDir);
-  const ignored = new Set<string>(ignoreDefaultArgs);
-  return [
-    ...puppeteer.defaultArgs({ headless, args: [...args], userDataDir }).filter((arg) => !ignored.has(arg)),
-    "--remote-debugging-address=127.0.0.1",
-    `--remote-debugging-port=${port}`,
-  ];
+  return [...fullChromiumArgs(settings, userDataDir), "--remote-debugging-address=127.0.0.1", `--remote-debugging-port=${port}`];
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -204,7 +226,9 @@ export function openChromium(settings: LaunchSettings): Promise<Browser> {
 
 /**
  * Launches Chromium over a pipe (no DevTools port a document could reach),
- * with the minimal environment of chromiumEnv.
+ * with the minimal environment of chromiumEnv, under its data limit
+ * (limitedCommand: puppeteer starts prlimit with Chromium's whole command line,
+ * and adds the pipe's flag at its end).
  *
  * The profile directory is made here, synchronously, and removed when the
  * process exits: puppeteer then has no I/O to wait for before it spawns
@@ -218,11 +242,14 @@ export async function launchChromium(settings: LaunchSettings): Promise<Browser>
   const removeProfile = () => rmSync(userDataDir, { recursive: true, force: true });
   let browser: Browser;
   try {
-    const { ignoreDefaultArgs, args, ...options } = launchOptions(settings, userDataDir);
+    const { env } = launchOptions(settings, userDataDir);
+    const limited = limitedCommand(settings.executablePath, fullChromiumArgs(settings, userDataDir), settings.processMemoryMiB);
     browser = await puppeteer.launch({
-      ...options,
-      ignoreDefaultArgs: [...ignoreDefaultArgs],
-      args: [...args],
+      executablePath: limited.command,
+      userDataDir,
+      env,
+      ignoreDefaultArgs: true,
+      args: limited.args,
       pipe: true,
       defaultViewport: null,
       handleSIGINT: false,

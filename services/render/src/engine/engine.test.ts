@@ -246,6 +246,19 @@ describe("render engine: limits", () => {
     assert.equal(ok.pages, 20);
   });
 
+  it("intersects a job's own page_ranges with the page cap: they never lift it", async () => {
+    // 30 pages (estimated at 15, under the cap of 20): asking for pages within the cap, or past it, is refused all the same.
+    const thirty = `<style>div{break-after:page}</style>${"<div>p</div>".repeat(30)}`;
+    for (const pageRanges of ["25-30", "1-3", "1-1000", "21"]) {
+      await assert.rejects(engine.render({ kind: "pdf", html: thirty, options: { pageRanges } }), failsWith("page_cap"), pageRanges);
+    }
+    const six = `<style>div{break-after:page}</style>${[1, 2, 3, 4, 5, 6].map((n) => `<div>page ${n}</div>`).join("")}`;
+    const picked = await engine.render({ kind: "pdf", html: six, options: { pageRanges: "5,2-3,3-3,4-100" } });
+    assert.equal(picked.pages, 5);
+    assert.match(pdfText(picked.data), /page 2[\s\S]*page 6/);
+    assert.doesNotMatch(pdfText(picked.data), /page 1/);
+  });
+
   it("fails a memory bomb and keeps serving", async () => {
     await assert.rejects(
       engine.render({ kind: "pdf", html: "<script>let a=[];for(;;)a.push(new Array(1e6).fill(1))</script>", deadlineMs: 20_000 }),

@@ -223,7 +223,7 @@ export class Generation {
     );
     if (this.state === "dead" || !answers) return browserStopped();
     if (this.losses.some((t) => t !== at && Math.abs(t - at) <= LOSS_VERDICT_MS)) return pagesLost();
-    return loss === "crashed" ? rendererCrashed() : windowClosed();
+    return loss === "crashed" ? rendererCrashed(this.opts.slot.processMemoryMiB) : windowClosed();
   }
 
   private slotOfTarget(targetId: string): Slot | undefined {

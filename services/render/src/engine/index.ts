@@ -11,8 +11,8 @@ export {
   type SubresourceFetcher,
 } from "./types";
 export { countPdfPages } from "./pdf";
-export { outputCap } from "./job";
-export { DEFAULT_CHROMIUM_PATH, chromiumArgs } from "./chromium";
+export { byteSize, outputCap } from "./job";
+export { DEFAULT_CHROMIUM_PATH, PRLIMIT_PATH, chromiumArgs, sweepAbandonedDirs } from "./chromium";
 /** The pieces the engine is built from, for a variant of it built elsewhere (the bench's fresh contexts). */
 export { engineSettings } from "./options";
 export { openChromium } from "./chromium";

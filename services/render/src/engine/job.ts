@@ -41,6 +41,8 @@ export class ActiveJob {
   verdict: Promise<RenderFailure> | undefined;
   /** The first lines of the document's uncaught exceptions, in order (at most MAX_SCRIPT_ERRORS). */
   readonly scriptErrors: string[] = [];
+  /** An uncaught exception said an allocation failed: the document ran out of its renderer's memory. */
+  outOfMemory = false;
   /** Sub-requests paused and not yet answered, and when the last one came or ended (network_idle). */
   subrequestsInFlight = 0;
   lastSubrequestAt = performance.now();
@@ -140,9 +142,13 @@ export function pageCap(maxPages: number): RenderFailure {
   return new RenderFailure("page_cap", `document has more than ${maxPages} pages (the page cap)`);
 }
 
+/** A size as a limit's message says it: whole MiB, or bytes. */
+export function byteSize(bytes: number): string {
+  return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
 export function outputCap(maxBytes: number): RenderFailure {
-  const size = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
-  return new RenderFailure("output_cap", `output is larger than ${size} (the output size cap)`);
+  return new RenderFailure("output_cap", `output is larger than ${byteSize(maxBytes)} (the output size cap)`);
 }
 
 /** The exception's first line ("TypeError: x is not a function"), at most 300 characters. */
@@ -157,8 +163,22 @@ export function scriptError(line: string): RenderFailure {
   return new RenderFailure("script_error", `the document's script threw an uncaught exception: ${line}`);
 }
 
-export function rendererCrashed(): RenderFailure {
-  return new RenderFailure("renderer_crashed", "the document's renderer crashed while it ran (e.g. it ran out of memory)");
+/** What V8 throws when the renderer's data limit refuses an ArrayBuffer or a WebAssembly memory. */
+const ALLOCATION_FAILED = /^(Uncaught )?RangeError: (Array buffer allocation failed|WebAssembly\.Memory\(\): could not allocate memory|.*Out of memory)/;
+
+export function allocationFailed(line: string): boolean {
+  return ALLOCATION_FAILED.test(line);
+}
+
+export function memoryLimit(processMemoryMiB: number): RenderFailure {
+  return new RenderFailure("memory_limit", `the document ran out of memory: more than ${processMemoryMiB} MiB (the renderer memory limit)`);
+}
+
+export function rendererCrashed(processMemoryMiB: number): RenderFailure {
+  return new RenderFailure(
+    "renderer_crashed",
+    `the document's renderer crashed while it ran (e.g. it ran out of memory: ${processMemoryMiB} MiB, the renderer memory limit, or its heap)`,
+  );
 }
 
 export function windowClosed(): RenderFailure {
@@ -170,7 +190,7 @@ export function pagesLost(): RenderFailure {
 }
 
 export function browserStopped(): RenderFailure {
-  return new RenderFailure("crashed", "the browser stopped while rendering the document");
+  return new RenderFailure("crashed", "the browser stopped while rendering the document", true);
 }
 
 export function blockedNavigation(): RenderFailure {

@@ -12,6 +12,7 @@ const DEFAULTS = {
   sparePages: 1,
   keyWindows: 8,
   rendererHeapMiB: 512,
+  processMemoryMiB: 2048,
 };
 
 /** What every page of the engine is given (its default limits among them). */
@@ -21,6 +22,8 @@ export interface SlotSettings {
   subresourceBudgetBytes: number;
   maxPages: number;
   maxOutputBytes: number;
+  /** Each Chromium process's data limit, named when a document runs out of it. */
+  processMemoryMiB: number;
   logger?: EngineLogger;
 }
 
@@ -48,6 +51,7 @@ export function engineSettings(opts: EngineOptions): EngineSettings {
       executablePath: opts.executablePath ?? DEFAULTS.executablePath,
       sandbox: opts.sandbox ?? false,
       rendererHeapMiB: opts.rendererHeapMiB ?? DEFAULTS.rendererHeapMiB,
+      processMemoryMiB: opts.processMemoryMiB ?? DEFAULTS.processMemoryMiB,
       protocolTimeoutMs: Math.max(deadlineMs, 30_000) + 10_000,
       connectUrl: opts.connectUrl,
     },
@@ -60,6 +64,7 @@ export function engineSettings(opts: EngineOptions): EngineSettings {
       subresourceBudgetBytes: opts.subresourceBudgetBytes ?? DEFAULTS.subresourceBudgetBytes,
       maxPages: opts.maxPages ?? DEFAULTS.maxPages,
       maxOutputBytes: opts.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
+      processMemoryMiB: opts.processMemoryMiB ?? DEFAULTS.processMemoryMiB,
       logger: opts.logger,
     },
   };

@@ -2,6 +2,7 @@ import type { CDPSession } from "puppeteer-core";
 import { noop } from "./async";
 import { outputCap, pageCap, type ActiveJob } from "./job";
 import type { JobLayout } from "./paper";
+import { capPageRanges } from "./page-ranges";
 import { countPdfPages } from "./pdf";
 import { RenderFailure } from "./types";
 
@@ -70,18 +71,19 @@ async function pagesWithoutRanges(session: CDPSession, job: ActiveJob, layout: J
 
 /**
  * The document printed as a (tagged) PDF: at most one page past the job's cap
- * is printed, the stream is read in chunks and abandoned past the output cap,
- * and the pages are counted in the result.
+ * is printed (the job's own ranges within it, see capPageRanges), the stream is
+ * read in chunks and abandoned past the output cap, and the pages are counted
+ * in the result.
  */
 export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobLayout): Promise<{ data: Uint8Array; pages: number }> {
+  const ranges = capPageRanges(layout.print?.pageRanges, job.limits.maxPages);
   let stream: string | undefined;
   try {
     const printed = await session.send("Page.printToPDF", {
       printBackground: true,
-      // At most one page past the cap is printed; a job's own ranges are counted against it after printing.
-      pageRanges: `1-${job.limits.maxPages + 1}`,
       generateDocumentOutline: false,
       ...layout.print,
+      pageRanges: ranges.print,
       transferMode: "ReturnAsStream",
       // Tagged: PDF/UA needs the structure, and the outline is made from it.
       generateTaggedPDF: true,
@@ -106,7 +108,7 @@ export async function printPdf(session: CDPSession, job: ActiveJob, layout: JobL
   if (!stream) throw new Error("printToPDF returned no stream");
   const data = await readStream(session, stream, job.limits.maxOutputBytes);
   const pages = countPdfPages(data);
-  if (pages > job.limits.maxPages) throw pageCap(job.limits.maxPages);
+  if (pages > ranges.wanted) throw pageCap(job.limits.maxPages);
   return { data, pages };
 }
 

@@ -6,8 +6,10 @@ import {
   NotStarted,
   blockedNavigation,
   estimatedPagesOverCap,
+  allocationFailed,
   exceptionLine,
   MAX_SCRIPT_ERRORS,
+  memoryLimit,
   pageCap,
   probeScript,
   scriptError,
@@ -108,7 +110,10 @@ export class Slot {
     });
     s.on("Runtime.exceptionThrown", (e: Protocol.Runtime.ExceptionThrownEvent) => {
       const job = this.job;
-      if (job?.documentServed && job.scriptErrors.length < MAX_SCRIPT_ERRORS) job.scriptErrors.push(exceptionLine(e.exceptionDetails));
+      if (!job?.documentServed) return;
+      const line = exceptionLine(e.exceptionDetails);
+      if (job.scriptErrors.length < MAX_SCRIPT_ERRORS) job.scriptErrors.push(line);
+      if (allocationFailed(line)) job.outOfMemory = true;
     });
     s.on("Inspector.targetCrashed", () => this.deps.onGone(this, "crashed"));
   }
@@ -276,6 +281,8 @@ export class Slot {
       awaitPromise: true,
       returnByValue: true,
     });
+    // Memory it could not have fails the job whether its script errors count or not: it is a limit.
+    if (job.outOfMemory) throw memoryLimit(this.deps.processMemoryMiB);
     if (scriptErrors === "fail" && job.scriptErrors[0] !== undefined) throw scriptError(job.scriptErrors[0]);
     const estimate = probe.exceptionDetails ? undefined : (probe.result.value as { height: number; breaks: number } | null);
     if (kind === "pdf" && estimate && estimatedPagesOverCap(estimate, layout.pageHeightPx, job.limits.maxPages)) {

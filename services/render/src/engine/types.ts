@@ -84,7 +84,8 @@ export type FailureReason =
   | "script_error"
   | "not_ready"
   | "source_unavailable"
-  | "resource_error";
+  | "resource_error"
+  | "memory_limit";
 
 /**
  * Why a document could not be rendered. The message is safe to show the
@@ -103,6 +104,8 @@ export class RenderFailure extends Error {
   constructor(
     readonly reason: FailureReason,
     message: string,
+    /** `crashed` only: the browser died (or stopped answering) under the document, not a shutdown or a browser missing. */
+    readonly browserDied = false,
   ) {
     super(message);
     this.retryable = reason === "crashed" || reason === "page_lost";
@@ -180,10 +183,16 @@ export interface EngineOptions {
   /** Renderer V8 old-space limit in MiB. Default 512. */
   rendererHeapMiB?: number;
   /**
+   * The data each Chromium process may take (its RLIMIT_DATA, set with util-linux's prlimit and
+   * inherited by every renderer), in MiB: V8's heap, ArrayBuffers and WebAssembly memory, which
+   * the heap limit does not count. Default 2048.
+   */
+  processMemoryMiB?: number;
+  /**
    * The DevTools endpoint (e.g. http://127.0.0.1:9222) of a Chromium started elsewhere, run
    * by chromium-main.ts: the engine connects to it instead of launching one, waits for it at
-   * start, and reconnects when it restarts. `executablePath`, `sandbox` and `rendererHeapMiB`
-   * are then that process's.
+   * start, and reconnects when it restarts. `executablePath`, `sandbox`, `rendererHeapMiB` and
+   * `processMemoryMiB` are then that process's (the engine names the last in its failures).
    */
   connectUrl?: string;
 }

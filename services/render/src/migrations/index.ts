@@ -4,6 +4,7 @@ import * as templateSettings from "./20261123T110000_template_settings";
 import * as ownTemplates from "./20261126T153000_own_templates";
 import * as templateGenerations from "./20261126T170000_template_generations";
 import * as previews from "./20261127T230000_previews";
+import * as attemptEnds from "./20261128T025045_attempt_ends";
 
 /** Every migration of the render schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "20261126T153000_own_templates": ownTemplates,
   "20261126T170000_template_generations": templateGenerations,
   "20261127T230000_previews": previews,
+  "20261128T025045_attempt_ends": attemptEnds,
 };

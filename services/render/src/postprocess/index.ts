@@ -1,56 +1,52 @@
 import { withSpan } from "@pressroom/platform";
-import { describe, drawWatermark, loadPdf, savePdf, setInfoAside } from "./document";
+import { runPdfStep } from "./pdf-steps";
 import { convertToPdfa } from "./pdfa";
-import { encrypt, merge as mergePdfs } from "./qpdf";
+import { encrypt, mergeParts, type AddPart } from "./qpdf";
+import type { ToolLimits } from "./tools";
 import { metadataOver, type PostProcessing } from "./options";
 import { postProcessMetrics } from "./metrics";
 
 export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
+export { sweepAbandonedScratch, type ToolLimits } from "./tools";
+export type { AddPart } from "./qpdf";
 
 /**
  * Applies what the job asked for to its printed PDF, in this order: the watermark (so PDF/A
  * conversion embeds its font like any other), PDF/A (Ghostscript), what the document says
  * about itself (information dictionary, XMP, PDF/A's output intent, PDF/UA's markers), and
  * encryption last (qpdf, AES-256). Only the steps asked for run; nothing runs when none is
- * asked. `deadlineAt` (performance.now() time) bounds every external tool.
+ * asked. `limits` (the job's deadline, the output cap) bound every external tool, and the
+ * pdf-lib steps run on threads of their own that the deadline stops (pdf-steps.ts).
  */
-export async function postProcess(pdf: Uint8Array, steps: PostProcessing, deadlineAt: number): Promise<Uint8Array> {
-  const left = () => Math.max(1, Math.floor(deadlineAt - performance.now()));
+export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits: ToolLimits): Promise<Uint8Array> {
   let out = pdf;
   if (steps.watermark) {
     const watermark = steps.watermark;
-    out = await step("watermark", async () => {
-      const doc = await loadPdf(out);
-      await drawWatermark(doc, watermark);
-      return savePdf(doc, undefined);
-    });
+    out = await step("watermark", async () => (await runPdfStep({ kind: "watermark", pdf: out, watermark }, limits)).pdf);
   }
   let metadata = steps.metadata;
   if (steps.pdfa) {
     const level = steps.pdfa;
     out = await step("pdfa", async () => {
-      const aside = await setInfoAside(out);
-      metadata = metadataOver(aside.info, steps.metadata);
-      return convertToPdfa(aside.pdf, level, left());
+      const aside = await runPdfStep({ kind: "info-aside", pdf: out }, limits);
+      metadata = metadataOver(aside.info ?? { keywords: [] }, steps.metadata);
+      return convertToPdfa(aside.pdf, level, limits);
     });
   }
   if (metadata || steps.pdfua || steps.pdfa) {
-    out = await step("describe", async () => {
-      const doc = await loadPdf(out);
-      await describe(doc, { ...(metadata ? { metadata } : {}), ...(steps.pdfa ? { pdfa: steps.pdfa } : {}), pdfua: steps.pdfua });
-      return savePdf(doc, steps.pdfa);
-    });
+    const request = { ...(metadata ? { metadata } : {}), ...(steps.pdfa ? { pdfa: steps.pdfa } : {}), pdfua: steps.pdfua };
+    out = await step("describe", async () => (await runPdfStep({ kind: "describe", pdf: out, request }, limits)).pdf);
   }
   if (steps.encrypt) {
     const encryption = steps.encrypt;
-    out = await step("encrypt", () => encrypt(out, encryption, left()));
+    out = await step("encrypt", () => encrypt(out, encryption, limits));
   }
   return out;
 }
 
-/** The pages of `parts`, in order, as one PDF (a merged job's documents). */
-export function merge(parts: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
-  return step("merge", () => mergePdfs(parts, timeoutMs));
+/** The pages of the parts `produce` adds, in order, as one PDF (a merged job's documents; see mergeParts). */
+export function merge(produce: (add: AddPart) => Promise<void>, limits: ToolLimits): Promise<Uint8Array> {
+  return mergeParts(produce, limits, (run) => step("merge", run));
 }
 
 function step(name: string, run: () => Promise<Uint8Array>): Promise<Uint8Array> {

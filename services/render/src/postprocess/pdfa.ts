@@ -1,8 +1,11 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RenderFailure } from "../engine";
-import { runTool, ToolFailed, withWorkDir } from "./tools";
+import { readOutput, runTool, ToolFailed, withWorkDir, type ToolLimits } from "./tools";
 import type { PdfaLevel } from "./options";
+
+/** The resolution of a page Ghostscript flattens into an image (PDF/A-1's transparency): print quality. */
+export const FLATTEN_DPI = 150;
 
 /**
  * Rewrites the document as PDF/A with Ghostscript's pdfwrite: every font embedded (standard
@@ -14,8 +17,11 @@ import type { PdfaLevel } from "./options";
  * job then fails, the document's doing. The output intent and the XMP identification are added
  * afterwards (`describe`), with the rest of the metadata, so both say the same. Ghostscript
  * does not carry a document's tag structure over, so PDF/A is not combined with PDF/UA.
+ * A page flattened into an image is drawn at FLATTEN_DPI, not pdfwrite's default 720 dpi (an
+ * A4 page of 48 million pixels): what Ghostscript writes is bounded by the resolution, and by
+ * the output cap while it writes (runTool).
  */
-export async function convertToPdfa(pdf: Uint8Array, level: PdfaLevel, timeoutMs: number): Promise<Uint8Array> {
+export async function convertToPdfa(pdf: Uint8Array, level: PdfaLevel, limits: ToolLimits): Promise<Uint8Array> {
   return withWorkDir(async (dir) => {
     const input = join(dir, "in.pdf");
     const output = join(dir, "out.pdf");
@@ -26,6 +32,7 @@ export async function convertToPdfa(pdf: Uint8Array, level: PdfaLevel, timeoutMs
       "-dNOPAUSE",
       "-dSAFER",
       "-sDEVICE=pdfwrite",
+      `-r${FLATTEN_DPI}`,
       `-dPDFA=${level.part}`,
       "-dPDFACompatibilityPolicy=2",
       `-dCompatibilityLevel=${level.part === 1 ? "1.4" : "1.7"}`,
@@ -38,13 +45,13 @@ export async function convertToPdfa(pdf: Uint8Array, level: PdfaLevel, timeoutMs
     const refused = (stderr: string) =>
       new RenderFailure("invalid_document", `the document cannot be made ${level.name}: Ghostscript refused it (${firstLine(stderr)})`);
     try {
-      const stderr = await runTool("gs", args, timeoutMs);
+      const stderr = await runTool("gs", args, limits);
       if (/abort/i.test(stderr)) throw refused(stderr);
     } catch (err) {
       if (err instanceof ToolFailed) throw refused(err.stderr);
       throw err;
     }
-    return readFile(output);
+    return readOutput(output, "gs", limits.maxOutputBytes);
   });
 }
 

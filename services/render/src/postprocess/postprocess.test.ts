@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { inspect } from "node:util";
@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import type { RenderEngine } from "../engine";
 import { RenderFailure } from "../engine";
 import { pdfFonts, pdfInfo, pdfOutline, startEngine } from "../test-support/engine";
-import { merge, postProcess, postProcessingOf } from "./index";
+import { merge, postProcess, postProcessingOf, sweepAbandonedScratch } from "./index";
 import type { RenderOptions } from "@pressroom/domain";
 
 /** Runs a Debian tool on the PDF in a temporary file; its stdout (and stderr with `withErr`). */
@@ -36,7 +36,8 @@ const qpdfCheck = (pdf: Uint8Array, password?: string) =>
   tool("qpdf", (f) => [...(password !== undefined ? [`--password=${password}`] : []), "--check", f], pdf);
 
 const options = (o: RenderOptions): RenderOptions => o;
-const later = () => performance.now() + 30_000;
+/** 30 s and 50 MiB: what no case here comes near. */
+const later = () => ({ deadlineAt: performance.now() + 30_000, maxOutputBytes: 50 * 1024 * 1024 });
 
 const HTML = `<!doctype html><html lang="en"><head><title>Invoice 42</title></head><body>
   <h1>Invoice 42</h1><p>Total due: 120.00 EUR. Ünïcödé text.</p><p style="break-before: page">Terms</p></body></html>`;
@@ -298,7 +299,9 @@ describe("post-processing: the PDF/A and PDF/UA corpus", () => {
   });
 
   it("merge: every part's pages in order, with their text and fonts", async () => {
-    const merged = await merge([printed.letter!, printed.scripts!, printed["image-link-table"]!], 30_000);
+    const merged = await merge(async (add) => {
+      for (const part of [printed.letter!, printed.scripts!, printed["image-link-table"]!]) await add(part);
+    }, later());
     assert.equal(pdfInfo(merged).pages, 4);
     const pages = tool("pdftotext", (f) => [f, "-"], merged).out.split("\f");
     assert.match(pages[0]!, /Invoice 42/);
@@ -306,5 +309,86 @@ describe("post-processing: the PDF/A and PDF/UA corpus", () => {
     assert.match(pages[2]!, /請求書の合計/);
     assert.match(pages[3]!, /Paper/);
     for (const font of pdfFonts(merged)) assert.ok(font.embedded);
+  });
+});
+
+describe("post-processing: every tool and step bounded (issue 39)", () => {
+  let engine: RenderEngine;
+  before(async () => {
+    engine = await startEngine({ slots: 1, maxPages: 100 });
+  });
+  after(() => engine.close());
+
+  /** Pages whose text is transparent: PDF/A-1 forbids transparency, so Ghostscript flattens each page into an image. */
+  const translucent = (pages: number) =>
+    `<html lang="en"><title>Flattened</title><style>p { opacity: 0.5; font-size: 40px; break-after: page }</style>${Array.from(
+      { length: pages },
+      (_, i) => `<p>Page ${i} ${"translucent words ".repeat(40)}</p>`,
+    ).join("")}</html>`;
+
+  it("flattens a PDF/A-1 page at an explicit resolution (150 dpi), not pdfwrite's 720", async () => {
+    const printed = (await engine.render({ kind: "pdf", html: translucent(1) })).data;
+    const out = await postProcess(printed, postProcessingOf(options({ pdfa: "PDF/A-1b" })), later());
+    const images = tool("pdfimages", (f) => ["-list", f], out).out;
+    const widths = [...images.matchAll(/^\s*1\s+\d+\s+image\s+(\d+)\s+(\d+)/gm)].map((m) => Number(m[1]));
+    assert.ok(widths.length > 0, images);
+    // An A4 page is 8.27 in wide: 1240 pixels at 150 dpi, 5953 at 720.
+    assert.ok(Math.max(...widths) <= 1300, `flattened at ${Math.max(...widths)} pixels wide:\n${images}`);
+  });
+
+  it("stops Ghostscript while it writes past the output cap: 422 naming the cap and the tool, nothing read past it", async () => {
+    const printed = (await engine.render({ kind: "pdf", html: translucent(60) })).data;
+    const limits = { deadlineAt: performance.now() + 60_000, maxOutputBytes: 1024 * 1024 };
+    assert.ok(printed.byteLength < limits.maxOutputBytes, "what Chromium printed is within the cap");
+    await assert.rejects(postProcess(printed, postProcessingOf(options({ pdfa: "PDF/A-1b" })), limits), (err: unknown) => {
+      assert.ok(err instanceof RenderFailure && err.reason === "output_cap", inspect(err));
+      assert.match(err.message, /Ghostscript wrote more than 1 MiB \(the output size cap\)/);
+      return true;
+    });
+  });
+
+  it("merges parts written to disk as they come, their total held to the output cap: past it the parts left are never asked for", async () => {
+    const part = (await engine.render({ kind: "pdf", html: "<p>part</p>" })).data;
+    const cap = part.byteLength * 3 + 10;
+    let added = 0;
+    await assert.rejects(
+      merge(
+        async (add) => {
+          for (let i = 0; i < 20; i++) {
+            await add(part);
+            added++;
+          }
+        },
+        { deadlineAt: performance.now() + 30_000, maxOutputBytes: cap },
+      ),
+      (err: unknown) => {
+        assert.ok(err instanceof RenderFailure && err.reason === "output_cap", inspect(err));
+        assert.match(err.message, /the documents add up to more than \d+ bytes \(the output size cap\)/);
+        return true;
+      },
+    );
+    assert.equal(added, 3, "the fourth part passed the cap; no fifth was made");
+  });
+
+  it("stops a pdf-lib step at the deadline: it runs on a thread of its own, not the event loop", async () => {
+    const printed = (await engine.render({ kind: "pdf", html: translucent(30) })).data;
+    const limits = { deadlineAt: performance.now() + 5, maxOutputBytes: 50 * 1024 * 1024 };
+    await assert.rejects(postProcess(printed, postProcessingOf(options({ watermark: { text: "LATE" } })), limits), (err: unknown) => {
+      assert.ok(err instanceof RenderFailure && err.reason === "deadline", inspect(err));
+      assert.match(err.message, /post-processing did not finish within the render deadline \(pdf-lib, watermark\)/);
+      return true;
+    });
+  });
+
+  it("sweeps the scratch directories of processes that are gone, never a living one's", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "postprocess-sweep-"));
+    try {
+      const gone = spawnSync("true").pid;
+      for (const name of [`pressroom-pdf-${gone}-abc`, `pressroom-pdf-${process.pid}-def`, "unrelated"]) mkdirSync(path.join(dir, name));
+      assert.deepEqual(await sweepAbandonedScratch(dir), [`pressroom-pdf-${gone}-abc`]);
+      assert.deepEqual(readdirSync(dir).sort(), [`pressroom-pdf-${process.pid}-def`, "unrelated"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

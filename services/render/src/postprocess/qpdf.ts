@@ -1,7 +1,7 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { RenderFailure } from "../engine";
-import { runTool, ToolFailed, withWorkDir } from "./tools";
+import { RenderFailure, byteSize } from "../engine";
+import { readOutput, runTool, ToolFailed, withWorkDir, type ToolLimits } from "./tools";
 import type { Encryption } from "./options";
 
 /** qpdf exits 3 when it wrote its output with warnings (e.g. a damaged input it repaired). */
@@ -17,7 +17,7 @@ const yn = (allowed: boolean) => (allowed ? "y" : "n");
  * for accessibility stays allowed, as AES-256 requires), modify (the document and page
  * assembly), annotate (comments and form filling).
  */
-export async function encrypt(pdf: Uint8Array, encryption: Encryption, timeoutMs: number): Promise<Uint8Array> {
+export async function encrypt(pdf: Uint8Array, encryption: Encryption, limits: ToolLimits): Promise<Uint8Array> {
   // Each password is one positional argument (qpdf 11.3 has no --user-password=): a leading -
   // makes it an option, which qpdf quotes back on stderr, and a control character (a line
   // break) splits it. The gateway refuses both; this holds should a job carry one anyway.
@@ -45,8 +45,8 @@ export async function encrypt(pdf: Uint8Array, encryption: Encryption, timeoutMs
       output,
     ];
     await writeFile(argfile, args.join("\n") + "\n", { mode: 0o600 });
-    await runTool("qpdf", [`@${argfile}`], timeoutMs, QPDF_OK).catch((err: unknown) => Promise.reject(withoutPasswords(err)));
-    return readFile(output);
+    await runTool("qpdf", [`@${argfile}`], limits, QPDF_OK).catch((err: unknown) => Promise.reject(withoutPasswords(err)));
+    return readOutput(output, "qpdf", limits.maxOutputBytes);
   });
 }
 
@@ -61,13 +61,37 @@ function withoutPasswords(err: unknown): unknown {
   );
 }
 
-/** The pages of `parts`, in order, as one PDF (qpdf --empty --pages): each part's pages, fonts and images, none of its document-level structure. */
-export async function merge(parts: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+/** Takes the next part of a merge: written to disk at once, its bytes not kept. */
+export type AddPart = (part: Uint8Array) => Promise<void>;
+
+/**
+ * The pages of the parts `produce` adds, in order, as one PDF (qpdf --empty --pages): each
+ * part's pages, fonts and images, none of its document-level structure. Each part goes to the
+ * job's scratch directory as it comes (the parts are never all in memory), and their total is
+ * held to the output cap as they come: past it the merge fails `output_cap` at once, before the
+ * parts left are rendered.
+ */
+export async function mergeParts(
+  produce: (add: AddPart) => Promise<void>,
+  limits: ToolLimits,
+  joining: (join: () => Promise<Uint8Array>) => Promise<Uint8Array> = (join) => join(),
+): Promise<Uint8Array> {
   return withWorkDir(async (dir) => {
-    const inputs = parts.map((_, i) => join(dir, `part-${i}.pdf`));
-    await Promise.all(parts.map((part, i) => writeFile(inputs[i]!, part, { mode: 0o600 })));
+    const inputs: string[] = [];
+    let total = 0;
+    await produce(async (part) => {
+      total += part.byteLength;
+      if (total > limits.maxOutputBytes) {
+        throw new RenderFailure("output_cap", `the documents add up to more than ${byteSize(limits.maxOutputBytes)} (the output size cap)`);
+      }
+      const input = join(dir, `part-${inputs.length}.pdf`);
+      await writeFile(input, part, { mode: 0o600 });
+      inputs.push(input);
+    });
     const output = join(dir, "merged.pdf");
-    await runTool("qpdf", ["--empty", "--pages", ...inputs, "--", output], timeoutMs, QPDF_OK);
-    return readFile(output);
+    return joining(async () => {
+      await runTool("qpdf", ["--empty", "--pages", ...inputs, "--", output], limits, QPDF_OK);
+      return readOutput(output, "qpdf", limits.maxOutputBytes);
+    });
   });
 }

@@ -53,7 +53,7 @@ export class EngineProducer implements DocumentProducer {
       signal.throwIfAborted();
       const output =
         printed.contentType === "application/pdf" && wantsPostProcessing(steps)
-          ? { ...printed, data: await postProcess(printed.data, steps, deadlineAt) }
+          ? { ...printed, data: await postProcess(printed.data, steps, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes }) }
           : printed;
       if (output.data.byteLength > this.deps.maxOutputBytes) throw outputCap(this.deps.maxOutputBytes);
       const format = formatOf(output.contentType);
@@ -103,8 +103,9 @@ export class EngineProducer implements DocumentProducer {
 
   /**
    * A merged PDF: each part rendered in its own page, one after the other, within what is left
-   * of the job's deadline, then their pages joined in order. A part that fails fails the job,
-   * its error naming the part's index.
+   * of the job's deadline, and written to disk as it comes (their total held to the output cap),
+   * then their pages joined in order. A part that fails fails the job, its error naming the
+   * part's index.
    */
   private async renderDocuments(
     job: DocumentJob,
@@ -113,26 +114,27 @@ export class EngineProducer implements DocumentProducer {
     deadlineAt: number,
     signal: AbortSignal,
   ): Promise<RenderOutput> {
-    const printed: RenderOutput[] = [];
+    let pages = 0;
+    let renderMs = 0;
+    const scriptErrors: string[] = [];
     // What the whole request says of every part's script and sub-resources.
     const strictness = { failOnScriptError: options.failOnScriptError, failOnResourceError: options.failOnResourceError };
-    for (const [index, part] of parts.entries()) {
-      const source = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
-      const rendering = this.renderOne(job.keyId, job.jobId, source, { ...optionsOfContract(part.options), ...strictness }, { signal }, deadlineAt);
-      printed.push(await rendering.catch((err: unknown) => Promise.reject(signal.aborted ? err : namingPart(err, index))));
-    }
-    signal.throwIfAborted();
     const data = await merge(
-      printed.map((p) => p.data),
-      Math.max(1, Math.floor(deadlineAt - performance.now())),
+      async (add) => {
+        for (const [index, part] of parts.entries()) {
+          const source = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
+          const rendering = this.renderOne(job.keyId, job.jobId, source, { ...optionsOfContract(part.options), ...strictness }, { signal }, deadlineAt);
+          const printed = await rendering.catch((err: unknown) => Promise.reject(signal.aborted ? err : namingPart(err, index)));
+          await add(printed.data).catch((err: unknown) => Promise.reject(namingPart(err, index)));
+          pages += printed.pages;
+          renderMs += printed.renderMs;
+          scriptErrors.push(...(printed.scriptErrors ?? []).map((line) => `documents[${index}]: ${line}`));
+        }
+        signal.throwIfAborted();
+      },
+      { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes },
     );
-    return {
-      data,
-      contentType: "application/pdf",
-      pages: printed.reduce((sum, p) => sum + p.pages, 0),
-      renderMs: printed.reduce((sum, p) => sum + p.renderMs, 0),
-      scriptErrors: printed.flatMap((p, index) => (p.scriptErrors ?? []).map((line) => `documents[${index}]: ${line}`)),
-    };
+    return { data, contentType: "application/pdf", pages, renderMs, scriptErrors };
   }
 
   /**

@@ -18,6 +18,18 @@ export function failureOf(err: unknown): jobEventsV1.JobFailed {
     : { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true };
 }
 
+/**
+ * A poison job: the browser (or the worker) died under it at `deaths` attempts. Its document is
+ * presumed to kill what renders it, so it is not tried again, and it is the customer's: charged.
+ */
+export function poisonJob(deaths: number): AppError {
+  return new AppError(
+    "RENDER_FAILED",
+    `the document was rendering each time the browser or its worker died (${deaths} times): it is not tried again (a poison job)`,
+    "",
+  );
+}
+
 /** Whether another attempt may succeed: our failures, and a page lost with others (which may be ours or the document's). */
 export function worthRetrying(err: unknown): boolean {
   return failureOf(err).code !== "RENDER_FAILED" || (err instanceof RenderFailure && err.retryable);

@@ -6,10 +6,14 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, type storageV1 } from "@pressroom/contracts";
 import { appendJobEvent, jobEvent, readJobEvents, retainedAcceptance, type JobEvent, type StoredJobEvent } from "@pressroom/domain";
-import { AppError, createLogger, publishEvent, streams, subjects } from "@pressroom/platform";
-import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
+import { AppError, createDb, createLogger, migrateToLatest, publishEvent, streams, subjects } from "@pressroom/platform";
+import { isolatedDatabase, provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
+import type { Kysely } from "kysely";
 import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection } from "nats";
 import { RenderFailure, type DocumentJob, type DocumentProducer, type ProducedDocument } from "../producer/producer";
+import type { RenderDb } from "../db";
+import { migrations } from "../migrations";
+import { attemptLog } from "./attempts";
 import { RenderWorker } from "./worker";
 
 /**
@@ -22,18 +26,26 @@ import { RenderWorker } from "./worker";
  * registration, a service of its own, tested end to end).
  */
 
-/** What the fake producer does on each call for a job, in order. */
-type Step = "document" | "until-cancelled" | Error;
+/** What the fake producer does on each call for a job, in order ("slow-document": a document after 300 ms). */
+type Step = "document" | "slow-document" | "until-cancelled" | Error;
 
 class ScriptedProducer implements DocumentProducer {
   readonly scripts = new Map<string, Step[]>();
   readonly calls: { job: DocumentJob; signal: AbortSignal }[] = [];
   readonly released: string[] = [];
+  /** Slow documents being made now, and the most made at once. */
+  slowNow = 0;
+  slowAtOnce = 0;
 
   async produce(job: DocumentJob, signal: AbortSignal): Promise<ProducedDocument> {
     this.calls.push({ job, signal });
     const step = this.scripts.get(job.jobId)?.shift() ?? "document";
     if (step instanceof Error) throw step;
+    if (step === "slow-document") {
+      this.slowAtOnce = Math.max(this.slowAtOnce, ++this.slowNow);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      this.slowNow--;
+    }
     if (step === "until-cancelled") {
       return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true }));
     }
@@ -62,6 +74,8 @@ describe("render worker: delivery, against a fake producer", () => {
   let js: JetStreamClient;
   let jsm: JetStreamManager;
   let worker: RenderWorker;
+  let database: { url: string; drop(): Promise<void> };
+  let db: Kysely<RenderDb>;
   const producer = new ScriptedProducer();
   const stored: storageV1.OutputMetadata[] = [];
   const storeFailures: Error[] = [];
@@ -73,11 +87,15 @@ describe("render worker: delivery, against a fake producer", () => {
     nc = await connect({ servers: nats.url });
     js = nc.jetstream();
     jsm = await nc.jetstreamManager();
+    database = await isolatedDatabase("pressroom_render_worker_test");
+    db = createDb<RenderDb>({ url: database.url, schema: "render" });
+    await migrateToLatest(db, "render", migrations);
     worker = new RenderWorker({
       nc,
       js,
       jsm,
       producer,
+      attempts: attemptLog(db),
       store: async (metadata, data) => {
         const failure = storeFailures.shift();
         if (failure) throw failure;
@@ -103,6 +121,8 @@ describe("render worker: delivery, against a fake producer", () => {
     await worker?.finish();
     await nc?.close();
     await nats?.stop();
+    await db?.destroy();
+    await database?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -231,6 +251,53 @@ describe("render worker: delivery, against a fake producer", () => {
     assert.equal(producer.callsFor(jobId).length, 3);
     assert.deepEqual(await typesOf(jobId), ["job.accepted", "job.started 1", "job.started 2", "job.started 3", "job.failed"]);
     assert.equal(stored.filter((m) => m.jobId === jobId).length, 0);
+  });
+
+  /** The browser died under the job (as Generation reports it). */
+  const browserDied = () => new RenderFailure("crashed", "the browser stopped while rendering the document", true);
+
+  it("fails a poison job at its second death, charged, never trying it a third time (issue 39)", async () => {
+    const jobId = `job_${randomUUID()}`;
+    producer.scripts.set(jobId, [browserDied(), browserDied(), "document"]);
+    const failed = await outcomeOf(acceptance(jobId));
+    assert.equal(failed.type, "job.failed");
+    assert.equal(failed.failed?.code, "RENDER_FAILED");
+    assert.equal(failed.failed?.refund, false, "charged");
+    assert.match(failed.failed?.message ?? "", /died \(2 times\).*a poison job/);
+    assert.equal(producer.callsFor(jobId).length, 2);
+    assert.deepEqual(await typesOf(jobId), ["job.accepted", "job.started 1", "job.started 2", "job.failed"]);
+    assert.deepEqual([...(await attemptLog(db).ends(jobId))], [[1, "died"]], "the first death is written where every replica reads it");
+  });
+
+  it("tries a job caught in one death again as before: it succeeds, or is refunded when our failures last", async () => {
+    const caught = `job_${randomUUID()}`;
+    producer.scripts.set(caught, [browserDied(), "document"]);
+    assert.equal((await outcomeOf(acceptance(caught))).type, "job.succeeded");
+    const unlucky = `job_${randomUUID()}`;
+    const noBrowser = () => new RenderFailure("crashed", "no browser was available to render the document");
+    producer.scripts.set(unlucky, [browserDied(), noBrowser(), noBrowser()]);
+    const failed = await outcomeOf(acceptance(unlucky));
+    assert.deepEqual({ ...failed.failed }, { code: "INTERNAL_ERROR", message: "the render failed on our side", refund: true, callback: false });
+    assert.equal(producer.callsFor(unlucky).length, 3);
+    assert.deepEqual(
+      [...(await attemptLog(db).ends(unlucky))],
+      [
+        [1, "died"],
+        [2, "retried"],
+      ],
+    );
+  });
+
+  it("runs the jobs caught in a death again one at a time on a worker, so that a poison job's next death catches no other", async () => {
+    const jobs = [`job_${randomUUID()}`, `job_${randomUUID()}`];
+    for (const jobId of jobs) producer.scripts.set(jobId, [browserDied(), "slow-document"]);
+    producer.slowAtOnce = 0;
+    const outcomes = await Promise.all(jobs.map((jobId) => outcomeOf(acceptance(jobId))));
+    assert.deepEqual(
+      outcomes.map((event) => event.type),
+      ["job.succeeded", "job.succeeded"],
+    );
+    assert.equal(producer.slowAtOnce, 1, "their second attempts never ran at once, though the worker has two slots");
   });
 
   it("charges a document fault at once, never trying again: job.failed RENDER_FAILED naming what the document did", async () => {

@@ -25,7 +25,8 @@ import {
 } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { RenderFailure, type DocumentProducer, type ProducedDocument } from "../producer/producer";
-import { failureOf, worthRetrying } from "./failure";
+import { deathsBefore, POISON_DEATHS, type AttemptLog } from "./attempts";
+import { failureOf, poisonJob, worthRetrying } from "./failure";
 import { jobMetrics } from "./metrics";
 
 /** Stores an output's bytes and registers them with storage, which names it and signs its URL (storeOutput). */
@@ -37,6 +38,8 @@ export interface WorkerDeps {
   jsm: JetStreamManager;
   /** What makes each job's document. */
   producer: DocumentProducer;
+  /** How attempts that will be tried again ended, for every replica to count a job's deaths. */
+  attempts: AttemptLog;
   store: OutputStore;
   /** The largest output announced with its bytes (see announcedOutput); 0: none. */
   announcedOutputMaxBytes: number;
@@ -66,6 +69,9 @@ class AbandonedCommand extends Error {}
  * or refund.
  */
 export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
+  /** The end of the queue of jobs that were in flight at a death: they run one at a time here. */
+  private suspects: Promise<void> = Promise.resolve();
+
   constructor(private readonly deps: WorkerDeps) {
     super(
       { js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 },
@@ -85,6 +91,12 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
 
   protected async apply(command: jobEventsV1.RenderCommand, msg: JsMsg): Promise<void> {
     const attempt = msg.info.redeliveryCount;
+    const deaths = attempt > 1 ? await this.deathsOf(command.jobId, attempt) : 0;
+    if (deaths >= POISON_DEATHS) {
+      this.deps.logger.warn({ jobId: command.jobId, deaths }, "a poison job: in flight at every death; failing it, charged");
+      await this.settleFailure(msg, command, poisonJob(deaths));
+      return;
+    }
     if (attempt > RENDER_ATTEMPTS) {
       // Every attempt died (killed, out of memory) before recording an outcome: this delivery records it.
       this.deps.logger.error({ jobId: command.jobId, attempts: RENDER_ATTEMPTS }, "every render attempt died; failing the job");
@@ -92,6 +104,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       return;
     }
     const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
+    // A job that was in flight at a death runs while no other such job does on this worker (its
+    // browser): a poison job's next death then catches no other job for the second time.
+    const release = deaths > 0 ? await this.suspectTurn() : undefined;
     try {
       await this.process(command, attempt, msg.info.timestampNanos / 1e6);
       msg.ack();
@@ -105,16 +120,48 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
         msg.ack();
         return;
       }
-      if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
+      const died = err instanceof RenderFailure && err.browserDied;
+      if (died && deaths + 1 >= POISON_DEATHS) {
+        this.deps.logger.warn({ jobId: command.jobId, deaths: deaths + 1 }, "a poison job: the browser died under it again; failing it, charged");
+        await this.settleFailure(msg, command, poisonJob(deaths + 1));
+      } else if (!worthRetrying(err) || attempt >= RENDER_ATTEMPTS) {
         await this.settleFailure(msg, command, err);
       } else {
         // Ours (a browser crash, a dependency down), or pages lost together: another attempt, on this worker or another.
         this.deps.logger.warn({ err, jobId: command.jobId, attempt }, "render failed on our side; redelivering");
+        // Unwritten, the attempt counts as a death at the next delivery: logged, and tried again all the same.
+        await this.deps.attempts
+          .record(command.jobId, attempt, died ? "died" : "retried")
+          .catch((recordErr: unknown) => this.deps.logger.error({ err: recordErr, jobId: command.jobId }, "could not record how the attempt ended"));
         msg.nak(err instanceof RenderFailure && attempt === 1 ? 250 : 1_000 * attempt);
       }
     } finally {
       clearInterval(heartbeat);
+      release?.();
     }
+  }
+
+  /**
+   * The deaths the job was in flight at before this attempt. Unreadable (the database down), none:
+   * the job is tried as before, rather than left without an outcome when its deliveries run out.
+   */
+  private async deathsOf(jobId: string, attempt: number): Promise<number> {
+    try {
+      const [history, ends] = await Promise.all([readJobEvents(this.deps.jsm, jobId), this.deps.attempts.ends(jobId)]);
+      return deathsBefore(attempt, history, ends);
+    } catch (err) {
+      this.deps.logger.error({ err, jobId }, "could not count the job's deaths; trying it as if none");
+      return 0;
+    }
+  }
+
+  /** Waits for this worker's turn to run a job that was in flight at a death; resolves to the turn's release. */
+  private suspectTurn(): Promise<() => void> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => (release = resolve));
+    const previous = this.suspects;
+    this.suspects = previous.then(() => turn);
+    return previous.then(() => release);
   }
 
   /** Records the job's failure and acks its command; a failure to record leaves it for the next delivery. */
