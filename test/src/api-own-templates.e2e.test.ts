@@ -367,7 +367,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
         assert.equal(file.headers["x-content-type-options"], "nosniff");
       }
       expectError(await h.api.get("/v1/templates/branded/versions/2/assets/style.css", { key: a.apiKey }), 404, "NOT_FOUND");
-      expectError(await h.api.get("/v1/templates/branded/versions/3/assets/logo.png", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");
+      expectError(await h.api.get("/v1/templates/branded/versions/3/assets/logo.png", { key: a.apiKey }), 404, "TEMPLATE_VERSION_NOT_FOUND");
       expectError(await h.api.get("/v1/templates/branded/versions/1/assets/logo.png", { key: b.apiKey }), 404, "TEMPLATE_NOT_FOUND");
       expectError(await h.api.get("/v1/templates/branded/versions/1/assets/logo.png"), 401, "AUTH_INVALID");
       expectError(await h.api.get("/v1/templates/invoice/versions/1/assets/logo.png", { key: a.apiKey }), 404, "TEMPLATE_NOT_FOUND");

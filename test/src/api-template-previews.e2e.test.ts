@@ -148,14 +148,14 @@ describe("template previews: an unsaved draft's, and each version's own", () => 
     assert.equal(await previewsUsed(apiKey), 3);
     assert.equal((await storedPreviews(keyId)).length, 2);
 
-    for (const path of [
-      "/v1/templates/card/versions/3/preview.png",
-      "/v1/templates/card/versions/0/preview.png",
-      "/v1/templates/card/versions/x/preview.png",
+    for (const [path, code] of [
+      ["/v1/templates/card/versions/3/preview.png", "TEMPLATE_VERSION_NOT_FOUND"],
+      ["/v1/templates/card/versions/0/preview.png", "TEMPLATE_NOT_FOUND"],
+      ["/v1/templates/card/versions/x/preview.png", "TEMPLATE_NOT_FOUND"],
     ]) {
-      const missing = await h.api.get(path, { key: apiKey });
+      const missing = await h.api.get(path!, { key: apiKey });
       assert.equal(missing.status, 404, `${path}: ${missing.text}`);
-      assert.equal(missing.json.code, "TEMPLATE_NOT_FOUND");
+      assert.equal(missing.json.code, code);
     }
     const foreign = await h.api.get("/v1/templates/card/versions/1/preview.png", { key: otherKey });
     assert.equal(foreign.status, 404, "another key's template version answers like a missing one");

@@ -8,6 +8,7 @@ import { identityV1, meteringV1 } from "@pressroom/contracts";
 import { createGrpcClient, ensureGrpcCertificates, type GrpcPeer, LOCAL_RELEASE } from "@pressroom/platform";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { clientsAs, startHarness, WITHOUT_RENDER, type Harness, type PeerClients } from "./test-support/harness";
+import { eventually } from "./test-support/webhook-receiver";
 
 /**
  * Every gRPC hop is mutual TLS, and each server answers each method only to
@@ -90,7 +91,9 @@ describe("gRPC: mutual TLS and per-method callers", () => {
       assert.equal(result.code, GrpcStatus.PERMISSION_DENIED, `${name}: ${result.details}`);
       assert.match(result.details, /^this certificate may not call /);
     }
-    assert.match(h.stack.output(), /"identity":"spiffe:\/\/pressroom\.local\/ns\/team-b\/release\/pressroom\/service\/admin"/);
+    // The refusal's log line reaches the stack's output a moment after the answer.
+    const logged = /"identity":"spiffe:\/\/pressroom\.local\/ns\/team-b\/release\/pressroom\/service\/admin"/;
+    await eventually("the refused identity in identity's log", async () => (logged.test(h.stack.output()) ? true : undefined), 5_000, 50);
   });
 
   it("a server whose certificate names another service is refused by the client", async () => {

@@ -250,7 +250,8 @@ export const templateAssetOperation: ZodOpenApiOperationObject = {
     "The bytes of a file the version carries (a font, image or stylesheet its html names as assets/<name>), for its owner only, " +
     "with the media type its extension gives (application/octet-stream when none). Always a download (Content-Disposition: attachment, " +
     "a sandboxing Content-Security-Policy): an asset is never run as a page of the API's origin. " +
-    "Another account's template, a public one, a version that does not exist: 404 TEMPLATE_NOT_FOUND; a name the version has no asset of: 404 NOT_FOUND.",
+    "Another account's template or a public one: 404 TEMPLATE_NOT_FOUND; a version the template does not have: 404 TEMPLATE_VERSION_NOT_FOUND; " +
+    "a name the version has no asset of: 404 NOT_FOUND.",
   tags: ["Templates"],
   security: KEYED,
   requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/), name: z.string() }) },
@@ -267,8 +268,9 @@ export const templateAssetOperation: ZodOpenApiOperationObject = {
       content: Object.fromEntries(ASSET_MEDIA_TYPES.map((type) => [type, { schema: z.string().meta({ contentMediaType: type }) }])),
     },
     "404": errorResponse(
-      "TEMPLATE_NOT_FOUND: no own template has this id and version for this key. NOT_FOUND: the version has no asset of this name.",
-      ["TEMPLATE_NOT_FOUND", "NOT_FOUND"],
+      "TEMPLATE_NOT_FOUND: no own template has this id for this key. TEMPLATE_VERSION_NOT_FOUND: it has no version n (the message names its versions). " +
+        "NOT_FOUND: the version has no asset of this name.",
+      ["TEMPLATE_NOT_FOUND", "TEMPLATE_VERSION_NOT_FOUND", "NOT_FOUND"],
       RATE_HEADERS,
     ),
     ...keyedErrors,
@@ -295,6 +297,7 @@ const PREVIEW_PNG = { "image/png": { schema: z.string().meta({ contentMediaType:
 /** GET preview.png of the current version or of one version: the same answers. */
 const previewOperation = (
   operation: Pick<ZodOpenApiOperationObject, "operationId" | "summary" | "description" | "requestParams">,
+  missing: ReturnType<typeof errorResponse>,
 ): ZodOpenApiOperationObject => ({
   ...operation,
   tags: ["Templates"],
@@ -309,7 +312,7 @@ const previewOperation = (
       description: "Not modified since the ETag given in If-None-Match.",
       headers: z.object({ "Request-Id": headers.requestId, ETag: headers.etag, ...OPTIONAL_RATE_HEADERS }),
     },
-    "404": notFound(OPTIONAL_RATE_HEADERS),
+    "404": missing,
     "422": errorResponse("RENDER_FAILED: the preview failed (script error, its deadline, limits); charged.", ["RENDER_FAILED"], RATE_HEADERS),
     ...keyedErrors,
     "429": PREVIEW_ADMISSION(OPTIONAL_RATE_HEADERS),
@@ -322,21 +325,27 @@ const PREVIEW_RULES =
   "admitted and counted like a save's (previews in GET /v1/keys/usage). Without a key, reads are kept for a few seconds and limited per client address. " +
   "Conditional requests (If-None-Match) are answered 304.";
 
-export const templatePreviewOperation = previewOperation({
-  operationId: "getTemplatePreview",
-  summary: "A preview of a template rendered with its sample data",
-  description: `The current version's. ${PREVIEW_RULES}`,
-  requestParams: { path: z.object({ id: TemplateId }) },
-});
+export const templatePreviewOperation = previewOperation(
+  {
+    operationId: "getTemplatePreview",
+    summary: "A preview of a template rendered with its sample data",
+    description: `The current version's. ${PREVIEW_RULES}`,
+    requestParams: { path: z.object({ id: TemplateId }) },
+  },
+  notFound(OPTIONAL_RATE_HEADERS),
+);
 
-export const templateVersionPreviewOperation = previewOperation({
-  operationId: "getTemplateVersionPreview",
-  summary: "The preview of one version of a template",
-  description:
-    `Each version keeps its own preview, rendered with that version's sample data (an own template's preview_url points here), so that two versions ` +
-    `can be compared. ${PREVIEW_RULES}`,
-  requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
-});
+export const templateVersionPreviewOperation = previewOperation(
+  {
+    operationId: "getTemplateVersionPreview",
+    summary: "The preview of one version of a template",
+    description:
+      `Each version keeps its own preview, rendered with that version's sample data (an own template's preview_url points here), so that two versions ` +
+      `can be compared. ${PREVIEW_RULES}`,
+    requestParams: { path: z.object({ id: TemplateId, n: z.string().regex(/^[1-9]\d{0,9}$/) }) },
+  },
+  versionNotFound,
+);
 
 export const previewDraftOperation: ZodOpenApiOperationObject = {
   operationId: "previewTemplateDraft",

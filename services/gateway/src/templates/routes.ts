@@ -146,10 +146,9 @@ export function templateRoutes(deps: TemplateRouteDeps) {
     async getTemplateAsset(ctx: Context) {
       const principal = await keyed(deps, ctx);
       const id = pathId(ctx);
-      const n = ctx.params.n as string;
-      if (!/^[1-9]\d{0,8}$/.test(n)) throw templateNotFound(id);
+      const version = versionParam(ctx);
       const name = ctx.params.name as string;
-      const asset = await call(catalog, catalog.getTemplateAsset, { owner: principal.keyId, id, version: Number(n), name });
+      const asset = await call(catalog, catalog.getTemplateAsset, { owner: principal.keyId, id, version, name });
       ctx.status = 200;
       ctx.type = asset.contentType;
       ctx.set("Content-Disposition", contentDisposition(name, true));

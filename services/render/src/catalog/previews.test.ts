@@ -148,7 +148,7 @@ describe("catalog previews: renders of their own", () => {
     assert.notDeepEqual(Buffer.from(first.png), Buffer.from(second.png));
     assert.deepEqual(Buffer.from(current.png), Buffer.from(second.png));
     assert.deepEqual(keys, [], "read, not rendered");
-    await assert.rejects(preview(3), { code: "TEMPLATE_NOT_FOUND" });
+    await assert.rejects(preview(3), { code: "TEMPLATE_VERSION_NOT_FOUND" });
     await invoke(service.deleteTemplate, renderV1.DeleteTemplateRequest.fromPartial({ id: "versions", owner: "key-a" }));
     assert.equal((await db.selectFrom("previews").select("version").where("id", "=", "versions").execute()).length, 0);
   });

@@ -58,7 +58,7 @@ describe("a built-in added later never shadows an account's own template of the 
   it("finds the owner's own template, current or pinned; everyone else, the public one", async () => {
     assert.deepEqual(await catalog.find("ledger", "key-a").then((t) => [t.owner, t.version, t.body]), ["key-a", 2, "<p>mine, v2</p>"]);
     assert.deepEqual(await catalog.find("ledger", "key-a", 1).then((t) => [t.owner, t.body]), ["key-a", "<p>mine, v1</p>"]);
-    await assert.rejects(catalog.find("ledger", "key-a", 3), { code: "TEMPLATE_NOT_FOUND" });
+    await assert.rejects(catalog.find("ledger", "key-a", 3), { code: "TEMPLATE_VERSION_NOT_FOUND" });
     assert.equal((await catalog.find("ledger", "key-b")).owner, "");
     assert.equal((await catalog.find("ledger")).owner, "");
     assert.equal(await catalog.shadowed("ledger"), true);
