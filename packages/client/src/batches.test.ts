@@ -1,21 +1,14 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { Pressroom } from "./index";
-import { TestServer, json } from "./test-support/server";
+import { TestServer, json, serverForSuite } from "./test-support/server";
 
 describe("Pressroom's batches over HTTP", () => {
   let server: TestServer;
   let client: Pressroom;
-
-  before(async () => {
-    server = await TestServer.start();
-  });
-  after(async () => {
-    await server.close();
-  });
-  beforeEach(() => {
-    server.requests.length = 0;
-    client = new Pressroom({ apiKey: "pr_test_key_0123456789", baseUrl: server.baseUrl });
+  serverForSuite((s, c) => {
+    server = s;
+    client = c;
   });
 
   it("batches: createBatch posts the items with an Idempotency-Key, batch, batchItems and cancelBatch reach their paths", async () => {

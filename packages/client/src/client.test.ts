@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { Pressroom, PressroomError, type FetchLike, type RenderSucceeded } from "./index";
-import { TestServer, closedPort, json } from "./test-support/server";
+import { TestServer, closedPort, json, serverForSuite } from "./test-support/server";
 
 const API_KEY = "pr_test_key_0123456789";
 
@@ -27,17 +27,10 @@ async function rejection(promise: Promise<unknown>): Promise<PressroomError> {
 describe("Pressroom over HTTP", () => {
   let server: TestServer;
   let client: Pressroom;
-
-  before(async () => {
-    server = await TestServer.start();
-  });
-  after(async () => {
-    await server.close();
-  });
-  beforeEach(() => {
-    server.requests.length = 0;
-    client = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl });
-  });
+  serverForSuite((s, c) => {
+    server = s;
+    client = c;
+  }, API_KEY);
 
   it("render (sync) posts JSON with the bearer key and returns the output", async () => {
     server.handler = (_req, res) => json(res, 200, succeeded);

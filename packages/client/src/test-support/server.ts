@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { after, before, beforeEach } from "node:test";
+import { Pressroom } from "../index";
 
 export interface RecordedRequest {
   method: string;
@@ -54,6 +56,24 @@ export class TestServer {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve, reject) => this.#server.close((err) => (err ? reject(err) : resolve())));
   }
+}
+
+/**
+ * Registers a suite's server: started before its tests, closed after them; each test starts with
+ * no request recorded and a fresh client of it, handed to `each`.
+ */
+export function serverForSuite(each: (server: TestServer, client: Pressroom) => void, apiKey = "pr_test_key_0123456789"): void {
+  let server: TestServer;
+  before(async () => {
+    server = await TestServer.start();
+  });
+  after(async () => {
+    await server.close();
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+    each(server, new Pressroom({ apiKey, baseUrl: server.baseUrl }));
+  });
 }
 
 export function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
