@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
+# One build at a time on a machine: the test files that need the images may run side by side.
+exec 9>"${TMPDIR:-/tmp}/pressroom-images.lock"
+flock 9
 export CONTAINERS_CONF="$root/deploy/podman/containers.conf"
 
 services=(gateway identity metering render storage webhook)

@@ -348,8 +348,11 @@ export async function startServices(options: StackOptions, only: readonly Servic
   const running: RunningServices = {
     processes,
     async stop() {
-      const order = [...SERVICE_NAMES].reverse().filter((name) => processes.has(name));
-      for (const name of order) await stopService(processes.get(name)!.child, STOP_GRACE_MS);
+      // The edge first, so that no new work comes in; then the rest side by side: each one's
+      // shutdown waits for its own work (render's jobs in flight, webhook's deliveries), never for another's.
+      const gateway = processes.get("gateway");
+      if (gateway) await stopService(gateway.child, STOP_GRACE_MS);
+      await Promise.all([...processes.values()].filter((proc) => proc !== gateway).map((proc) => stopService(proc.child, STOP_GRACE_MS)));
     },
     async kill(name) {
       const proc = processes.get(name);
