@@ -224,6 +224,8 @@ export function provisionNats(natsUrl: string, env: NodeJS.ProcessEnv = {}): Pro
 /** How long a stopping service may take (its own shutdown bound, SHUTDOWN_TIMEOUT_MS, is 20 s) before it is killed. */
 export const STOP_GRACE_MS = 22_000;
 
+const STOP_ORDER: readonly (readonly ServiceName[])[] = [["gateway"], ["render", "webhook"], ["metering", "storage", "identity"]];
+
 /** Every live descendant of a process (render's Chromium and its helpers), read from /proc. */
 export function descendantsOf(pid: number): number[] {
   const children = new Map<number, number[]>();
@@ -348,11 +350,11 @@ export async function startServices(options: StackOptions, only: readonly Servic
   const running: RunningServices = {
     processes,
     async stop() {
-      // The edge first, so that no new work comes in; then the rest side by side: each one's
-      // shutdown waits for its own work (render's jobs in flight, webhook's deliveries), never for another's.
-      const gateway = processes.get("gateway");
-      if (gateway) await stopService(gateway.child, STOP_GRACE_MS);
-      await Promise.all([...processes.values()].filter((proc) => proc !== gateway).map((proc) => stopService(proc.child, STOP_GRACE_MS)));
+      // The edge first, so that no new work comes in; then the workers, whose work in flight still
+      // needs the others; then those, side by side within each step.
+      for (const step of STOP_ORDER) {
+        await Promise.all(step.filter((name) => processes.has(name)).map((name) => stopService(processes.get(name)!.child, STOP_GRACE_MS)));
+      }
     },
     async kill(name) {
       const proc = processes.get(name);
