@@ -7,6 +7,8 @@ export interface BenchDocument {
   endpoint: "/v1/render" | "/v1/image";
   templateId: string;
   data: Record<string, unknown>;
+  /** Sent as raw HTML (`html`) rather than by its template's id (a document with script). */
+  raw?: boolean;
   /** The exact HTML Pressroom renders for this template and data. */
   html: string;
   kind: "pdf" | "png";
@@ -40,4 +42,16 @@ export function benchDocuments(): BenchDocument[] {
       image: t.image ?? undefined,
     };
   });
+}
+
+/** The invoice with a small script, sent as raw HTML: the document whose window cannot be reused. */
+export function scriptedInvoice(invoice: BenchDocument): BenchDocument {
+  const html = invoice.html.replace("</body>", '<script>document.body.dataset.rendered = String(document.querySelectorAll("tr").length);</script></body>');
+  if (html === invoice.html) throw new Error("the invoice has no </body> to put its script before");
+  return { ...invoice, name: "invoice with a script (raw HTML)", raw: true, data: {}, html, job: { ...invoice.job, html } };
+}
+
+/** A request's body for the document: its template and data, or its raw HTML. */
+export function requestBody(doc: BenchDocument): string {
+  return JSON.stringify(doc.raw ? { html: doc.html, data: doc.data } : { template_id: doc.templateId, data: doc.data });
 }

@@ -1,7 +1,7 @@
 import { identityV1 } from "@pressroom/contracts";
 import { call, createGrpcClient } from "@pressroom/platform";
 import type { TestStack } from "@pressroom/stack";
-import type { BenchDocument } from "./documents";
+import { requestBody, type BenchDocument } from "./documents";
 import { drive, type RunStats } from "./stats";
 
 /** Business-plan keys for the benchmark: one per concurrent client, so no per-key rate limit is reached. */
@@ -24,7 +24,7 @@ export async function renderThroughPressroom(baseUrl: string, apiKey: string, do
   const response = await fetch(`${baseUrl}${doc.endpoint}`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ template_id: doc.templateId, data: doc.data }),
+    body: requestBody(doc),
   });
   const body = (await response.json()) as { id: string; url?: string; size_bytes?: number; code?: string; error?: string };
   if (response.status !== 200 || !body.url) throw new Error(`render failed: ${response.status} ${body.code} ${body.error}`);
@@ -43,7 +43,7 @@ export async function documentThroughPressroom(baseUrl: string, apiKey: string, 
   const response = await fetch(`${baseUrl}${doc.endpoint}`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", accept: type },
-    body: JSON.stringify({ template_id: doc.templateId, data: doc.data }),
+    body: requestBody(doc),
   });
   const bytes = new Uint8Array(await response.arrayBuffer());
   const magic = Buffer.from(bytes.subarray(0, 4)).toString("latin1");
