@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "@pressroom/stack";
-import type { ApiResponse } from "./test-support/api";
+import { pngSize } from "../../services/render/src/test-support/engine";
+import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
-import { expectRenderFailed, listen } from "./test-support/hostile";
+import { expectRenderFailed, listen, rendersCharged } from "./test-support/hostile";
 import { pdfInfo, pdfText } from "./test-support/pdf";
 
 /** pdfinfo's page size in points, to the point. */
@@ -17,7 +18,7 @@ function pageSize(pdf: Buffer): [number, number] {
 /**
  * Issue 46's choices a request makes about its document, through the public API of one running
  * stack: script errors that fail the job or are listed in its events, sub-resources that must
- * load. The stack may reach loopback (RENDER_ALLOW_LOOPBACK, test-only) on the port of the
+ * load, screenshots of HTML and pages. The stack may reach loopback (RENDER_ALLOW_LOOPBACK, test-only) on the port of the
  * suite's own web server, which stands in for a public site.
  */
 describe("a request's choices about its document (issue 46)", () => {
@@ -39,6 +40,9 @@ describe("a request's choices about its document (issue 46)", () => {
         } else if (url.pathname === "/throwing") {
           res.writeHead(200, { "content-type": "text/html" });
           res.end(`<p>pictured</p><script>throw new Error("from the page")</script>`);
+        } else if (url.pathname === "/tall") {
+          res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+          res.end(`<body style="margin:0"><div style="height:1400px"></div><div id="card" style="width:260px;height:90px;background:#246"></div></body>`);
         } else if (url.pathname === "/broken.css") {
           res.writeHead(500, { "content-type": "text/plain" });
           res.end("down");
@@ -301,6 +305,92 @@ describe("a request's choices about its document (issue 46)", () => {
       assert.equal(waited.json.status, "succeeded");
       const first = await h.api.get(`/v1/jobs/${holding.json.id as string}`, { key: free });
       assert.equal(first.json.status, "succeeded", "the slot came free when the job in flight ended");
+    });
+  });
+
+  describe("POST /v1/screenshot (issue 46, item 2)", () => {
+    const screenshot = (body: Record<string, unknown>, headers: Record<string, string> = {}, as = key) =>
+      h.api.post("/v1/screenshot", body, { key: as, headers });
+    const size = async (body: Record<string, unknown>) => pngSize(await output(await screenshot(body)));
+    /** A page 1,800 CSS px tall whose box's id comes from the data. */
+    const tall = `<body style="margin:0"><div style="height:1800px;background:#eee"><div id="{{id}}" style="margin-left:30px;width:120px;height:80px;background:#c30"></div></div></body>`;
+
+    it("makes a PNG of raw HTML filled with data: the viewport times the scale, the whole page, one element, a clip", async () => {
+      const response = await screenshot({ html: tall, data: { id: "box-7" }, options: { width: 400, height: 300, device_scale_factor: 2 } });
+      assert.equal(response.json.content_type, "image/png", response.text);
+      assert.deepEqual(pngSize(await output(response)), { width: 800, height: 600 });
+      assert.deepEqual(await size({ html: tall, data: { id: "x" }, options: { width: 400, height: 300, full_page: true } }), { width: 400, height: 1800 });
+      // The element is found by the id the data gave it: the html was filled before it was captured.
+      assert.deepEqual(await size({ html: tall, data: { id: "box-7" }, options: { selector: "#box-7", device_scale_factor: 2 } }), { width: 240, height: 160 });
+      assert.deepEqual(await size({ html: tall, data: {}, options: { clip: { x: 10, y: 1200, width: 150, height: 70 } } }), { width: 150, height: 70 });
+      assert.deepEqual(await size({ html: "<p>no data needed</p>" }), { width: 1280, height: 800 }, "the default viewport; data defaults to {}");
+    });
+
+    it("answers jpeg bytes for Accept: image/jpeg, and webp by format", async () => {
+      const jpeg = await screenshot({ html: "<h1>Photo</h1>", options: { format: "jpeg", quality: 60 } }, { accept: "image/jpeg" });
+      assert.equal(jpeg.status, 200, jpeg.text);
+      assert.equal(jpeg.headers["content-type"], "image/jpeg");
+      assert.deepEqual([...jpeg.body.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+      assert.match(jpeg.headers["pressroom-job-id"] ?? "", /^job_/);
+      const webp = await output(await screenshot({ html: "<h1>Web</h1>", options: { format: "webp" } }));
+      assert.deepEqual([webp.subarray(0, 4).toString("latin1"), webp.subarray(8, 12).toString("latin1")], ["RIFF", "WEBP"]);
+    });
+
+    it("takes a url through the outbound guard: an element below the fold of a page, and a port the guard refuses", async () => {
+      assert.deepEqual(await size({ url: `${origin}/tall`, options: { selector: "#card" } }), { width: 260, height: 90 });
+      assert.deepEqual(await size({ url: `${origin}/tall`, options: { width: 500, height: 400, full_page: true } }), { width: 500, height: 1490 });
+      expectRenderFailed(await screenshot({ url: "http://127.0.0.1:9/page" }), /the url http:\/\/127\.0\.0\.1:9\/page could not be rendered/);
+    });
+
+    it('"async": true answers 202 with Location at once; the job is an image job that ends with the image', async () => {
+      const accepted = await screenshot({ html: tall, data: { id: "a" }, async: true, options: { full_page: true } });
+      assert.equal(accepted.status, 202, accepted.text);
+      assert.deepEqual(accepted.json, { id: accepted.json.id, status: "queued" });
+      assert.equal(accepted.headers.location, `/v1/jobs/${accepted.json.id as string}`);
+      let job: Record<string, unknown> = {};
+      await waitFor(
+        "the screenshot job ended",
+        async () => {
+          job = (await h.api.get(accepted.headers.location!, { key })).json as Record<string, unknown>;
+          return job.status === "succeeded" || job.status === "failed";
+        },
+        30_000,
+        200,
+      );
+      assert.deepEqual([job.status, job.kind, job.content_type], ["succeeded", "image", "image/png"], JSON.stringify(job));
+      assert.deepEqual(pngSize((await h.api.download(job.url as string)).body), { width: 1280, height: 1800 });
+    });
+
+    it("counts one quota unit, a selector that matches nothing too: 422 RENDER_FAILED naming it, charged", async () => {
+      const { apiKey: own } = await h.admin.createKey("pro");
+      const before = await rendersCharged(h.api, own);
+      assert.equal((await screenshot({ html: "<p>one</p>" }, {}, own)).status, 200);
+      assert.equal(await rendersCharged(h.api, own), before + 1);
+      const missing = await screenshot({ html: "<p>one</p>", options: { selector: "#chart" } }, {}, own);
+      expectRenderFailed(missing, /^options\.selector "#chart" matches no element in the page$/);
+      assert.match(errorShape(missing).hint, /selector/);
+      assert.equal(await rendersCharged(h.api, own), before + 2, "the document's own failure is charged");
+    });
+
+    it("refuses bad combinations 422 PAYLOAD_INVALID naming the field, uncharged; /v1/image keeps its template contract", async () => {
+      const clip = { x: 0, y: 0, width: 10, height: 10 };
+      for (const [body, message] of [
+        [{ html: "x", options: { selector: "#a", clip } }, /^options\.clip: give one of full_page, selector and clip, not selector and clip/],
+        [{ html: "x", options: { full_page: true, clip } }, /^options\.clip: give one of full_page, selector and clip, not full_page and clip/],
+        [{ html: "x", url: `${origin}/tall` }, /^exactly one of html, url is required/],
+        [{ data: {} }, /^exactly one of html, url is required/],
+        [{ template_id: "og-image", data: {} }, /^unknown field: template_id/],
+      ] as const) {
+        const refused = await screenshot(body);
+        assert.equal(refused.status, 422, refused.text);
+        const error = errorShape(refused);
+        assert.equal(error.code, "PAYLOAD_INVALID");
+        assert.match(error.error, message);
+        assert.equal(refused.headers["pressroom-job-id"], undefined, "refused before admission: no job");
+      }
+      const templateOnly = await image({ html: "<p>x</p>" });
+      assert.equal(templateOnly.status, 422);
+      assert.match(errorShape(templateOnly).error, /^unknown field: html/);
     });
   });
 

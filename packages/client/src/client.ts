@@ -24,6 +24,7 @@ import type {
   RenderRequest,
   RenderResponse,
   RotatedKeyResponse,
+  ScreenshotRequest,
   SignupResponse,
   Template,
   TemplateInput,
@@ -106,6 +107,17 @@ export class Pressroom {
   }
 
   /**
+   * POST /v1/screenshot: an image (png, or options.format) of raw `html` (filled with `data`) or of a public page (`url`): the
+   * viewport (options.width × height × device_scale_factor), the whole page (full_page), one element (selector) or a clip.
+   * Same answers as `image`; `screenshotDocument` answers the bytes.
+   */
+  screenshot(request: ScreenshotRequest & ({ webhook_url: string } | { async: true }), options?: RequestOptions): Promise<JobQueued>;
+  screenshot(request: ScreenshotRequest, options?: RequestOptions): Promise<ImageResponse>;
+  screenshot(request: ScreenshotRequest, options?: RequestOptions): Promise<ImageResponse> {
+    return this.#call<ImageResponse>("POST", "/v1/screenshot", request, options ?? {});
+  }
+
+  /**
    * POST /v1/render, answered with the PDF itself in one round trip (Accept:
    * application/pdf): the bytes with the job's id, signed URL and expiry; or
    * `queued` when the service's wait ran out (poll `job(id)`, then
@@ -118,6 +130,11 @@ export class Pressroom {
   /** POST /v1/image, answered with the image itself in one round trip (Accept: image/png, or the type of options.format). Same answers as `renderDocument`. */
   imageDocument(request: Omit<ImageRequest, "webhook_url">, options?: RequestOptions): Promise<RenderedDocument | JobQueued> {
     return this.#document("/v1/image", `image/${request.options?.format ?? "png"}`, request, options);
+  }
+
+  /** POST /v1/screenshot, answered with the image itself in one round trip. Same answers as `imageDocument`. */
+  screenshotDocument(request: Omit<ScreenshotRequest, "webhook_url">, options?: RequestOptions): Promise<RenderedDocument | JobQueued> {
+    return this.#document("/v1/screenshot", `image/${request.options?.format ?? "png"}`, request, options);
   }
 
   async #document(path: string, documentType: string, body: object, options: RequestOptions = {}): Promise<RenderedDocument | JobQueued> {

@@ -148,6 +148,35 @@ export interface ImageRequest {
   async?: boolean;
 }
 
+/** A rectangle of the page in CSS pixels, from its top-left corner (a screenshot's `clip`). */
+export interface Clip {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A screenshot's `options`: an image's, and at most one of full_page, selector and clip (none: the viewport). */
+export interface ScreenshotOptions extends ImageOptions {
+  /** The whole page, as tall as the document (at most 10,000 CSS pixels), as wide as the viewport. */
+  full_page?: boolean;
+  /** The first element this CSS selector matches; none fails the job (RENDER_FAILED), naming the selector. */
+  selector?: string;
+  clip?: Clip;
+}
+
+/** Body of POST /v1/screenshot: exactly one of html (a Handlebars template filled with data) or url. */
+export interface ScreenshotRequest {
+  html?: string;
+  url?: string;
+  /** Values for the html (default {}). */
+  data?: object;
+  options?: ScreenshotOptions;
+  webhook_url?: string;
+  /** As RenderRequest's. */
+  async?: boolean;
+}
+
 /** 200 answer of a synchronous render or image request. */
 export interface RenderSucceeded {
   id: string;

@@ -18,6 +18,8 @@ describe("Pressroom's waits over HTTP: async jobs and a slot", () => {
     assert.deepEqual(JSON.parse(server.last.body), { html: "<p>x</p>", data: {}, async: true });
     await client.image({ url: "https://example.com/", data: {}, async: true });
     assert.deepEqual(JSON.parse(server.last.body), { url: "https://example.com/", data: {}, async: true });
+    assert.deepEqual(await client.screenshot({ html: "<p>x</p>", async: true }), { id: "job_03", status: "queued" });
+    assert.deepEqual([server.last.url, JSON.parse(server.last.body)], ["/v1/screenshot", { html: "<p>x</p>", async: true }]);
 
     const states = ["queued", "rendering", "succeeded"];
     server.requests.length = 0;

@@ -56,6 +56,14 @@ export interface WaitFor {
   timeoutMs?: number;
 }
 
+/** A rectangle of the page in CSS pixels, from its top-left corner (a screenshot's clip). */
+export interface Clip {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 /** What the PDF says about itself (information dictionary and XMP). */
 export interface PdfMetadata {
   title?: string;
@@ -143,6 +151,13 @@ export interface RenderOptions {
   imageWidth?: number;
   imageHeight?: number;
   deviceScaleFactor?: number;
+  /**
+   * A screenshot's region, at most one (none: the viewport): the whole page as tall as the
+   * document (at most MAX_IMAGE_SIDE), the one element a CSS selector matches, or a clip.
+   */
+  fullPage?: boolean;
+  selector?: string;
+  clip?: Clip;
 }
 
 /** The keys of A, at any depth, that B does not have: never when A's shape lies within B's. */

@@ -126,6 +126,7 @@ describe("the OpenAPI document", () => {
       "POST /v1/keys/rotate",
       "POST /v1/keys/webhook-secret/rotate",
       "POST /v1/render",
+      "POST /v1/screenshot",
       "POST /v1/templates",
       "POST /v1/templates/preview",
       "POST /v1/webhooks/deliveries/{id}/replay",
@@ -143,7 +144,8 @@ describe("the OpenAPI document", () => {
         }
       }
     }
-    for (const path of ["/v1/render", "/v1/image"]) assert.ok(((doc.paths[path]!.post!.responses as Record<string, Json>)["202"]!.headers as Json).Location);
+    for (const path of ["/v1/render", "/v1/image", "/v1/screenshot"])
+      assert.ok(((doc.paths[path]!.post!.responses as Record<string, Json>)["202"]!.headers as Json).Location);
   });
 
   it("compiles every schema with ajv (draft 2020-12, strict), in place in the document", () => {

@@ -13,6 +13,7 @@ import { Health } from "./meta/api";
 import type { ApiRoute } from "./route";
 import { PageSettings, Template, TemplateList, TemplateVersions } from "./templates/api";
 import { PageInput, TemplateInput, TemplateReplacement } from "./templates/request";
+import { Clip, ScreenshotOptions, ScreenshotRequest } from "./jobs/screenshot";
 import { Delivery, DeliveryId, DeliveryList } from "./webhooks/api";
 import { Session, SessionRequest } from "./console/api";
 
@@ -33,7 +34,8 @@ const planRows = PLAN_ORDER.map((id) => {
 });
 
 const DESCRIPTION = [
-  "Send a template id (or raw HTML) and a JSON data object; get back a PDF (POST /v1/render) or a PNG (POST /v1/image) " +
+  "Send a template id (or raw HTML) and a JSON data object; get back a PDF (POST /v1/render) or a PNG (POST /v1/image); " +
+    "or an image of raw HTML or a public page (POST /v1/screenshot), " +
     "behind an expiring signed download URL, at once or by a signed webhook.",
   "",
   "**Authentication.** Keyed operations take `Authorization: Bearer <API_KEY>` (or the console's session cookie; see POST /console/session). " +
@@ -113,6 +115,9 @@ const SCHEMAS = {
   Batch,
   BatchItem,
   BatchItemList,
+  ScreenshotRequest,
+  ScreenshotOptions,
+  Clip,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

@@ -3,7 +3,7 @@ import { checkoutOperation, checkoutPageOperation, confirmOperation, stripeWebho
 import type { GatewayDeps } from "./deps";
 import { createSessionOperation, deleteSessionOperation, getSessionOperation } from "./console/api";
 import { sessionRoutes } from "./console/session";
-import { imageOperation, jobListOperation, jobViewOperation, renderOperation } from "./jobs/api";
+import { imageOperation, jobListOperation, jobViewOperation, renderOperation, screenshotOperation } from "./jobs/api";
 import { batchItemsOperation, cancelBatchOperation, createBatchOperation, getBatchOperation } from "./jobs/batch-api";
 import { batchRoutes } from "./jobs/batches";
 import { jobHandler } from "./jobs/create";
@@ -58,6 +58,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const table: ApiRoute[] = [
     { method: "POST", path: "/v1/render", operation: renderOperation, handler: jobHandler(job, "render") },
     { method: "POST", path: "/v1/image", operation: imageOperation, handler: jobHandler(job, "image") },
+    { method: "POST", path: "/v1/screenshot", operation: screenshotOperation, handler: jobHandler(job, "screenshot") },
     { method: "GET", path: "/v1/templates", operation: listTemplatesOperation, handler: templates.listTemplates },
     { method: "POST", path: "/v1/templates", operation: createTemplateOperation, handler: templates.createTemplate },
     { method: "GET", path: "/v1/templates/:id", operation: getTemplateOperation, handler: templates.getTemplate },

@@ -197,6 +197,31 @@ class Pressroom:
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/image", image_type, body, idempotency_key, as_bytes, wait_for_slot)
 
+    def screenshot(
+        self,
+        *,
+        html: Optional[str] = None,
+        url: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+        options: Optional[Mapping[str, Any]] = None,
+        webhook_url: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+        as_bytes: bool = False,
+        asynchronous: bool = False,
+        wait_for_slot: Optional[int] = None,
+    ) -> RenderResult:
+        """POST /v1/screenshot: an image of raw ``html`` (filled with ``data``, default ``{}``) or of a public page (``url``).
+
+        ``options``: an image's (``format``, ``quality``, ``omit_background``, ``width``,
+        ``height``, ``device_scale_factor``, ``wait_for``, ...) and at most one of
+        ``full_page`` (the whole page), ``selector`` (one element) and ``clip``
+        (``{"x", "y", "width", "height"}`` in CSS pixels); none: the viewport.
+        Same answers as ``image``, ``as_bytes`` and ``asynchronous`` too.
+        """
+        body = _fields(html=html, url=url, data=data, options=options, webhook_url=webhook_url, **_async(asynchronous))
+        image_type = f"image/{(options or {}).get('format', 'png')}"
+        return self._render("/v1/screenshot", image_type, body, idempotency_key, as_bytes, wait_for_slot)
+
     def _render(
         self, path: str, document_type: str, body: dict[str, Any], idempotency_key: Optional[str], as_bytes: bool, wait_for_slot: Optional[int]
     ) -> RenderResult:

@@ -1,4 +1,4 @@
-"""What the JavaScript client has too: the secret's rotation, a template's preview, waiting for a job, Standard Webhooks."""
+"""What the JavaScript client has too: the secret's rotation, a template's preview, waiting for a job, screenshots, Standard Webhooks."""
 
 from __future__ import annotations
 
@@ -56,6 +56,29 @@ class Endpoints(unittest.TestCase):
         with self.assertRaises(PressroomError) as caught:
             self.client.wait_for_job("job_02", timeout=0.05, interval=0.01)
         self.assertEqual((caught.exception.code, caught.exception.status), ("TIMEOUT", 0))
+
+    def test_screenshot_posts_html_or_a_url_with_its_options_and_answers_the_image_asked_for(self) -> None:
+        succeeded = {"id": "job_07", "status": "succeeded", "url": "http://127.0.0.1/v1/outputs/out_7?exp=1&sig=ab", "content_type": "image/png"}
+        self.server.handler = lambda request: json_reply(200, succeeded)
+        options = {"width": 800, "height": 600, "device_scale_factor": 2, "selector": "#chart"}
+        self.assertEqual(self.client.screenshot(html="<h1>{{t}}</h1>", data={"t": "Hi"}, options=options).content_type, "image/png")
+        request = self.server.requests[-1]
+        self.assertEqual((request.method, request.path, request.headers["authorization"]), ("POST", "/v1/screenshot", f"Bearer {API_KEY}"))
+        self.assertEqual(request.json(), {"html": "<h1>{{t}}</h1>", "data": {"t": "Hi"}, "options": options})
+        self.client.screenshot(html="<p>x</p>")
+        self.assertEqual(self.server.requests[-1].json(), {"html": "<p>x</p>"}, "data is left out when not given")
+
+        self.server.handler = lambda request: json_reply(202, {"id": "job_08", "status": "queued"}, {"Location": "/v1/jobs/job_08"})
+        queued = self.client.screenshot(url="https://example.com/", options={"full_page": True}, asynchronous=True)
+        self.assertEqual((queued.id, queued.status), ("job_08", "queued"))
+        self.assertEqual(self.server.requests[-1].json(), {"url": "https://example.com/", "options": {"full_page": True}, "async": True})
+
+        jpeg = b"\xff\xd8\xff\xe0"
+        headers = {"Content-Type": "image/jpeg", "Pressroom-Job-Id": "job_09", "Content-Location": succeeded["url"], "Pressroom-Expires-At": "2026-01-02T00:00:00.000Z"}
+        self.server.handler = lambda request: Reply(200, jpeg, headers)
+        shot = self.client.screenshot(url="https://example.com/", options={"format": "jpeg", "clip": {"x": 0, "y": 0, "width": 10, "height": 10}}, as_bytes=True)
+        self.assertEqual(self.server.requests[-1].headers["accept"], "image/jpeg")
+        self.assertEqual((shot.id, shot.content_type, shot.content), ("job_09", "image/jpeg", jpeg))
 
 
 class StandardWebhooks(unittest.TestCase):

@@ -23,8 +23,9 @@ import {
 } from "../api-shared";
 import { MAX_HTML_BYTES, MAX_JSON_DEPTH, grouped } from "../limits";
 import { ImageRequest, RenderRequest, type JobKind } from "./request";
+import { ScreenshotRequest } from "./screenshot";
 
-/** The responses of jobs/ (POST /v1/render and /v1/image, GET /v1/jobs/{id}), the webhook a job sends, and their operations. */
+/** The responses of jobs/ (POST /v1/render, /v1/image and /v1/screenshot, GET /v1/jobs/{id}), the webhook a job sends, and their operations. */
 
 const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
 
@@ -187,16 +188,43 @@ const webhookHeaders = z.object({
     .meta({ description: "Space-separated v1,<base64 signature>, one per secret in use." }),
 });
 
+/** What each job operation makes, from what. */
+const JOB_OPERATIONS = {
+  render: {
+    operationId: "createRender",
+    summary: "Render a PDF from a template, raw HTML or a public page",
+    what:
+      "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data, or a public page (url); " +
+      "options set the paper, margins, running header and footer, when the page is ready (wait_for), and what the PDF says about itself.",
+    schema: RenderRequest,
+  },
+  image: {
+    operationId: "createImage",
+    summary: "Render an image (PNG, JPEG or WebP) from a png template or a public page",
+    what:
+      "Renders a png template (its width and height) filled with data, or a public page (url, in options.width × options.height), " +
+      "as png (the default), jpeg or webp (options.format).",
+    schema: ImageRequest,
+  },
+  screenshot: {
+    operationId: "createScreenshot",
+    summary: "Screenshot raw HTML or a public page as PNG, JPEG or WebP",
+    what:
+      "Makes an image of raw HTML (a Handlebars template filled with data, as for POST /v1/render) or of a public page (url), " +
+      "in a viewport of options.width × options.height CSS pixels times options.device_scale_factor: the viewport, the whole page (full_page), " +
+      "one element (selector) or a rectangle (clip), as png (the default), jpeg or webp (options.format). " +
+      "It is an image job (kind image in GET /v1/jobs): one quota unit, the same limits, guards and answers as POST /v1/image.",
+    schema: ScreenshotRequest,
+  },
+} as const;
+
 function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
-  const isImage = kind === "image";
-  const what = isImage
-    ? "Renders a png template (its width and height) filled with data, or a public page (url, in options.width × options.height), " +
-      "as png (the default), jpeg or webp (options.format)."
-    : "Renders a pdf template, or raw HTML (a Handlebars template too), filled with data, or a public page (url); " +
-      "options set the paper, margins, running header and footer, when the page is ready (wait_for), and what the PDF says about itself.";
+  const isImage = kind !== "render";
+  const { operationId, summary, what, schema } = JOB_OPERATIONS[kind];
+  const { "404": templateNotFound, ...errors } = JOB_REQUEST_ERRORS;
   return {
-    operationId: isImage ? "createImage" : "createRender",
-    summary: isImage ? "Render an image (PNG, JPEG or WebP) from a png template or a public page" : "Render a PDF from a template, raw HTML or a public page",
+    operationId,
+    summary,
     description:
       `${what} ` +
       "Without webhook_url the call waits for the render (up to 60 s) and answers 200 with a signed download URL; " +
@@ -206,13 +234,13 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
       'With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks); with "async": true it answers 202 at once ' +
       "(the job's id, Location: /v1/jobs/{id}) and the job is polled there, no webhook needed. " +
-      "Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), template exists (404), " +
+      `Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), ${kind === "screenshot" ? "" : "template exists (404), "}` +
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
       IDEMPOTENCY_DESCRIPTION,
     tags: ["Rendering"],
     security: KEYED,
     parameters: [IdempotencyKey, PreferWait],
-    requestBody: { required: true, content: { "application/json": { schema: isImage ? ImageRequest : RenderRequest } } },
+    requestBody: { required: true, content: { "application/json": { schema } } },
     responses: {
       "200": documentOrJson(isImage ? ["image/png", "image/jpeg", "image/webp"] : ["application/pdf"]),
       "202": jsonResponse(
@@ -224,7 +252,8 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
           ...JOB_ID,
         },
       ),
-      ...JOB_REQUEST_ERRORS,
+      ...errors,
+      ...(kind === "screenshot" ? {} : { "404": templateNotFound }),
     },
     callbacks: {
       jobFinished: {
@@ -247,6 +276,7 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
 
 export const renderOperation = jobOperation("render");
 export const imageOperation = jobOperation("image");
+export const screenshotOperation = jobOperation("screenshot");
 
 export const jobViewOperation: ZodOpenApiOperationObject = {
   operationId: "getJob",

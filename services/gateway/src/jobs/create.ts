@@ -14,6 +14,7 @@ import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 import { validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
+import { validateScreenshotRequest } from "./screenshot";
 import { RenderSucceeded, type JobAccepted } from "./api";
 
 /** The header that names the job of an answer made after admission. */
@@ -58,6 +59,12 @@ const RENDER_FAILED_ADVICE: [RegExp, string][] = [
   [/template error/, "Fix the template at the place the message names, or the data it reads."],
   [/pdfua: .*title/, "Give the document a title: options.metadata.title or a <title> element."],
   [/pdfua: .*language/, 'Say the document\'s language on its root element, e.g. <html lang="en">.'],
+  [
+    /options\.selector .* (matches no element|no size)/,
+    "Check the selector against the page as it is once loaded (wait_for an element a script adds), or leave it out.",
+  ],
+  [/options\.selector .* not a valid CSS selector/, 'Give a CSS selector document.querySelector takes, e.g. "#chart" or ".card:first-child".'],
+  [/options\.full_page: /, "Capture a part of the page instead: a selector, or a clip within the size cap."],
   [/wait_for/, "Check the wait_for condition (it is evaluated in the page once it loaded), or make the page reach it sooner."],
   [/script threw/, "Fix the script error the message names (its first line), then render again."],
   [/page cap/, "Make the document shorter, or split it into several renders."],
@@ -112,14 +119,14 @@ async function checkRequest(deps: JobDeps, kind: JobKind, ctx: Context, principa
   return { ...(await checkJobBody(deps, kind, body, principal)), idempotency };
 }
 
-/** A render or image request's body (of its route, or a batch's item) and its template, as checkRequest checks them. */
+/** A render, image or screenshot request's body (of its route, or a batch's item) and its template, as checkRequest checks them. */
 export async function checkJobBody(
   deps: Pick<JobDeps, "templates">,
   kind: JobKind,
   body: Record<string, unknown>,
   principal: Principal,
 ): Promise<Omit<CheckedRequest, "idempotency">> {
-  const request = validateJobRequest(kind, body);
+  const request = kind === "screenshot" ? validateScreenshotRequest(body) : validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
   if (request.documents) {
     const { parts, ownData, problem } = await checkParts(deps, principal, request.documents);
@@ -326,7 +333,7 @@ async function runJob(
   return { final: true };
 }
 
-/** POST /v1/render and POST /v1/image: one code path, sync being an async job waited on. */
+/** POST /v1/render, /v1/image and /v1/screenshot: one code path, sync being an async job waited on. */
 export function jobHandler(deps: JobDeps, kind: JobKind) {
   return async (ctx: Context): Promise<void> => {
     const principal = await deps.auth.authenticate(ctx);

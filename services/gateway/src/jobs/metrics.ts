@@ -3,7 +3,7 @@ import type { JobKind } from "./request";
 
 const accepted = meter().createCounter("pressroom.jobs.accepted", {
   unit: "{job}",
-  description: "Jobs accepted, by kind (render, image) and mode (sync, async).",
+  description: "Jobs accepted, by kind (render, image, screenshot) and mode (sync, async).",
 });
 const syncFallbacks = meter().createCounter("pressroom.jobs.sync_fallbacks", {
   unit: "{job}",

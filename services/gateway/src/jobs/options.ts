@@ -213,51 +213,57 @@ export const RenderOptions = z
       "Without format or width and height: the template's paper, or A4 (the document's CSS @page size wins for raw HTML and URLs).",
   });
 
+/** The options of an image, from a template or a page: its format, the page's viewport, readiness, download and strictness. */
+export const IMAGE_SHAPE = {
+  format: z
+    .enum(IMAGE_FORMATS, { error: `must be one of ${IMAGE_FORMATS.join(", ")}` })
+    .optional()
+    .meta({ description: "The image format (default png)." }),
+  quality: z
+    .int({ error: "must be a whole number from 1 to 100" })
+    .min(1, "must be from 1 to 100")
+    .max(100, "must be from 1 to 100")
+    .optional()
+    .meta({ description: `jpeg and webp only: 1 to 100 (default ${DEFAULT_IMAGE_QUALITY}).` }),
+  omit_background: flag("png and webp only: a transparent background where the page paints none.").optional(),
+  width: z
+    .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
+    .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+    .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+    .optional()
+    .meta({ description: `url only: the viewport's width in CSS pixels (default ${DEFAULT_URL_VIEWPORT.width}).` }),
+  height: z
+    .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
+    .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+    .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
+    .optional()
+    .meta({ description: `url only: the viewport's height in CSS pixels (default ${DEFAULT_URL_VIEWPORT.height}).` }),
+  device_scale_factor: z
+    .int({ error: "must be 1, 2 or 3" })
+    .min(1, "must be 1, 2 or 3")
+    .max(3, "must be 1, 2 or 3")
+    .optional()
+    .meta({ description: "url only: device pixels per CSS pixel (default 1)." }),
+  wait_for: WaitFor.optional(),
+  filename: Filename.optional(),
+  disposition: Disposition.optional(),
+  ...STRICTNESS_SHAPE,
+};
+
+/** An image's format checks: quality for jpeg and webp, a transparent background for png and webp. */
+export function checkImageFormat(options: { format?: string; quality?: number; omit_background?: boolean }, ctx: z.core.ParsePayload<unknown>): void {
+  const { format = "png", quality, omit_background: omit } = options;
+  if (quality !== undefined && format === "png") {
+    ctx.issues.push({ code: "custom", message: "quality applies to jpeg and webp only", input: options, path: ["quality"] });
+  }
+  if (omit && format === "jpeg") {
+    ctx.issues.push({ code: "custom", message: "a jpeg has no transparency: use png or webp", input: options, path: ["omit_background"] });
+  }
+}
+
 export const ImageOptions = z
-  .strictObject({
-    format: z
-      .enum(IMAGE_FORMATS, { error: `must be one of ${IMAGE_FORMATS.join(", ")}` })
-      .optional()
-      .meta({ description: "The image format (default png)." }),
-    quality: z
-      .int({ error: "must be a whole number from 1 to 100" })
-      .min(1, "must be from 1 to 100")
-      .max(100, "must be from 1 to 100")
-      .optional()
-      .meta({ description: `jpeg and webp only: 1 to 100 (default ${DEFAULT_IMAGE_QUALITY}).` }),
-    omit_background: flag("png and webp only: a transparent background where the page paints none.").optional(),
-    width: z
-      .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
-      .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
-      .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
-      .optional()
-      .meta({ description: `url only: the viewport's width in CSS pixels (default ${DEFAULT_URL_VIEWPORT.width}).` }),
-    height: z
-      .int({ error: `must be a whole number from 1 to ${MAX_IMAGE_SIDE}` })
-      .min(1, `must be from 1 to ${MAX_IMAGE_SIDE}`)
-      .max(MAX_IMAGE_SIDE, `must be from 1 to ${MAX_IMAGE_SIDE}`)
-      .optional()
-      .meta({ description: `url only: the viewport's height in CSS pixels (default ${DEFAULT_URL_VIEWPORT.height}).` }),
-    device_scale_factor: z
-      .int({ error: "must be 1, 2 or 3" })
-      .min(1, "must be 1, 2 or 3")
-      .max(3, "must be 1, 2 or 3")
-      .optional()
-      .meta({ description: "url only: device pixels per CSS pixel (default 1)." }),
-    wait_for: WaitFor.optional(),
-    filename: Filename.optional(),
-    disposition: Disposition.optional(),
-    ...STRICTNESS_SHAPE,
-  })
-  .check((ctx) => {
-    const { format = "png", quality, omit_background: omit } = ctx.value;
-    if (quality !== undefined && format === "png") {
-      ctx.issues.push({ code: "custom", message: "quality applies to jpeg and webp only", input: ctx.value, path: ["quality"] });
-    }
-    if (omit && format === "jpeg") {
-      ctx.issues.push({ code: "custom", message: "a jpeg has no transparency: use png or webp", input: ctx.value, path: ["omit_background"] });
-    }
-  })
+  .strictObject(IMAGE_SHAPE)
+  .check((ctx) => checkImageFormat(ctx.value, ctx))
   .meta({ id: "ImageOptions", description: "How the image is made; every option is optional. Unknown options are refused, naming them." });
 
 /** The url source: an absolute http(s) URL, rendered through the same network guard as a document's sub-resources. */
@@ -308,7 +314,7 @@ export function renderOptionsOf(options: Partial<RenderOptionsInput>): jobEvents
   });
 }
 
-/** An image's options as the job contract carries them: its format and url viewport under the image's own names. */
+/** An image's (or a screenshot's) options as the job contract carries them: its format and viewport under the image's own names. */
 export function imageOptionsOf(options: ImageOptionsInput): jobEventsV1.RenderOptions {
   const { format, width, height, ...rest } = options;
   return optionsToContract({

@@ -13,7 +13,7 @@ import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageO
  * schema gives it.
  */
 
-export type JobKind = "render" | "image";
+export type JobKind = "render" | "image" | "screenshot";
 
 export interface JobRequest {
   kind: JobKind;
@@ -50,7 +50,7 @@ export interface JobPart {
   options?: jobEventsV1.RenderOptions;
 }
 
-const Html = z
+export const Html = z
   .string({ error: "must be a string" })
   .min(1, "must not be empty")
   .check((ctx) => {
@@ -76,7 +76,7 @@ const TemplateVersion = z
   .max(2_147_483_647, "must be a positive integer")
   .meta({ description: "Pins a version of the template (see GET /v1/templates/{id}/versions); without it, the current version when the request is admitted." });
 
-const Data = z
+export const Data = z
   .record(z.string(), z.unknown(), {
     error: (issue) => (issue.input === undefined ? "required" : "must be a JSON object"),
   })
@@ -101,7 +101,7 @@ export const WebhookUrl = z
     description: `An absolute https URL on the default port (absent or 443), without user info, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters. Makes the request asynchronous.`,
   });
 
-const Async = z.boolean({ error: "must be true or false" }).meta({
+export const Async = z.boolean({ error: "must be true or false" }).meta({
   description:
     "true: the call answers 202 at once with the job's id and Location: /v1/jobs/{id}, without waiting for the render; " +
     "poll that job (GET /v1/jobs/{id}) until it succeeded or failed. No webhook_url needed (with one, the call is asynchronous anyway). Default false.",
@@ -114,20 +114,20 @@ const PART_SOURCES = ["template_id", "html", "url"] as const;
 export const MAX_DOCUMENTS = 20;
 
 /** The OpenAPI form of "exactly one of `sources`". */
-const exactlyOne = (sources: readonly string[]) =>
+export const exactlyOne = (sources: readonly string[]) =>
   sources.map((source) => ({
     type: "object",
     required: [source],
     not: { anyOf: sources.filter((other) => other !== source).map((other) => ({ required: [other] })) },
   }));
 
-const oneSource = (sources: readonly string[]) => ({
+export const oneSource = (sources: readonly string[]) => ({
   message: `exactly one of ${sources.join(", ")} is required`,
   params: { hint: `Send one source: ${sources.join(", ")}.` },
   // Checked even when a field is invalid: this failure is answered first.
   when: () => true,
 });
-const sourcesIn = (body: Record<string, unknown>, sources: readonly string[]) => sources.filter((source) => body[source] !== undefined).length;
+export const sourcesIn = (body: Record<string, unknown>, sources: readonly string[]) => sources.filter((source) => body[source] !== undefined).length;
 
 const versionNeedsTemplate = [
   (body: { template_id?: string; template_version?: number }) => body.template_version === undefined || body.template_id !== undefined,
@@ -252,7 +252,7 @@ export const ImageRequest = z
   });
 
 /** The hints of a field's failures, where the message alone does not say what to do. */
-const HINTS: FieldHints = {
+export const HINTS: FieldHints = {
   template_id: { invalid: "Use an id from GET /v1/templates." },
   url: { invalid: `Use an absolute http:// or https:// URL, at most 2,048 characters.` },
   options: { invalid: "See the options of this operation in GET /v1/openapi.json." },
@@ -261,11 +261,11 @@ const HINTS: FieldHints = {
 };
 
 /**
- * Validates the body of POST /v1/render or /v1/image. Returns the parsed
- * request, or the 422 error to answer with once rate limiting has been
+ * Validates the body of POST /v1/render or /v1/image (a screenshot's: validateScreenshotRequest).
+ * Returns the parsed request, or the 422 error to answer with once rate limiting has been
  * applied (the spec's check order puts the rate limit before the body).
  */
-export function validateJobRequest(kind: JobKind, body: Record<string, unknown>): JobRequest | AppError {
+export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: Record<string, unknown>): JobRequest | AppError {
   const common = (parsed: z.infer<typeof ImageRequest>) => ({
     kind,
     templateId: parsed.template_id,

@@ -82,7 +82,8 @@ export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand
     keyId: input.keyId,
     source: "gateway",
     accepted: {
-      kind: input.request.kind === "image" ? jobEventsV1.JobKind.JOB_KIND_IMAGE : jobEventsV1.JobKind.JOB_KIND_RENDER,
+      // A screenshot is an image job whose source is its html or url.
+      kind: input.request.kind === "render" ? jobEventsV1.JobKind.JOB_KIND_RENDER : jobEventsV1.JobKind.JOB_KIND_IMAGE,
       templateId: input.request.templateId ?? "",
       templateVersion: input.templateVersion,
       html: input.request.html ?? "",

@@ -12,6 +12,7 @@ import {
   type WaitFor,
 } from "@pressroom/domain";
 import { datedTemplate } from "./header-date";
+import { regionOf, type CaptureRegion } from "./region";
 import type { WaitCondition } from "./readiness";
 import { RenderFailure, type RenderJob, type RenderOutput } from "./types";
 
@@ -65,6 +66,8 @@ export interface JobLayout {
   media?: "print" | "screen";
   /** Images: the format and background of the capture (absent: an opaque png). */
   capture?: { format: ImageFormat; quality?: number; omitBackground: boolean };
+  /** Images: what of the page is captured beyond the viewport (absent: the viewport). */
+  region?: CaptureRegion;
   /** Waited for once the document loaded. */
   waitFor?: WaitCondition;
   /** PDF/UA: the document must say its language (<html lang>); Chromium would otherwise label it with its own locale. */
@@ -119,10 +122,12 @@ function imageLayout(options: RenderOptions): JobLayout {
   if (quality !== undefined && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
     throw new RenderFailure("invalid_document", "image quality must be a whole number from 1 to 100");
   }
+  const region = regionOf(options);
   return {
     viewport: { width, height, deviceScaleFactor: dsf },
     pageHeightPx: height,
     ...(format === "png" && !options.omitBackground ? {} : { capture: { format, quality, omitBackground: Boolean(options.omitBackground) } }),
+    ...(region ? { region } : {}),
   };
 }
 

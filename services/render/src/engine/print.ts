@@ -2,6 +2,7 @@ import type { CDPSession } from "puppeteer-core";
 import { noop } from "./async";
 import { outputCap, pageCap, type ActiveJob } from "./job";
 import type { JobLayout } from "./paper";
+import { captureClip } from "./region";
 import { capPageRanges } from "./page-ranges";
 import { countPdfPages } from "./pdf";
 import { RenderFailure } from "./types";
@@ -10,25 +11,25 @@ import { RenderFailure } from "./types";
 const IO_CHUNK = 4 * 1024 * 1024;
 
 /**
- * The page's viewport as an image (an opaque png unless `capture` says
- * otherwise), refused past the output cap. A transparent background is asked
- * of the page only for this capture.
+ * The page's viewport, or the region the layout names (the whole page, one element, a
+ * rectangle), as an image (an opaque png unless `capture` says otherwise), refused past the
+ * output cap. A transparent background is asked of the page only for this capture.
  */
 export async function captureImage(
   session: CDPSession,
-  width: number,
-  height: number,
-  capture: JobLayout["capture"],
+  { viewport, capture, region }: Pick<JobLayout, "viewport" | "capture" | "region">,
   maxOutputBytes: number,
 ): Promise<{ data: Uint8Array; pages: number }> {
+  const clip = await captureClip(session, viewport, region);
   const transparent = capture?.omitBackground ?? false;
   if (transparent) await session.send("Emulation.setDefaultBackgroundColorOverride", { color: { r: 0, g: 0, b: 0, a: 0 } });
   try {
     const shot = await session.send("Page.captureScreenshot", {
       format: capture?.format ?? "png",
       ...(capture?.quality === undefined ? {} : { quality: capture.quality }),
-      clip: { x: 0, y: 0, width, height, scale: 1 },
-      captureBeyondViewport: false,
+      clip: { ...clip, scale: 1 },
+      // A region may reach past the viewport: the page is laid out whole for the capture.
+      captureBeyondViewport: region !== undefined,
       optimizeForSpeed: true,
       fromSurface: true,
     });

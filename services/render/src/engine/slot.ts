@@ -290,7 +290,7 @@ export class Slot {
     }
 
     if (kind === "pdf" && layout.needsLanguage) await requireLanguage(s);
-    return kind === "png" ? captureImage(s, width, height, layout.capture, job.limits.maxOutputBytes) : printPdf(s, job, layout);
+    return kind === "png" ? captureImage(s, layout, job.limits.maxOutputBytes) : printPdf(s, job, layout);
   }
 
   private nextLoad(): Promise<void> {
