@@ -69,7 +69,7 @@ const Headers = z
     examples: [{ Authorization: "Bearer eyJhbGciOi…" }],
   });
 
-const Cookie = z
+export const UrlCookie = z
   .strictObject({
     name: z
       .string({ error: "must be a string" })
@@ -99,7 +99,7 @@ export const UrlOptions = z
   .strictObject({
     headers: Headers.optional(),
     cookies: z
-      .array(Cookie, { error: "must be an array of cookies" })
+      .array(UrlCookie, { error: "must be an array of cookies" })
       .max(MAX_URL_COOKIES, `must have at most ${MAX_URL_COOKIES} cookies`)
       .optional()
       .meta({ description: `At most ${MAX_URL_COOKIES} cookies, sent in a Cookie header.` }),
