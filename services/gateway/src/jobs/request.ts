@@ -5,7 +5,7 @@ import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
 import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
-import { UrlOptions, urlOptionsNeedUrl, urlOptionsOf } from "./url-options";
+import { URL_OPTIONS_HINT, UrlOptions, urlOptionsNeedUrl, urlOptionsOf } from "./url-options";
 
 /**
  * The bodies of POST /v1/render and /v1/image, one zod schema each: the
@@ -265,6 +265,7 @@ export const ImageRequest = z
 const HINTS: FieldHints = {
   template_id: { invalid: "Use an id from GET /v1/templates." },
   url: { invalid: `Use an absolute http:// or https:// URL, at most 2,048 characters.` },
+  url_options: { invalid: URL_OPTIONS_HINT },
   options: { invalid: "See the options of this operation in GET /v1/openapi.json." },
   data: { required: 'Send a data object, e.g. "data": {} when the template needs none.' },
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },

@@ -21,8 +21,8 @@ const MAX_CREDENTIAL = 256;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** RFC 6265's cookie-octets: no control character, space, quote, comma, semicolon or backslash. */
 const COOKIE_VALUE = /^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/;
-/** A control character other than tab (a header value may hold tabs, never a line break). */
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** Whether a value holds a control character other than tab (a header value may hold tabs, never a line break). */
+const hasControl = (value: string) => /\p{Cc}/u.test(value.replaceAll("\t", ""));
 
 /** Headers the engine sets itself, or that another field carries: refused in `headers`, saying why. */
 const FORBIDDEN_HEADERS: Record<string, string> = {
@@ -42,7 +42,10 @@ const FORBIDDEN_HEADERS: Record<string, string> = {
 };
 
 const HEADER_HINT = `Send at most ${MAX_URL_HEADERS} headers, each a token name (letters, digits, -) and a value of at most ${MAX_VALUE} characters without line breaks; not Host, Content-Length, Cookie or User-Agent (cookies and user_agent carry those).`;
-const COOKIE_HINT = `Send at most ${MAX_URL_COOKIES} cookies, each {"name", "value", "path"?}: a token name, a value without spaces, quotes, commas, semicolons or backslashes, a path starting with /.`;
+/** The hint of a url_options refusal that has none of its own. */
+export const URL_OPTIONS_HINT =
+  `Send headers (at most ${MAX_URL_HEADERS}), cookies (at most ${MAX_URL_COOKIES}, each {"name", "value", "path"?}: a token name, a value without spaces, quotes, commas, ` +
+  'semicolons or backslashes, a path starting with /), basic_auth {"username", "password"} and user_agent, without line breaks.';
 
 type Ctx = { value: unknown; issues: z.core.$ZodRawIssue[] };
 function problem(ctx: Ctx, path: PropertyKey[], message: string, hint: string): void {
@@ -58,7 +61,7 @@ const Headers = z
       if (!TOKEN.test(name) || name.length > MAX_NAME) return problem(ctx, [], "a header name is not a valid token", HEADER_HINT);
       const why = FORBIDDEN_HEADERS[name.toLowerCase()];
       if (why) return problem(ctx, [name], why, HEADER_HINT);
-      if (CONTROL.test(value)) return problem(ctx, [name], "must not contain line breaks or control characters", HEADER_HINT);
+      if (hasControl(value)) return problem(ctx, [name], "must not contain line breaks or control characters", HEADER_HINT);
       if (value.length > MAX_VALUE) return problem(ctx, [name], `must be at most ${MAX_VALUE} characters`, HEADER_HINT);
     }
   })
@@ -81,7 +84,7 @@ export const UrlCookie = z
       .max(MAX_VALUE, `must be at most ${MAX_VALUE} characters`),
     path: z
       .string({ error: "must be a string" })
-      .regex(/^\/[^;\x00-\x1f\x7f]*$/, "must start with / and contain no semicolon or control character")
+      .refine((value) => value.startsWith("/") && !value.includes(";") && !hasControl(value), "must start with / and contain no semicolon or control character")
       .max(1024, "must be at most 1024 characters")
       .optional()
       .meta({ description: 'The cookie is sent with requests under this path (default "/").' }),
@@ -93,7 +96,7 @@ const printable = (max: number) =>
     .string({ error: "must be a string" })
     .min(1, "must not be empty")
     .max(max, `must be at most ${max} characters`)
-    .refine((value) => !CONTROL.test(value), "must not contain line breaks or control characters");
+    .refine((value) => !hasControl(value), "must not contain line breaks or control characters");
 
 export const UrlOptions = z
   .strictObject({
@@ -109,7 +112,7 @@ export const UrlOptions = z
         password: z
           .string({ error: "must be a string" })
           .max(MAX_CREDENTIAL, `must be at most ${MAX_CREDENTIAL} characters`)
-          .refine((value) => !CONTROL.test(value), "must not contain line breaks or control characters"),
+          .refine((value) => !hasControl(value), "must not contain line breaks or control characters"),
       })
       .optional()
       .meta({ description: "HTTP Basic authentication (an Authorization header)." }),
