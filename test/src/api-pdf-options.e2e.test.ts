@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { waitFor } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { errorShape, type ApiResponse } from "./test-support/api";
+import { credentialSites } from "./test-support/credential-sites";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { OtlpReceiver } from "./test-support/otlp-receiver";
 import { pdfInfo } from "./test-support/pdf";
@@ -26,23 +27,54 @@ function tool(cmd: string, args: (file: string) => string[], pdf: Uint8Array): s
 
 const USER_PASSWORD = "e2e-user-pw-7c1f";
 const OWNER_PASSWORD = "e2e-owner-pw-93ab";
+/** url_options' values, each unique, looked for everywhere they must not be. */
+const URL_SECRETS = {
+  header: "e2e-url-header-4d1b",
+  cookie: "e2e-url-cookie-9a7e",
+  scoped: "e2e-url-scoped-2f60",
+  password: "e2e-url-basic-b3c8",
+  agent: "e2e-url-agent-71d5",
+};
+const BASIC = `Basic ${Buffer.from(`reporter:${URL_SECRETS.password}`).toString("base64")}`;
+const URL_OPTIONS = {
+  headers: { "X-Report-Token": URL_SECRETS.header },
+  cookies: [
+    { name: "session", value: URL_SECRETS.cookie },
+    { name: "scoped", value: URL_SECRETS.scoped, path: "/private" },
+  ],
+  basic_auth: { username: "reporter", password: URL_SECRETS.password },
+  user_agent: URL_SECRETS.agent,
+};
 const HTML = '<html lang="en"><head><title>Statement {{n}}</title></head><body><h1>Statement {{n}}</h1><p>Balance: 12.00</p></body></html>';
 
 /**
  * The PDF options of POST /v1/render through the whole product (gateway → render → storage):
  * each one looked for in the downloaded output itself, each refusal in its three-field error,
  * merged documents with their quota units, and the encryption passwords in no log line, span,
- * JOBS event or job status.
+ * JOBS event or job status; a url source's url_options sent to its own origin only, and in no
+ * log line, span, JOBS event or job status either.
  */
 describe("PDF post-processing and merged documents, end to end", () => {
   const receiver = new OtlpReceiver();
   let h: Harness;
   let nc: NatsConnection;
   let apiKey: string;
+  let sites: Awaited<ReturnType<typeof credentialSites>>;
 
   before(async () => {
     const endpoint = await receiver.start();
-    h = await startHarness({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    sites = await credentialSites(
+      (headers) =>
+        headers.authorization === BASIC &&
+        headers["x-report-token"] === URL_SECRETS.header &&
+        headers["user-agent"] === URL_SECRETS.agent &&
+        (headers.cookie ?? "").split("; ").includes(`session=${URL_SECRETS.cookie}`),
+    );
+    h = await startHarness({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" },
+      // The two local sites stand in for public ones (loopback is test-only).
+      serviceEnv: { render: { RENDER_ALLOW_LOOPBACK: "true", RENDER_SUBRESOURCE_PORTS: `80,443,${sites.page.port},${sites.other.port}` } },
+    });
     nc = await connect({ servers: h.stack.natsUrl });
     ({ apiKey } = await h.admin.createKey("pro"));
   });
@@ -51,6 +83,7 @@ describe("PDF post-processing and merged documents, end to end", () => {
     await nc?.close();
     await h?.stop();
     await receiver.stop();
+    await sites?.close();
   });
 
   const render = (body: Record<string, unknown>): Promise<ApiResponse> => h.api.post("/v1/render", body, { key: apiKey });
@@ -176,10 +209,10 @@ describe("PDF post-processing and merged documents, end to end", () => {
     );
   });
 
-  it("the passwords never reach a log line, a span, a JOBS event or the job's status", async () => {
-    assert.ok(encryptedJob);
-    const status = await h.api.get(`/v1/jobs/${encryptedJob}`, { key: apiKey });
-    assert.equal(status.json.status, "succeeded");
+  /** None of `secrets` in a log line, a span, a JOBS event or the jobs' statuses; the RENDER commands that carried them are gone. */
+  async function nowhere(jobIds: string[], secrets: string[]): Promise<void> {
+    const statuses = await Promise.all(jobIds.map((id) => h.api.get(`/v1/jobs/${id}`, { key: apiKey })));
+    for (const status of statuses) assert.equal(status.json.status, "succeeded", status.text);
     await new Promise((r) => setTimeout(r, 1_000));
     const jsm = await nc.jetstreamManager();
     const events: string[] = [];
@@ -188,15 +221,81 @@ describe("PDF post-processing and merged documents, end to end", () => {
       if (!message) break;
       events.push(Buffer.from(message.data).toString("latin1"));
     }
-    assert.ok(
-      events.some((e) => e.includes(encryptedJob)),
-      "the job's events were read",
-    );
-    const places = { "job status": status.text, "JOBS events": events.join("\n"), spans: receiver.raw.join("\n"), logs: h.stack.output() };
+    for (const id of jobIds)
+      assert.ok(
+        events.some((e) => e.includes(id)),
+        "the job's events were read",
+      );
+    assert.equal((await jsm.streams.info("RENDER")).state.messages, 0, "the RENDER commands were deleted once rendered");
+    const places = {
+      "job status": statuses.map((status) => status.text).join("\n"),
+      "JOBS events": events.join("\n"),
+      spans: receiver.raw.join("\n"),
+      logs: h.stack.output(),
+    };
     assert.ok(receiver.raw.length > 0 && places.logs.length > 0);
     for (const [where, text] of Object.entries(places)) {
-      for (const password of [USER_PASSWORD, OWNER_PASSWORD]) assert.ok(!text.includes(password), `a password reached the ${where}`);
+      for (const secret of secrets) assert.ok(!text.includes(secret), `a secret reached the ${where}`);
     }
+  }
+
+  it("the passwords never reach a log line, a span, a JOBS event or the job's status", async () => {
+    assert.ok(encryptedJob);
+    await nowhere([encryptedJob], [USER_PASSWORD, OWNER_PASSWORD]);
+  });
+
+  const urlJobs: string[] = [];
+  const credentialsIn = (headers: Record<string, unknown>) => JSON.stringify(headers).match(/e2e-url-[a-z]+-[0-9a-f]{4}|Basic /g) ?? [];
+  it("url_options: the url's own origin gets the headers, cookies (by path), basic auth and user agent; another origin none, across a redirect too", async () => {
+    const url = `${sites.page.origin}/private/report`;
+    refused(await render({ url, options: { wait_for: { network_idle: true } } }), 422, "RENDER_FAILED", /answered HTTP 401/);
+    const rendered = await render({ url, url_options: URL_OPTIONS, options: { wait_for: { network_idle: true } } });
+    const text = tool("pdftotext", (f) => [f, "-"], await download(rendered));
+    assert.match(text, /Private report/);
+    assert.match(text, /figures \(private sheet loaded\)/, "the stylesheet on the page's origin got the credentials too");
+    urlJobs.push(rendered.json.id as string);
+    const seen = (path: string) => sites.page.seen.filter((request) => request.path === path).at(-1)?.headers ?? {};
+    assert.equal(seen("/private/report").authorization, BASIC);
+    assert.equal(seen("/private/style.css")["x-report-token"], URL_SECRETS.header);
+    assert.equal(seen("/private/style.css").cookie, `session=${URL_SECRETS.cookie}; scoped=${URL_SECRETS.scoped}`);
+    assert.equal(seen("/bounce.svg").cookie, `session=${URL_SECRETS.cookie}`, "a cookie only under its path");
+    assert.equal(seen("/bounce.svg")["user-agent"], URL_SECRETS.agent);
+    await waitFor(
+      "the other origin's image and the redirected one were asked for",
+      async () => ["/pixel.svg", "/bounced.svg"].every((p) => sites.other.seen.some((r) => r.path === p)),
+      5_000,
+    );
+
+    const hopped = await render({ url: `${sites.page.origin}/hop`, url_options: URL_OPTIONS });
+    assert.match(
+      tool("pdftotext", (f) => [f, "-"], await download(hopped)),
+      /Landing elsewhere/,
+    );
+    urlJobs.push(hopped.json.id as string);
+    assert.equal(seen("/hop").authorization, BASIC, "the url's own hop got them");
+    const part = await render({ documents: [{ url, url_options: URL_OPTIONS }, { html: "<p>cover</p>" }] });
+    assert.match(
+      tool("pdftotext", (f) => [f, "-"], await download(part)),
+      /Private report/,
+    );
+    urlJobs.push(part.json.id as string);
+    const shot = await h.api.post("/v1/image", { url, url_options: URL_OPTIONS, options: { width: 400, height: 300 } }, { key: apiKey });
+    assert.equal(shot.status, 200, shot.text);
+    urlJobs.push(shot.json.id as string);
+
+    assert.deepEqual(
+      sites.other.seen.map((request) => [request.path, credentialsIn(request.headers)]),
+      sites.other.seen.map((request) => [request.path, []]),
+      "no request to the other origin carried a credential",
+    );
+    for (const request of sites.other.seen)
+      assert.ok(!request.headers.authorization && !request.headers.cookie && !request.headers["x-report-token"], request.path);
+    assert.ok(sites.other.seen.some((request) => request.path === "/landing"));
+  });
+
+  it("url_options never reach a log line, a span, a JOBS event or the job's status", async () => {
+    assert.equal(urlJobs.length, 4);
+    await nowhere(urlJobs, [...Object.values(URL_SECRETS), BASIC.slice("Basic ".length)]);
   });
 
   it("documents: parts rendered with their own page options and merged in order, one quota unit each", async () => {
@@ -262,6 +361,15 @@ describe("PDF post-processing and merged documents, end to end", () => {
     refused(await render({ html: "x", data: {}, options: { pdfa: "PDF/A-4" } }), 422, "PAYLOAD_INVALID", /^options\.pdfa: must be one of/);
     refused(await render({ html: "x", data: {}, options: { watermark: { text: "x", opacity: 3 } } }), 422, "PAYLOAD_INVALID", /^options\.watermark\.opacity/);
     refused(await render({ data: {}, documents: [] }), 422, "PAYLOAD_INVALID", /^documents: must have at least one part/);
+    const url = "https://example.com/report";
+    refused(await render({ url, url_options: { headers: { Host: "x" } } }), 422, "PAYLOAD_INVALID", /^url_options\.headers\.Host: is set from the url$/);
+    refused(
+      await render({ url, url_options: { headers: { "X-A": `${URL_SECRETS.header}\r\nX-B: 1` } } }),
+      422,
+      "PAYLOAD_INVALID",
+      /^url_options\.headers\.X-A: must not contain line breaks/,
+    );
+    refused(await render({ html: "x", data: {}, url_options: { user_agent: "x" } }), 422, "PAYLOAD_INVALID", /^url_options: applies to a url source only$/);
     const parts = Array.from({ length: 21 }, () => ({ html: "x" }));
     refused(await render({ data: {}, documents: parts }), 422, "PAYLOAD_INVALID", /^documents: must have at most 20 parts/);
     refused(await render({ data: {}, documents: [{ html: "x" }], options: { format: "A4" } }), 422, "PAYLOAD_INVALID", /^options\.format: applies to one part/);

@@ -64,6 +64,21 @@ export interface RenderOptions {
   encrypt?: { user_password?: string; owner_password: string; permissions: { print: boolean; copy: boolean; modify: boolean; annotate: boolean } };
 }
 
+/**
+ * How a `url`'s page is asked for: sent only to the url's own origin (scheme, host and port), never
+ * to another origin, not even across a redirect; never logged or kept in the job's events.
+ */
+export interface UrlOptions {
+  /** At most 20 headers, e.g. { Authorization: "Bearer …" }; not Host, Content-Length, Cookie, User-Agent or the connection's own. */
+  headers?: Record<string, string>;
+  /** At most 20 cookies, each sent only under its path (default "/"). */
+  cookies?: { name: string; value: string; path?: string }[];
+  /** HTTP Basic authentication; not with a headers.Authorization. */
+  basic_auth?: { username: string; password: string };
+  /** The User-Agent header (default: the engine's Chromium). */
+  user_agent?: string;
+}
+
 /** Body of POST /v1/render: exactly one source (template_id, html, url or documents). */
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
@@ -74,6 +89,8 @@ export interface RenderRequest {
   html?: string;
   /** A public page (http or https, ≤ 2,048 characters), fetched through the service's network guard. */
   url?: string;
+  /** With `url` only: the headers, cookies, basic auth and user agent its page is asked for with. */
+  url_options?: UrlOptions;
   /** A JSON object with the values for the template ({} for a url). */
   data: object;
   options?: RenderOptions;
@@ -95,6 +112,8 @@ export interface DocumentPart {
   template_version?: number;
   html?: string;
   url?: string;
+  /** With the part's `url` only (see RenderRequest.url_options). */
+  url_options?: UrlOptions;
   /** The part's values (default {}). */
   data?: object;
   /** The part's page, header, footer and readiness options (see the OpenAPI document's PartOptions). */
@@ -141,6 +160,8 @@ export interface ImageRequest {
   template_id?: string;
   template_version?: number;
   url?: string;
+  /** With `url` only (see RenderRequest.url_options). */
+  url_options?: UrlOptions;
   data: object;
   options?: ImageOptions;
   webhook_url?: string;

@@ -182,7 +182,13 @@ describe("announcements", () => {
 });
 
 describe("retainedAcceptance", () => {
-  it("keeps no html, data or password, of the job or of any merged part", () => {
+  it("keeps no html, data, password or url credential, of the job or of any merged part", () => {
+    const urlOptions = {
+      headers: { "X-Token": "header-secret-3" },
+      cookies: [{ name: "session", value: "cookie-secret-4" }],
+      basicAuth: { username: "user-secret-5", password: "basic-secret-6" },
+      userAgent: "agent-secret-7",
+    };
     const encrypt = {
       userPassword: "user-secret-1",
       ownerPassword: "owner-secret-2",
@@ -196,12 +202,18 @@ describe("retainedAcceptance", () => {
         dataJson: '{"name":"Ada"}',
         htmlSha256: "h",
         options: { encrypt, metadata: { title: "Kept" } },
-        documents: [{ html: "<p>part</p>", dataJson: '{"part":1}', htmlSha256: "p", options: { encrypt } }],
+        url: "https://example.com/a",
+        urlOptions,
+        documents: [
+          { html: "<p>part</p>", dataJson: '{"part":1}', htmlSha256: "p", options: { encrypt } },
+          { url: "https://example.com/b", urlOptions },
+        ],
       }),
     });
     const retained = retainedAcceptance(event);
     const wire = Buffer.from(jobEventsV1.JobEvent.encode(retained).finish()).toString("latin1");
-    for (const secret of ["user-secret-1", "owner-secret-2", "<p>{{name}}</p>", "Ada", "<p>part</p>", '{"part":1}']) {
+    const credentials = ["X-Token", "header-secret-3", "session", "cookie-secret-4", "user-secret-5", "basic-secret-6", "agent-secret-7"];
+    for (const secret of ["user-secret-1", "owner-secret-2", "<p>{{name}}</p>", "Ada", "<p>part</p>", '{"part":1}', ...credentials]) {
       assert.ok(!wire.includes(secret), `${secret} is kept`);
     }
     assert.equal(retained.accepted?.htmlSha256, "h");
@@ -209,5 +221,7 @@ describe("retainedAcceptance", () => {
     assert.equal(retained.accepted?.options?.metadata?.title, "Kept");
     assert.deepEqual(retained.accepted?.options?.encrypt?.permissions, encrypt.permissions);
     assert.equal(event.accepted?.options?.encrypt?.ownerPassword, "owner-secret-2", "the command's own copy is untouched");
+    assert.equal(retained.accepted?.documents[1]?.url, "https://example.com/b");
+    assert.equal(event.accepted?.urlOptions?.basicAuth?.password, "basic-secret-6", "the command's own copy is untouched");
   });
 });

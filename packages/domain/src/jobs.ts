@@ -146,8 +146,9 @@ export function jobEvent(
 /**
  * The acceptance as the JOBS stream keeps it: without the request's html and
  * data (often personal data, and the stream keeps events for 90 days), which
- * only the RENDER command carries, nor an encryption's passwords; the SHA-256
- * and size of html and data stay, for every merged part too. Same event id.
+ * only the RENDER command carries, nor an encryption's passwords, nor a url
+ * source's credentials (url_options); the SHA-256 and size of html and data
+ * stay, for every merged part too. Same event id.
  */
 export function retainedAcceptance(event: JobEvent): JobEvent {
   if (!event.accepted) return event;
@@ -158,8 +159,9 @@ export function retainedAcceptance(event: JobEvent): JobEvent {
       ...accepted,
       html: "",
       dataJson: "",
-      documents: accepted.documents.map((part) => ({ ...part, html: "", dataJson: "", options: withoutPasswords(part.options) })),
+      documents: accepted.documents.map((part) => ({ ...part, html: "", dataJson: "", options: withoutPasswords(part.options), urlOptions: undefined })),
       options: withoutPasswords(accepted.options),
+      urlOptions: undefined,
     },
   };
 }

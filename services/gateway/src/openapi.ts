@@ -7,6 +7,7 @@ import { Job, JobAccepted, JobList, RenderSucceeded, WebhookEvent, jobWebhooks }
 import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, Watermark } from "./jobs/options";
 import { WaitFor } from "./jobs/wait-for";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
+import { UrlCookie, UrlOptions } from "./jobs/url-options";
 import { DailyUsage, Plan, RotatedKey, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
@@ -118,6 +119,8 @@ const SCHEMAS = {
   ScreenshotRequest,
   ScreenshotOptions,
   Clip,
+  UrlOptions,
+  UrlCookie,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

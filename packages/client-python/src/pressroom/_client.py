@@ -120,6 +120,7 @@ class Pressroom:
         template_version: Optional[int] = None,
         html: Optional[str] = None,
         url: Optional[str] = None,
+        url_options: Optional[Mapping[str, Any]] = None,
         documents: Optional[Sequence[Mapping[str, Any]]] = None,
         options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
@@ -139,6 +140,11 @@ class Pressroom:
         "wait_for": {"selector": "#ready"}, "filename": "invoice.pdf"}``; it
         overrides the template's page settings (see the OpenAPI document).
 
+        ``url_options`` (with ``url``, or in a ``documents`` part with its ``url``) is how
+        the page is asked for: ``{"headers": {...}, "cookies": [{"name", "value", "path"?}],
+        "basic_auth": {"username", "password"}, "user_agent"}``, sent only to the url's own
+        origin, never to another one (not even across a redirect), never logged.
+
         ``template_version`` pins a version of the template; without it, its
         current version when the request is admitted.
 
@@ -157,6 +163,7 @@ class Pressroom:
             template_version=template_version,
             html=html,
             url=url,
+            url_options=url_options,
             documents=None if documents is None else [dict(part) for part in documents],
             data=data,
             options=options,
@@ -172,6 +179,7 @@ class Pressroom:
         template_id: Optional[str] = None,
         template_version: Optional[int] = None,
         url: Optional[str] = None,
+        url_options: Optional[Mapping[str, Any]] = None,
         options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
         idempotency_key: Optional[str] = None,
@@ -183,12 +191,13 @@ class Pressroom:
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
-        answers as ``render``, ``as_bytes`` and ``template_version`` too (the bytes of the asked format).
+        answers as ``render``, ``as_bytes``, ``template_version`` and ``url_options`` too (the bytes of the asked format).
         """
         body = _fields(
             template_id=template_id,
             template_version=template_version,
             url=url,
+            url_options=url_options,
             data=data,
             options=options,
             webhook_url=webhook_url,

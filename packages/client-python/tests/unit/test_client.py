@@ -140,6 +140,18 @@ class Endpoints(ServerTest):
         self.client.render(documents=parts, data={})
         self.assertEqual(self.server.last.json(), {"documents": parts, "data": {}})
 
+    def test_url_options_are_sent_beside_the_url_of_a_render_a_part_and_an_image(self) -> None:
+        self.server.handler = lambda request: json_reply(200, SUCCEEDED)
+        url_options = {"headers": {"X-Tenant": "acme"}, "cookies": [{"name": "session", "value": "abc"}], "basic_auth": {"username": "a", "password": "b"}}
+        self.client.render(url="https://example.com/r", url_options=url_options, data={})
+        self.assertEqual(self.server.last.json(), {"url": "https://example.com/r", "url_options": url_options, "data": {}})
+        self.client.render(documents=[{"url": "https://example.com/r", "url_options": url_options}], data={})
+        self.assertEqual(self.server.last.json()["documents"][0]["url_options"], url_options)
+        self.client.image(url="https://example.com/r", url_options={"user_agent": "Bot/1"}, data={})
+        self.assertEqual(self.server.last.json(), {"url": "https://example.com/r", "url_options": {"user_agent": "Bot/1"}, "data": {}})
+        self.client.render(url="https://example.com/r", data={})
+        self.assertNotIn("url_options", self.server.last.json(), "sent only when given")
+
     def test_render_as_bytes_asks_for_the_pdf_and_returns_it_with_the_job(self) -> None:
         pdf = b"%PDF-1.7\n...%%EOF\n"
         headers = {

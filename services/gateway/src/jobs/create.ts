@@ -49,7 +49,7 @@ export function succeededBody(job: JobOutcome) {
 const RENDER_FAILED_ADVICE: [RegExp, string][] = [
   [
     /could not be rendered: it answered HTTP 4\d\d/,
-    "Check the url: its server answered that the page does not exist or is not public (it must load without a login).",
+    "Check the url: its server answered that the page does not exist or is not public; a page behind a login needs its credentials in url_options (headers, cookies or basic_auth).",
   ],
   [/could not be rendered: it answered HTTP 5\d\d/, "The url's server failed to answer the page: render it again once that server works."],
   [/not an HTML page/, "Give a url that answers an HTML page; show an image or a PDF by putting it in HTML (html with an <img> or an <iframe>)."],

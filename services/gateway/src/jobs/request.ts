@@ -5,6 +5,7 @@ import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
 import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
+import { URL_OPTIONS_HINT, UrlOptions, urlOptionsNeedUrl, urlOptionsOf } from "./url-options";
 
 /**
  * The bodies of POST /v1/render and /v1/image, one zod schema each: the
@@ -23,6 +24,8 @@ export interface JobRequest {
   html?: string;
   /** The page to render, when the source is a URL. */
   url?: string;
+  /** The credentials the url's page is asked for with (its own origin only). */
+  urlOptions?: jobEventsV1.UrlOptions;
   data: Record<string, unknown>;
   dataJson: string;
   webhookUrl?: string;
@@ -45,6 +48,7 @@ export interface JobPart {
   templateGeneration?: number;
   html?: string;
   url?: string;
+  urlOptions?: jobEventsV1.UrlOptions;
   data: Record<string, unknown>;
   dataJson: string;
   options?: jobEventsV1.RenderOptions;
@@ -158,10 +162,12 @@ export const DocumentPart = z
     template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
+    url_options: UrlOptions.optional(),
     data: Data.optional().meta({ description: "Values for this part's template or HTML (default: the request's data, else {})." }),
     options: PartOptions.optional(),
   })
   .refine((part) => sourcesIn(part, PART_SOURCES) === 1, oneSource(PART_SOURCES))
+  .check(urlOptionsNeedUrl)
   .refine(...versionNeedsTemplate)
   .meta({
     id: "DocumentPart",
@@ -185,6 +191,7 @@ export const RenderRequest = z
     template_version: TemplateVersion.optional(),
     html: Html.optional(),
     url: PageUrl.optional(),
+    url_options: UrlOptions.optional(),
     documents: Documents.optional(),
     data: Data.optional().meta({
       description:
@@ -197,6 +204,7 @@ export const RenderRequest = z
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .check(dataRequiredWith("template_id", "html"))
+  .check(urlOptionsNeedUrl)
   .check((ctx) => {
     if (ctx.value.documents === undefined || !ctx.value.options) return;
     for (const option of [...PAGE_OPTIONS, "pdfua", "outline"] as const) {
@@ -227,6 +235,7 @@ export const ImageRequest = z
     template_id: TemplateId.optional().meta({ description: "A png template; its width and height set the image size." }),
     template_version: TemplateVersion.optional(),
     url: PageUrl.optional(),
+    url_options: UrlOptions.optional(),
     data: Data.optional().meta({
       description: "Values for the template; must satisfy its data_schema. Required with template_id; optional (default {}) with a url.",
     }),
@@ -236,6 +245,7 @@ export const ImageRequest = z
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
   .check(dataRequiredWith("template_id"))
+  .check(urlOptionsNeedUrl)
   .refine(...versionNeedsTemplate)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
@@ -255,6 +265,7 @@ export const ImageRequest = z
 export const HINTS: FieldHints = {
   template_id: { invalid: "Use an id from GET /v1/templates." },
   url: { invalid: `Use an absolute http:// or https:// URL, at most 2,048 characters.` },
+  url_options: { invalid: URL_OPTIONS_HINT },
   options: { invalid: "See the options of this operation in GET /v1/openapi.json." },
   data: { required: 'Send a data object, e.g. "data": {} when the template needs none.' },
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
@@ -271,6 +282,7 @@ export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: R
     templateId: parsed.template_id,
     templateVersion: parsed.template_version,
     url: parsed.url,
+    urlOptions: urlOptionsOf(parsed.url_options),
     data: parsed.data ?? {},
     dataJson: JSON.stringify(parsed.data ?? {}),
     webhookUrl: parsed.webhook_url as string | undefined,
@@ -292,6 +304,7 @@ export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: R
       templateVersion: part.template_version,
       html: part.html,
       url: part.url,
+      urlOptions: urlOptionsOf(part.url_options),
       data: part.data ?? parsed.data.data ?? {},
       dataJson: JSON.stringify(part.data ?? parsed.data.data ?? {}),
       options: part.options && renderOptionsOf(part.options),

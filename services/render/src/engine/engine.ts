@@ -4,6 +4,7 @@ import { layoutOf } from "./paper";
 import { deadlineOf, NotStarted } from "./job";
 import { engineSettings } from "./options";
 import type { Slot } from "./slot";
+import type { PageCredentials } from "./credentials";
 import { fetchPage } from "./url-source";
 import { PoolClosed } from "./window-pool";
 import { RenderFailure, type EngineLogger, type EngineOptions, type RenderCallOptions, type RenderJob, type RenderOutput } from "./types";
@@ -102,6 +103,7 @@ export class RenderEngine {
             scriptErrors: job.scriptErrors,
             failOnResourceError: job.options?.failOnResourceError === true,
             assets: job.assets,
+            credentials: job.credentials,
           });
         } catch (err) {
           if (!(err instanceof NotStarted)) throw err;
@@ -123,7 +125,7 @@ export class RenderEngine {
    * guard every sub-resource goes through) within `timeoutMs`, with a <base>
    * naming the page's final URL. Rejects with RenderFailure `source_unavailable`.
    */
-  fetchPage(url: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<string> {
+  fetchPage(url: string, options: { timeoutMs: number; signal?: AbortSignal; credentials?: PageCredentials }): Promise<string> {
     return fetchPage(this.opts.fetchSubresource, url, options);
   }
 

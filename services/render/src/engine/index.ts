@@ -21,3 +21,4 @@ export { FifoSemaphore, WaiterQueue } from "./fifo";
 export { layoutOf, paperPixels } from "./paper";
 export { deadlineOf } from "./job";
 export { assetContentType } from "./network";
+export { pageCredentials, type PageCredentials } from "./credentials";

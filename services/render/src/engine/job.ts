@@ -1,5 +1,6 @@
 import type { Protocol } from "puppeteer-core";
 import { noop } from "./async";
+import type { PageCredentials } from "./credentials";
 import { FifoSemaphore } from "./fifo";
 import { RenderFailure, type RenderJob } from "./types";
 
@@ -50,6 +51,8 @@ export class ActiveJob {
   readyBy = Infinity;
   /** An image, stylesheet, font or script that does not load fails the job (RenderJob.options.failOnResourceError). */
   failOnResourceError = false;
+  /** A url source's credentials, for its sub-requests on its origin (RenderJob.credentials). */
+  credentials: PageCredentials | undefined;
   readonly interrupted: Promise<never>;
   private rejectInterrupted!: (failure: RenderFailure) => void;
 

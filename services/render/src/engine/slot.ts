@@ -1,5 +1,6 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop, withTimeout } from "./async";
+import type { PageCredentials } from "./credentials";
 import { answerRequest } from "./interception";
 import {
   ActiveJob,
@@ -169,12 +170,14 @@ export class Slot {
       scriptErrors = "fail",
       failOnResourceError = false,
       assets,
+      credentials,
     }: {
       signal?: AbortSignal;
       limits?: Limits;
       scriptErrors?: "fail" | "ignore";
       failOnResourceError?: boolean;
       assets?: ReadonlyMap<string, Uint8Array>;
+      credentials?: PageCredentials;
     } = {},
   ): Promise<RenderOutput> {
     const started = performance.now();
@@ -184,6 +187,7 @@ export class Slot {
     this.job = job;
     job.readyBy = started + readinessBudgetMs(deadline.ms);
     job.failOnResourceError = failOnResourceError;
+    job.credentials = credentials;
     const timer = setTimeout(() => job.interrupt(new RenderFailure("deadline", `render exceeded the ${seconds(deadline.namedMs)} deadline`)), deadline.ms);
     const onAbort = () => job.interrupt(new RenderFailure("crashed", "the render was cancelled"));
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -1,5 +1,6 @@
 import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop } from "./async";
+import { withCredentials } from "./credentials";
 import { resourceBudget, type ActiveJob } from "./job";
 import { SubresourceTooLarge, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
 import type { SubresourceFetcher } from "./types";
@@ -48,7 +49,7 @@ export async function answerSubrequest(params: {
     const res = await fetcher({
       url,
       method: e.request.method,
-      headers: fetcherRequestHeaders(e.request.headers),
+      headers: withCredentials(url, fetcherRequestHeaders(e.request.headers), job.credentials),
       body: requestBody(e.request),
       signal: AbortSignal.any([job.controller.signal, timeout]),
       budget,

@@ -1,4 +1,5 @@
 import type { RenderOptions } from "@pressroom/domain";
+import type { PageCredentials } from "./credentials";
 
 export interface RenderJob {
   html: string;
@@ -44,6 +45,11 @@ export interface RenderJob {
    * template's stored assets), served from here, never fetched.
    */
   assets?: ReadonlyMap<string, Uint8Array>;
+  /**
+   * A url source's credentials: added by the fetcher to the document's sub-requests on their
+   * origin only (see credentials.ts). Never logged.
+   */
+  credentials?: PageCredentials;
 }
 
 /** How one render() call is run. */

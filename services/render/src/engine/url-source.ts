@@ -1,3 +1,4 @@
+import { withCredentials, type PageCredentials } from "./credentials";
 import { decodeBody, fetcherRequestHeaders } from "./network";
 import { RenderFailure, type SubresourceFetcher } from "./types";
 
@@ -16,14 +17,15 @@ function unavailable(url: string, why: string): RenderFailure {
  * guard as every sub-resource (each address resolved and checked, the
  * connection pinned to it): every redirect hop comes back here, at most
  * MAX_REDIRECTS, and is checked again; the page is at most MAX_PAGE_BYTES,
- * and all of it within `timeoutMs`. Returns the HTML with a <base> naming
+ * and all of it within `timeoutMs`. `credentials` go with each hop on
+ * their origin, never with a hop on another (see credentials.ts). Returns the HTML with a <base> naming
  * the page's final URL, so that its relative sub-resources resolve as they
  * would in a browser (each of them through the fetcher too).
  */
 export async function fetchPage(
   fetcher: SubresourceFetcher | undefined,
   url: string,
-  { timeoutMs, signal }: { timeoutMs: number; signal?: AbortSignal },
+  { timeoutMs, signal, credentials }: { timeoutMs: number; signal?: AbortSignal; credentials?: PageCredentials },
 ): Promise<string> {
   if (!fetcher) throw unavailable(url, "this service fetches nothing from the network");
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -37,7 +39,8 @@ export async function fetchPage(
   };
   let at = new URL(url);
   for (let hop = 0; ; hop++) {
-    const headers = fetcherRequestHeaders({ Accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1" });
+    // The credentials go to the url's origin only: a hop redirected elsewhere gets none.
+    const headers = withCredentials(at, fetcherRequestHeaders({ Accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1" }), credentials);
     const res = await fetcher({ url: at, method: "GET", headers, signal: aborted, budget }).catch((err: unknown) => {
       if (err instanceof RenderFailure) throw err;
       if (timeout.aborted) throw unavailable(url, `it did not answer within ${timeoutMs} ms`);

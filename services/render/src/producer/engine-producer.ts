@@ -5,7 +5,7 @@ import type { TemplateRow } from "../catalog/catalog.repository";
 import { templateKey } from "../catalog/catalog";
 import { engineJob } from "../catalog/engine-job";
 import type { TemplateExpander } from "../catalog/expander";
-import { RenderFailure, outputCap, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
+import { RenderFailure, outputCap, pageCredentials, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
 import { renderMetrics } from "./metrics";
 import type { DocumentJob, DocumentProducer, OutputFormat, ProducedDocument } from "./producer";
@@ -140,7 +140,8 @@ export class EngineProducer implements DocumentProducer {
   /**
    * What the engine renders for one source: the template (exactly the version the job was
    * admitted with, of its owner, "" the public catalog, even if deleted since) or raw HTML
-   * expanded off the event loop, or a url's page fetched through the network guard; the header
+   * expanded off the event loop, or a url's page fetched through the network guard (with its
+   * url_options' credentials, which its sub-requests on its origin get too); the header
    * and footer filled with the same data. The render gets what is left of the deadline.
    */
   private async engineJobOf(keyId: string, source: jobEventsV1.JobAccepted, options: RenderOptions, signal: AbortSignal): Promise<RenderJob> {
@@ -158,10 +159,11 @@ export class EngineProducer implements DocumentProducer {
       return { ...engineJob(row, { html, kind: row.output, options: filled, keyId, assets }), ...timing, deadlineMs: left() };
     }
     const kind = source.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "png" : "pdf";
+    const credentials = source.url ? pageCredentials(source.url, source.urlOptions) : undefined;
     const html = source.url
-      ? await this.deps.engine.fetchPage(source.url, { timeoutMs: left(), signal })
+      ? await this.deps.engine.fetchPage(source.url, { timeoutMs: left(), signal, credentials })
       : await expand(source.html).finally(() => renderMetrics.templateExpanded(started));
-    return { ...engineJob(undefined, { html, kind, options: filled, keyId }), ...timing, deadlineMs: left() };
+    return { ...engineJob(undefined, { html, kind, options: filled, keyId }), ...timing, deadlineMs: left(), credentials };
   }
 }
 
