@@ -7,6 +7,7 @@ import { Job, JobAccepted, JobList, RenderSucceeded, WebhookEvent, jobWebhooks }
 import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, RenderOptions, Watermark } from "./jobs/options";
 import { WaitFor } from "./jobs/wait-for";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
+import { Destination } from "./jobs/destination";
 import { DailyUsage, Plan, RotatedKey, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
@@ -113,6 +114,7 @@ const SCHEMAS = {
   Batch,
   BatchItem,
   BatchItemList,
+  Destination,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {
