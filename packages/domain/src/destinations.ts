@@ -5,8 +5,9 @@ import { outboundUrlProblem } from "./webhook-url";
  * A job's destination: the customer's presigned URL its output is PUT to
  * (by the webhook service, through the network guard, on the callbacks'
  * retry schedule) before the job succeeds. Its url and headers are
- * credentials: they travel in the RENDER command and the WEBHOOKS
- * destination message only; the JOBS stream and the job show the host.
+ * credentials: they travel in the RENDER command and the DESTINATIONS
+ * work queue's message only (and a batch item's command in metering until
+ * it is dispatched); the JOBS stream and the job show the host.
  */
 
 /** The longest destination url accepted, in characters (presigned URLs with a session token run long). */
