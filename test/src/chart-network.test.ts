@@ -94,9 +94,9 @@ describe("the NetworkPolicies", () => {
     for (const source of SERVICES) assert.equal(may(pod(source), pod("admin"), GRPC_PORT), false, `${source} → admin`);
   });
 
-  it("storage is reached by the gateway and render only", () => {
+  it("storage is reached by the gateway, render and webhook only", () => {
     assert.equal(may(pod("render"), pod("storage"), GRPC_PORT), true, "render → storage");
-    for (const source of ["identity", "metering", "webhook"]) assert.equal(may(pod(source), pod("storage"), GRPC_PORT), false, `${source} → storage`);
+    for (const source of ["identity", "metering"]) assert.equal(may(pod(source), pod("storage"), GRPC_PORT), false, `${source} → storage`);
   });
 
   it("render's egress is public addresses only (no cluster, private or metadata ranges) besides NATS and storage", () => {
@@ -139,12 +139,13 @@ describe("the NetworkPolicies", () => {
     }
   });
 
-  it("webhook's egress is public 443 plus NATS (and identity for the signing secret)", () => {
+  it("webhook's egress is public 443 plus NATS (and identity for the signing secret, storage for a destination's output)", () => {
     assert.equal(may(pod("webhook"), ip(PUBLIC), 443), true, "webhook → public 443");
     assert.equal(may(pod("webhook"), ip(PUBLIC), 80), false, "webhook → public 80");
     for (const address of [PRIVATE, METADATA, "172.16.0.1", "192.168.1.1"])
       assert.equal(may(pod("webhook"), ip(address), 443), false, `webhook → ${address}:443`);
-    for (const target of ["gateway", "metering", "render", "storage"]) {
+    assert.equal(may(pod("webhook"), pod("storage"), GRPC_PORT), true, "webhook → storage");
+    for (const target of ["gateway", "metering", "render"]) {
       assert.equal(may(pod("webhook"), pod(target), GRPC_PORT), false, `webhook → ${target}`);
     }
   });

@@ -11,6 +11,7 @@ import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
+import { BUCKET, presignedPut, s3Endpoint, tampered } from "./test-support/destinations";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
 import { WebhookReceiver, eventually, type ReceivedCallback } from "./test-support/webhook-receiver";
 
@@ -27,7 +28,8 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
   before(async () => {
     await receiver.start();
     harness = await startHarness({
-      serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200", WEBHOOK_RETRY_CAP_MS: "1000" }) },
+      // A short retry window, so a destination that never accepts is given up within the test.
+      serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200", WEBHOOK_RETRY_CAP_MS: "1000", WEBHOOK_RETRY_WINDOW_MS: "20000" }) },
     });
     nc = await connect({ servers: harness.stack.natsUrl });
     ({ apiKey, keyId } = await harness.admin.createKey("business"));
@@ -52,8 +54,8 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     return response.json.id as string;
   }
 
-  async function jobView(jobId: string) {
-    const response = await harness.api.get(`/v1/jobs/${jobId}`, { key: apiKey });
+  async function jobView(jobId: string, key = apiKey) {
+    const response = await harness.api.get(`/v1/jobs/${jobId}`, { key });
     assert.equal(response.status, 200, response.text);
     return response.json;
   }
@@ -327,6 +329,176 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     assert.equal(code, 0, output);
   }
+
+  describe("destinations: the output PUT to a presigned URL before the job succeeds", () => {
+    type View = Awaited<ReturnType<typeof jobView>>;
+    const HEADER_SECRET = "hdr-v4lue-never-shown";
+    const signatureOf = (url: string) => new URL(url).searchParams.get("X-Amz-Signature")!;
+    /** Nothing a destination's url carries beyond its host, nor its header values, in the job, its events or the services' logs. */
+    function assertNothingLeaks(url: string, view: View, stored: unknown[]): void {
+      const secrets = [signatureOf(url), new URL(url).searchParams.get("X-Amz-Credential")!, HEADER_SECRET, new URL(url).pathname];
+      const shown = JSON.stringify(view);
+      const kept = JSON.stringify(stored);
+      const logs = harness.stack.output();
+      for (const secret of secrets) {
+        assert.ok(!shown.includes(secret), `the job shows ${secret}`);
+        assert.ok(!kept.includes(secret), `the JOBS stream keeps ${secret}`);
+        assert.ok(!logs.includes(secret), `the services logged ${secret}`);
+      }
+      assert.ok(!logs.includes("X-Amz-Signature"), "no presigned query in the logs");
+    }
+    const storedEvents = async (jobId: string) =>
+      (await readJobEvents(await nc.jetstreamManager(), jobId)).map(({ event }) => ({
+        ...event,
+        raw: Buffer.from(jobEventsV1.JobEvent.encode(event).finish()).toString("latin1"),
+      }));
+    const waitForStatus = (jobId: string, status: string, timeoutMs = 60_000, key = apiKey) =>
+      eventually(
+        `job ${jobId} ${status}`,
+        async () => {
+          const view = await jobView(jobId, key);
+          return view.status === status ? view : undefined;
+        },
+        timeoutMs,
+        200,
+      );
+
+    it("a sync render answers once a real S3 presigned PUT (SigV4 checked by the receiver) took the same bytes", async () => {
+      const url = await presignedPut("invoices/2026-11/inv-1.pdf");
+      const path = `/${BUCKET}/invoices/2026-11/inv-1.pdf`;
+      receiver.on(path, s3Endpoint());
+      const response = await harness.api.post(
+        "/v1/render",
+        { html: "<h1>Invoice {{n}}</h1>", data: { n: 1 }, destination: { url, headers: { "x-amz-meta-run": HEADER_SECRET } } },
+        { key: apiKey },
+      );
+      assert.equal(response.status, 200, response.text);
+      const [put] = receiver.requestsOn(path);
+      assert.ok(put, "the destination got its PUT before the answer");
+      assert.equal(put.method, "PUT");
+      assert.equal(put.status, 200, "the receiver's SigV4 check held");
+      assert.equal(put.headers["content-type"], "application/pdf");
+      assert.equal(put.headers["x-amz-meta-run"], HEADER_SECRET);
+      assert.equal(put.headers.host, "127.0.0.1");
+      const download = await harness.api.download(response.json.url as string);
+      assert.equal(download.status, 200);
+      assert.ok(
+        Buffer.compare(Buffer.from(download.body), put.body) === 0 && put.body.subarray(0, 5).toString() === "%PDF-",
+        "the PUT carried the document's bytes",
+      );
+
+      const view = await jobView(response.json.id as string);
+      assert.equal(view.status, "succeeded");
+      assert.deepEqual(view.destination, { host: "127.0.0.1", state: "delivered", attempts: 1, last_status: 200, last_error: null, next_attempt_at: null });
+      assert.deepEqual(
+        view.events.map((e: { type: string }) => e.type),
+        ["job.accepted", "job.started", "job.rendered", "job.destination_attempted", "job.destination_delivered", "job.succeeded"],
+      );
+      const attempt = view.events.find((e: { type: string }) => e.type === "job.destination_attempted");
+      assert.equal(attempt.source, "webhook");
+      assert.deepEqual(
+        { ...attempt.destination, duration_ms: 0 },
+        { attempt: 1, status: 200, duration_ms: 0, host: "127.0.0.1", error: null, next_attempt_at: null },
+      );
+      assert.ok(attempt.destination.duration_ms >= 0);
+      assertNothingLeaks(url, view, await storedEvents(view.id));
+    });
+
+    it("retries a destination that fails twice, then accepts; an image's bytes arrive intact", async () => {
+      const url = await presignedPut("cards/og.png");
+      const path = `/${BUCKET}/cards/og.png`;
+      receiver.on(
+        path,
+        s3Endpoint((n) => (n < 2 ? { status: 500 } : { status: 200 })),
+      );
+      const response = await harness.api.post(
+        "/v1/image",
+        { template_id: "og-image", data: { headline: "Month end", site_name: "Pressroom" }, async: true, destination: { url } },
+        { key: apiKey },
+      );
+      assert.equal(response.status, 202, response.text);
+      const view = await waitForStatus(response.json.id as string, "succeeded");
+      const puts = receiver.requestsOn(path);
+      assert.deepEqual(
+        puts.map((p) => p.status),
+        [500, 500, 200],
+      );
+      assert.equal(new Set(puts.map((p) => p.body.toString("base64"))).size, 1, "the same bytes at every attempt");
+      const download = await harness.api.download(view.url as string);
+      assert.equal(Buffer.compare(Buffer.from(download.body), puts[2]!.body), 0);
+      const attempts = view.events.filter((e: { type: string }) => e.type === "job.destination_attempted").map((e: { destination: unknown }) => e.destination);
+      assert.deepEqual(
+        attempts.map((a: { attempt: number; status: number; error: string | null }) => [a.attempt, a.status, a.error]),
+        [
+          [1, 500, "the destination answered HTTP 500"],
+          [2, 500, "the destination answered HTTP 500"],
+          [3, 200, null],
+        ],
+      );
+      assert.ok(attempts.slice(0, 2).every((a: { next_attempt_at: string | null }) => a.next_attempt_at !== null));
+      assert.equal(view.destination.attempts, 3);
+      assertNothingLeaks(url, view, await storedEvents(view.id));
+    });
+
+    it("a destination that never accepts fails the job DESTINATION_FAILED, charged, every attempt in its events; a 410 answers a sync request 502", async () => {
+      const { apiKey: ownKey } = await harness.admin.createKey("pro");
+      const url = tampered(await presignedPut("invoices/never.pdf"));
+      const path = `/${BUCKET}/invoices/never.pdf`;
+      receiver.on(path, s3Endpoint());
+      const response = await harness.api.post("/v1/render", { html: "<p>never</p>", data: {}, async: true, destination: { url } }, { key: ownKey });
+      assert.equal(response.status, 202, response.text);
+      const view = await waitForStatus(response.json.id as string, "failed", 90_000, ownKey);
+      assert.equal(view.error.code, "DESTINATION_FAILED");
+      assert.match(view.error.message, /destination \(127\.0\.0\.1\) did not accept it: no success within the retry window/);
+      assert.equal(view.url, null);
+      assert.equal(view.destination.state, "exhausted");
+      const attempts = view.events.filter((e: { type: string }) => e.type === "job.destination_attempted");
+      assert.ok(attempts.length >= 2, `${attempts.length} attempts`);
+      assert.ok(attempts.every((e: { destination: { status: number } }) => e.destination.status === 403));
+      assert.equal(receiver.requestsOn(path).length, attempts.length, "each attempt reached the receiver once");
+      assert.deepEqual(
+        view.events.slice(-2).map((e: { type: string }) => e.type),
+        ["job.destination_exhausted", "job.failed"],
+      );
+      const usage = await harness.api.get("/v1/keys/usage", { key: ownKey });
+      assert.equal(usage.json.renders.used, 1, "the render happened: not refunded");
+      assertNothingLeaks(url, view, await storedEvents(view.id));
+
+      const goneUrl = await presignedPut("invoices/gone.pdf");
+      receiver.on(
+        `/${BUCKET}/invoices/gone.pdf`,
+        s3Endpoint(() => ({ status: 410 })),
+      );
+      const sync = await harness.api.post("/v1/render", { html: "<p>gone</p>", data: {}, destination: { url: goneUrl } }, { key: ownKey });
+      assert.equal(sync.status, 502, sync.text);
+      assert.deepEqual(Object.keys(sync.json).sort(), ["code", "error", "hint"]);
+      assert.equal(sync.json.code, "DESTINATION_FAILED");
+      assert.match(sync.json.error, /410 Gone/);
+      assert.ok(!sync.text.includes(signatureOf(goneUrl)));
+    });
+
+    it("takes a destination on a batch's items", async () => {
+      const url = await presignedPut("batch/item-0.pdf");
+      const path = `/${BUCKET}/batch/item-0.pdf`;
+      receiver.on(path, s3Endpoint());
+      const created = await harness.api.post("/v1/batches", { items: [{ html: "<p>item</p>", data: {}, destination: { url } }] }, { key: apiKey });
+      assert.equal(created.status, 202, created.text);
+      const items = await eventually(
+        "the batch's item succeeded",
+        async () => {
+          const page = await harness.api.get(`/v1/batches/${created.json.id}/items`, { key: apiKey });
+          return page.json.data?.[0]?.status === "succeeded" ? page.json.data : undefined;
+        },
+        60_000,
+        200,
+      );
+      const [put] = receiver.requestsOn(path);
+      assert.equal(put?.status, 200);
+      const view = await jobView(items[0].job_id as string);
+      assert.equal(view.destination.state, "delivered");
+      assertNothingLeaks(url, view, await storedEvents(view.id));
+    });
+  });
 
   endOfSuiteChecks(() => harness);
 });

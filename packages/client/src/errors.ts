@@ -27,6 +27,7 @@ export type PressroomErrorCode =
   | "PLAN_INVALID"
   | "IDEMPOTENCY_KEY_REUSED"
   | "INTERNAL_ERROR"
+  | "DESTINATION_FAILED"
   | "UNAVAILABLE"
   /** Client-side only: the request never got an HTTP response (network failure). */
   | "CONNECTION_ERROR"

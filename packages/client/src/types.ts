@@ -79,6 +79,20 @@ export interface UrlOptions {
   user_agent?: string;
 }
 
+/**
+ * Where the output is also delivered: once made, it is PUT to `url` (a URL signed in advance for a
+ * PUT: S3, R2 or GCS presigned, Azure Blob SAS; https on the default port, ≤ 8,192 characters)
+ * through the service's network guard, retried on the webhooks' schedule. The job succeeds only
+ * when the destination answered 2xx; one that never does fails it `DESTINATION_FAILED` (502, not
+ * refunded). The job shows the host only: the url's path and query and the header values are never
+ * shown or logged.
+ */
+export interface Destination {
+  url: string;
+  /** Headers the signature needs (e.g. `x-ms-blob-type: BlockBlob`); at most 20; not Host, Content-Length and the like. */
+  headers?: Record<string, string>;
+}
+
 /** Body of POST /v1/render: exactly one source (template_id, html, url or documents). */
 export interface RenderRequest {
   /** A stored template (^[a-z0-9][a-z0-9-]{0,63}$); see `templates()`. */
@@ -104,6 +118,8 @@ export interface RenderRequest {
    * `documents[i]`.
    */
   documents?: DocumentPart[];
+  /** PUT the output there before the job succeeds (a sync call answers once it was accepted). */
+  destination?: Destination;
 }
 
 /** One part of a merged PDF: exactly one of template_id, html or url. */
@@ -167,6 +183,8 @@ export interface ImageRequest {
   webhook_url?: string;
   /** As RenderRequest's. */
   async?: boolean;
+  /** As RenderRequest's. */
+  destination?: Destination;
 }
 
 /** A rectangle of the page in CSS pixels, from its top-left corner (a screenshot's `clip`). */
@@ -362,6 +380,15 @@ export interface JobView {
   content_type: string | null;
   size_bytes: number | null;
   error: { code: string; message: string } | null;
+  /** The request's destination (null without one): its host only, and how its delivery went. */
+  destination: {
+    host: string;
+    state: "pending" | "delivered" | "exhausted";
+    attempts: number;
+    last_status: number | null;
+    last_error: string | null;
+    next_attempt_at: string | null;
+  } | null;
   webhook: {
     state: "none" | "pending" | "delivered" | "exhausted";
     attempts: number;
@@ -370,7 +397,15 @@ export interface JobView {
   } | null;
   /** The job's ordered event history. */
   /** `script_errors`: on job.succeeded, the uncaught exceptions of a document rendered with `fail_on_script_error: false`. */
-  events: { id: string; type: string; time: string; source: string; script_errors?: string[] }[];
+  /** `destination`: on job.destination_attempted, one PUT to the destination (never its path or query). */
+  events: {
+    id: string;
+    type: string;
+    time: string;
+    source: string;
+    script_errors?: string[];
+    destination?: { attempt: number; status: number; duration_ms: number; host: string; error: string | null; next_attempt_at: string | null };
+  }[];
 }
 
 /** The error body of every non-2xx API answer: exactly these three fields. */

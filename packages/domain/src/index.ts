@@ -1,9 +1,7 @@
 // What Pressroom knows about its documents, built on the platform kit (which knows nothing of them).
 export { type AccountEvent, publishAccountEvent } from "./accounts";
 export {
-  announcedOutcome,
   type AnnouncedOutput,
-  announceOutcome,
   appendJobEvent,
   foldJob,
   isAuthentic,
@@ -19,7 +17,6 @@ export {
   loadJob,
   nextReplayAttempt,
   nextScheduledAttempt,
-  outcomeInboxOf,
   readFirstJobEvent,
   readJobEvents,
   readLastJobEvent,
@@ -28,11 +25,21 @@ export {
   type StoredJobEvent,
   type WebhookReplay,
 } from "./jobs";
+export { announcedOutcome, announceOutcome, outcomeInboxOf } from "./outcomes";
+export {
+  destinationHeadersProblem,
+  type DestinationState,
+  destinationUrlProblem,
+  MAX_DESTINATION_HEADER_VALUE_LENGTH,
+  MAX_DESTINATION_HEADERS,
+  MAX_DESTINATION_URL_LENGTH,
+  RESERVED_DESTINATION_HEADERS,
+} from "./destinations";
 export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
 export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound, templateVersionNotFound } from "./templates";
-export { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "./webhook-url";
+export { MAX_WEBHOOK_URL_LENGTH, outboundUrlProblem, webhookUrlProblem } from "./webhook-url";
 export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName } from "./paper";
 export {
   camelKeys,

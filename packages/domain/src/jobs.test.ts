@@ -1,18 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import {
-  announcedOutcome,
-  appendJobEvent,
-  foldJob,
-  isAuthentic,
-  jobEvent,
-  nextReplayAttempt,
-  nextScheduledAttempt,
-  outcomeInboxOf,
-  retainedAcceptance,
-  type StoredJobEvent,
-} from "./jobs";
+import { announcedOutcome, outcomeInboxOf } from "./outcomes";
+import { appendJobEvent, foldJob, isAuthentic, jobEvent, nextReplayAttempt, nextScheduledAttempt, retainedAcceptance, type StoredJobEvent } from "./jobs";
 
 const ids = { jobId: "job_0000000000aaaaaaaaaaaaaaaa", keyId: "key_demo" };
 

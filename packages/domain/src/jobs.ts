@@ -1,5 +1,6 @@
 import { jobEventsV1 } from "@pressroom/contracts";
-import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from "nats";
+import type { JetStreamClient, JetStreamManager, PubAck } from "nats";
+import { applyDestinationEvent, newDestinationState, retainedDestination, type DestinationState } from "./destinations";
 import {
   directGet,
   JOB_WRITERS,
@@ -17,12 +18,16 @@ export type JobEvent = jobEventsV1.JobEvent;
 export type JobEventType =
   | "job.accepted"
   | "job.started"
+  | "job.rendered"
   | "job.succeeded"
   | "job.failed"
   | "job.webhook_attempted"
   | "job.webhook_delivered"
   | "job.webhook_exhausted"
-  | "job.webhook_replay_requested";
+  | "job.webhook_replay_requested"
+  | "job.destination_attempted"
+  | "job.destination_delivered"
+  | "job.destination_exhausted";
 
 export type JobStatus = "queued" | "rendering" | "succeeded" | "failed";
 
@@ -43,12 +48,16 @@ export interface StoredJobEvent {
 const WRITERS: Record<JobEventType, readonly JobWriter[]> = {
   "job.accepted": ["gateway", "render"],
   "job.started": ["render"],
+  "job.rendered": ["render"],
   "job.succeeded": ["render"],
   "job.failed": ["render"],
   "job.webhook_attempted": ["webhook"],
   "job.webhook_delivered": ["webhook"],
   "job.webhook_exhausted": ["webhook"],
   "job.webhook_replay_requested": ["webhook"],
+  "job.destination_attempted": ["webhook"],
+  "job.destination_delivered": ["webhook"],
+  "job.destination_exhausted": ["webhook"],
 };
 
 /** Whether the event was stored under a writer that may write it. */
@@ -76,6 +85,8 @@ export interface JobState {
   attempts: number;
   result?: jobEventsV1.JobSucceeded;
   error?: jobEventsV1.JobFailed;
+  /** The job's destination (absent: none): where its output is PUT before it succeeds. */
+  destination?: DestinationState;
   webhook: {
     /** The callback's retry schedule: its state, last status and next attempt (replays leave them alone). */
     state: "none" | "pending" | "delivered" | "exhausted";
@@ -93,7 +104,7 @@ export interface JobState {
   };
   /** Per writer, the stream sequence of its last event (0: none): what its next append expects. */
   lastSeqOf: Record<JobWriter, number>;
-  history: { id: string; type: string; time: string; source: string }[];
+  history: { id: string; type: string; time: string; source: string; destinationAttempt?: jobEventsV1.DestinationAttempted }[];
 }
 
 export interface WebhookReplay {
@@ -147,8 +158,8 @@ export function jobEvent(
  * The acceptance as the JOBS stream keeps it: without the request's html and
  * data (often personal data, and the stream keeps events for 90 days), which
  * only the RENDER command carries, nor an encryption's passwords, nor a url
- * source's credentials (url_options); the SHA-256 and size of html and data
- * stay, for every merged part too. Same event id.
+ * source's credentials (url_options), nor a destination's url and headers (its host stays); the SHA-256 and size of
+ * html and data stay, for every merged part too. Same event id.
  */
 export function retainedAcceptance(event: JobEvent): JobEvent {
   if (!event.accepted) return event;
@@ -162,6 +173,7 @@ export function retainedAcceptance(event: JobEvent): JobEvent {
       documents: accepted.documents.map((part) => ({ ...part, html: "", dataJson: "", options: withoutPasswords(part.options), urlOptions: undefined })),
       options: withoutPasswords(accepted.options),
       urlOptions: undefined,
+      destination: accepted.destination && retainedDestination(accepted.destination),
     },
   };
 }
@@ -198,6 +210,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         createdAt: event.time,
         attempts: 0,
         webhook: { state: event.accepted.webhookUrl ? "pending" : "none", attempts: 0, scheduledAttempts: 0, lastScheduledAttempt: 0, replays: [] },
+        ...(event.accepted.destination ? { destination: newDestinationState(event.accepted.destination) } : {}),
         lastSeqOf,
         history: [],
       };
@@ -222,6 +235,12 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.status = "failed";
         state.finishedAt = event.time;
         state.error = event.failed;
+        break;
+      case "job.rendered":
+      case "job.destination_attempted":
+      case "job.destination_delivered":
+      case "job.destination_exhausted":
+        if (terminal || !applyDestinationEvent(state, event)) continue;
         break;
       case "job.webhook_attempted": {
         const attempt = event.webhookAttempted?.attempt ?? 0;
@@ -256,7 +275,13 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         state.webhook.nextAttemptAt = undefined;
         break;
     }
-    state.history.push({ id: event.id, type: event.type, time: event.time, source: event.source });
+    state.history.push({
+      id: event.id,
+      type: event.type,
+      time: event.time,
+      source: event.source,
+      ...(event.destinationAttempted ? { destinationAttempt: event.destinationAttempted } : {}),
+    });
   }
   return state;
 }
@@ -337,43 +362,4 @@ export function appendJobEvent(js: JetStreamClient, writer: JobWriter, event: Jo
     data: jobEventsV1.JobEvent.encode(event).finish(),
     expectLastSubjectSequence: expectLastSeq,
   });
-}
-
-/** Where a command's outcome is announced: its gateway's inbox, or, for a command that names none, the job's own subject. */
-export function outcomeInboxOf(command: Pick<jobEventsV1.RenderCommand, "jobId" | "outcomeInbox">): string {
-  return command.outcomeInbox || command.jobId;
-}
-
-/**
- * Tells the gateway that waits for the job (answering a sync request) how it
- * ended, on its `inbox` (outcomeInboxOf), with the output's bytes when given
- * (a succeeded job whose caller waits for it, see the render worker). Call it
- * only after JetStream acknowledged the terminal event's append: the
- * announcement is then a fact, and the waiter need not re-read the history.
- * Core NATS, at most once: a waiter that misses it falls back to the history.
- */
-export function announceOutcome(nc: NatsConnection, inbox: string, event: JobEvent, output?: AnnouncedOutput): void {
-  const announced = output && {
-    filename: output.filename,
-    data: Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength),
-    attachment: output.attachment,
-  };
-  nc.publish(subjects.outcomes(inbox), jobEventsV1.JobOutcomeAnnouncement.encode({ event, output: announced }).finish());
-}
-
-/** The outcome an announcement carries, if it carries a terminal event. */
-export function announcedOutcome(data: Uint8Array): JobOutcome | undefined {
-  const { event, output } = jobEventsV1.JobOutcomeAnnouncement.decode(data);
-  if (!event?.jobId) return undefined;
-  if (event.type === "job.succeeded" && event.succeeded) {
-    // A copy of its own: the decoded bytes are a view of the message, which the caller may keep.
-    return {
-      id: event.jobId,
-      status: "succeeded",
-      result: event.succeeded,
-      ...(output ? { output: { filename: output.filename, data: new Uint8Array(output.data), attachment: output.attachment } } : {}),
-    };
-  }
-  if (event.type === "job.failed" && event.failed) return { id: event.jobId, status: "failed", error: event.failed };
-  return undefined;
 }

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   PLAN_INVALID: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
   IDEMPOTENCY_KEY_REUSED: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION },
   INTERNAL_ERROR: { http: 500, grpc: GrpcStatus.INTERNAL },
+  DESTINATION_FAILED: { http: 502, grpc: GrpcStatus.FAILED_PRECONDITION },
   UNAVAILABLE: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
 } as const;
 

@@ -8,6 +8,7 @@ import { Encryption, ImageOptions, Margin, PageUrl, PartOptions, PdfMetadata, Re
 import { WaitFor } from "./jobs/wait-for";
 import { DocumentPart, ImageRequest, RenderRequest, WebhookUrl } from "./jobs/request";
 import { UrlCookie, UrlOptions } from "./jobs/url-options";
+import { Destination } from "./jobs/destination";
 import { DailyUsage, Plan, RotatedKey, RotatedWebhookSecret, SignupRequest, SignupResponse, Usage, WebhookSecret } from "./keys/api";
 import { grouped } from "./limits";
 import { Health } from "./meta/api";
@@ -121,6 +122,7 @@ const SCHEMAS = {
   Clip,
   UrlOptions,
   UrlCookie,
+  Destination,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {

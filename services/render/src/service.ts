@@ -5,6 +5,7 @@ import { sweepAbandonedScratch } from "./postprocess";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
 import { attemptLog } from "./worker/attempts";
+import { DestinationSettler } from "./worker/destination";
 import { JobExpiry } from "./worker/expiry";
 import { RenderWorker } from "./worker/worker";
 
@@ -12,7 +13,8 @@ import { RenderWorker } from "./worker/worker";
  * What render runs beside its catalog: the render worker (the RENDER queue's
  * consumer), which hands each job to the producer (the engine, templates,
  * merging and post-processing) and stores what it makes, and the expiry of
- * overdue jobs on metering's request (worker/expiry.ts). Nothing runs until the runner starts them; Chromium and
+ * overdue jobs on metering's request (worker/expiry.ts), and the end of jobs whose destination settled, on the
+ * webhook service's (worker/destination.ts). Nothing runs until the runner starts them; Chromium and
  * the template threads close once the renders in flight have ended.
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
@@ -46,7 +48,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
   const expiry = new JobExpiry({ nc, js, jsm, logger, maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS, deadlineMs: config.RENDER_DEADLINE_MS });
   observeRenderPool({ engine, slots: config.RENDER_SLOTS });
   return {
-    consumers: { "render queue": worker, "job expiry requests": expiry },
+    consumers: { "render queue": worker, "job expiry requests": expiry, "destination settled requests": new DestinationSettler({ nc, js, jsm, logger }) },
     afterWork: { chromium: () => engine.close(), "template threads": () => deps.expander.close() },
     ready: { slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid },
   };

@@ -3,10 +3,13 @@ import { storageServiceDefinition } from "./outputs/chunk-wire";
 import type { StorageDeps } from "./deps";
 import { storageService } from "./outputs/outputs.grpc";
 
-/** Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway serves them. */
+/**
+ * Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway
+ * serves them, the webhook service reads one to PUT it to its job's destination (with its signed URL, like a download).
+ */
 export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
   registerOutput: ["render"],
-  getOutput: ["gateway"],
+  getOutput: ["gateway", "webhook"],
 };
 
 /**

@@ -7,8 +7,12 @@ export const configSchema = z
   .object({
     ...grpcServiceShape("webhook"),
     IDENTITY_ADDR: env.grpcAddr("identity"),
+    /** Where a destination's output is read (GetOutput, with the output's signed URL). */
+    STORAGE_ADDR: env.grpcAddr("storage"),
     /** A callback succeeds when a 2xx status arrives within this time (connect, TLS and response headers). */
     WEBHOOK_TIMEOUT_MS: env.int(10 * SECOND, 100),
+    /** A PUT to a destination succeeds when a 2xx arrives within this time (it uploads a whole document first). */
+    WEBHOOK_DESTINATION_TIMEOUT_MS: env.int(60 * SECOND, 100),
     /**
      * The first retry waits a random time in [0, base); each later one doubles
      * the range, up to WEBHOOK_RETRY_CAP_MS (exponential backoff, full jitter).

@@ -2,16 +2,17 @@
  * Fed by the JOBS stream: callback delivery (delivery/), the job audit projection (audit/) and the
  * read models its gRPC server answers from (read-models/, server.ts). service.ts builds the consumers.
  */
-import { identityV1 } from "@pressroom/contracts";
+import { identityV1, storageV1 } from "@pressroom/contracts";
 import { consumers, runService, streams } from "@pressroom/platform";
 import { databasePoolSize, loadWebhookConfig } from "./config";
 import type { WebhookDb } from "./db";
 import type { WebhookDeps } from "./deps";
 import { configuredPoster } from "./delivery/http";
 import { identitySecrets } from "./delivery/identity-client";
+import { storageOutputs } from "./destinations/output-reader";
 import { createServer } from "./server";
 import { createService } from "./service";
-const { JOBS, WEBHOOKS } = streams;
+const { JOBS, WEBHOOKS, DESTINATIONS } = streams;
 
 runService({
   name: "webhook",
@@ -21,9 +22,13 @@ runService({
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
     const needs = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({ stream: JOBS, name }));
-    const bus = await nats({ streams: [JOBS, WEBHOOKS], consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }] });
+    const bus = await nats({
+      streams: [JOBS, WEBHOOKS, DESTINATIONS],
+      consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }, { stream: DESTINATIONS, name: consumers.destinationDelivery }],
+    });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
-    return { config, db, bus, logger, poster, secrets };
+    const outputs = storageOutputs(grpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, "storage"));
+    return { config, db, bus, logger, poster, secrets, outputs };
   },
   build: (deps) => ({ grpc: createServer(deps), ...createService(deps) }),
 });

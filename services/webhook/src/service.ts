@@ -2,19 +2,21 @@ import type { ServiceParts } from "@pressroom/platform";
 import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
 import { DeliveryConsumer } from "./delivery/delivery.consumer";
 import { DispatchConsumer } from "./delivery/dispatch.consumer";
+import { DestinationConsumer } from "./destinations/destination.consumer";
 import type { WebhookDeps } from "./deps";
 import { CatchUpLoop, Projector, ReadModelConsumer } from "./read-models/projection";
 
 /**
  * The webhook service's consumers of NATS; nothing runs until the runner starts them. Callback
  * delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the
- * customer's URL, with retries, and replays). The job audit projection: every JOBS event → a row
+ * customer's URL, with retries, and replays). Destinations (destinations/): a rendered job's output PUT to the
+ * customer's presigned URL, on the same schedule, before render ends the job. The job audit projection: every JOBS event → a row
  * of webhook.audit_job_events (see audit/). The read models (jobs, daily usage, deliveries; see
  * read-models/): every JOBS event, from the consumer and a catch-up loop that rebuilds a lost model.
  */
 export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers" | "loops" | "ready"> {
-  const { db, logger, poster, secrets, config } = deps;
-  const { js, jsm } = deps.bus;
+  const { db, logger, poster, secrets, outputs, config } = deps;
+  const { nc, js, jsm } = deps.bus;
   const concurrency = config.WEBHOOK_CONCURRENCY;
   const perKeyConcurrency = config.WEBHOOK_PER_KEY_CONCURRENCY;
   const policy = { baseMs: config.WEBHOOK_RETRY_BASE_MS, capMs: config.WEBHOOK_RETRY_CAP_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS };
@@ -23,6 +25,7 @@ export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers"
     consumers: {
       "callback dispatch": new DispatchConsumer({ js, jsm, logger }),
       "callback delivery": new DeliveryConsumer({ js, jsm, db, logger, poster, secrets, policy, concurrency, perKeyConcurrency }),
+      "destination delivery": new DestinationConsumer({ nc, js, jsm, db, logger, poster, outputs, policy, concurrency, perKeyConcurrency }),
       "audit projection": new AuditProjectionConsumer({ js, db, logger }),
       "read models": new ReadModelConsumer({ js, projector, logger }),
     },

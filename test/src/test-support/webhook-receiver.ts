@@ -8,9 +8,13 @@ import path from "node:path";
 /** One callback as the receiver got it: the raw body exactly as sent. */
 export interface ReceivedCallback {
   at: number;
+  /** POST (a callback) or PUT (a destination's output). */
+  method: string;
   path: string;
   headers: Record<string, string>;
   rawBody: string;
+  /** The body's bytes, as sent. */
+  body: Buffer;
   status: number;
 }
 
@@ -26,7 +30,7 @@ export interface Reply {
 export type Behaviour = (n: number, request: ReceivedCallback) => Reply;
 
 /**
- * A real HTTPS webhook receiver on 127.0.0.1 with a self-signed certificate
+ * A real HTTPS webhook receiver (callbacks' POSTs, destinations' PUTs) on 127.0.0.1 with a self-signed certificate
  * made by openssl. The webhook service trusts it through
  * WEBHOOK_EXTRA_CA_FILE and reaches its port through WEBHOOK_DEV_TARGET_PORT
  * (the public API only accepts https URLs on the default port, and binding
@@ -95,10 +99,12 @@ export class WebhookReceiver {
       req.on("end", () => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
-        const request: ReceivedCallback = { at: Date.now(), path: req.url ?? "", headers, rawBody: Buffer.concat(chunks).toString("utf8"), status: 0 };
+        const body = Buffer.concat(chunks);
+        const method = req.method ?? "";
+        const request: ReceivedCallback = { at: Date.now(), method, path: req.url ?? "", headers, rawBody: body.toString("utf8"), body, status: 0 };
         const pathname = request.path.split("?")[0]!;
         const n = this.requestsOn(pathname).length;
-        const reply = req.method === "POST" ? (this.behaviours.get(pathname)?.(n, request) ?? { status: 200 }) : { status: 405 };
+        const reply = method === "POST" || method === "PUT" ? (this.behaviours.get(pathname)?.(n, request) ?? { status: 200 }) : { status: 405 };
         request.status = reply.status;
         this.received.push(request);
         const answer = () => res.writeHead(reply.status, reply.headers ?? {}).end(reply.body ?? "");

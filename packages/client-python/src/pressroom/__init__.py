@@ -11,6 +11,7 @@ from ._lists import DailyUsage, Delivery, DeliveryPage, JobPage, UsageDay
 from ._models import (
     ApiObject,
     CheckoutSession,
+    Destination,
     Job,
     RenderResult,
     RotatedKey,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "SIGNATURE_HEADER",
     "ApiObject",
+    "Destination",
     "Batch",
     "BatchItem",
     "BatchItemPage",

@@ -14,6 +14,7 @@ from ._errors import PressroomError
 from ._http import DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, Transport
 from ._lists import DailyUsage, Delivery, DeliveryPage, JobPage, query
 from ._models import (
+    Destination,
     CheckoutSession,
     Job,
     RenderResult,
@@ -128,6 +129,7 @@ class Pressroom:
         as_bytes: bool = False,
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
+        destination: Optional[Destination] = None,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
@@ -157,6 +159,11 @@ class Pressroom:
         waits for the end. ``wait_for_slot`` (1 to 60 seconds) sends ``Prefer: wait=N``:
         a render over the key's concurrency limit waits that long for a slot
         before ``CONCURRENCY_EXCEEDED``.
+
+        ``destination`` (``{"url": <presigned PUT URL>, "headers": {...}}``) also
+        delivers the output there by HTTP PUT; the job succeeds only once the
+        destination answered 2xx (``DESTINATION_FAILED``, 502, when it never
+        does). The job shows its host only.
         """
         body = _fields(
             template_id=template_id,
@@ -168,6 +175,7 @@ class Pressroom:
             data=data,
             options=options,
             webhook_url=webhook_url,
+            destination=None if destination is None else dict(destination),
             **_async(asynchronous),
         )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes, wait_for_slot)
@@ -186,12 +194,13 @@ class Pressroom:
         as_bytes: bool = False,
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
+        destination: Optional[Destination] = None,
     ) -> RenderResult:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
-        answers as ``render``, ``as_bytes``, ``template_version`` and ``url_options`` too (the bytes of the asked format).
+        answers as ``render``, ``as_bytes``, ``template_version``, ``url_options`` and ``destination`` too (the bytes of the asked format).
         """
         body = _fields(
             template_id=template_id,
@@ -201,6 +210,7 @@ class Pressroom:
             data=data,
             options=options,
             webhook_url=webhook_url,
+            destination=None if destination is None else dict(destination),
             **_async(asynchronous),
         )
         image_type = f"image/{(options or {}).get('format', 'png')}"

@@ -10,7 +10,8 @@ as None. Reprs hide the ``sig`` of signed output URLs and API keys.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from collections.abc import Mapping
+from typing import Any, Optional, TypedDict
 
 _SIGNED_QUERY = re.compile(r"([?&]sig=)[^&#\s'\"]+")
 _API_KEY = re.compile(r"\b(pr_[a-z]+_)[A-Za-z0-9_]+")
@@ -147,6 +148,18 @@ class Usage(ApiObject):
     """``limit``, ``in_flight``."""
 
 
+class _DestinationUrl(TypedDict):
+    url: str
+
+
+class Destination(_DestinationUrl, total=False):
+    """A request's ``destination``: ``url`` (a URL signed in advance for a PUT: S3, R2 or GCS presigned,
+    Azure Blob SAS; https, default port, at most 8,192 characters) and the ``headers`` its signature
+    needs (at most 20). The output is PUT there before the job succeeds; neither is ever shown or logged."""
+
+    headers: Mapping[str, str]
+
+
 class Job(ApiObject):
     """One of the caller's jobs: status, result, error, webhook state, event history."""
 
@@ -166,10 +179,14 @@ class Job(ApiObject):
     size_bytes: Optional[int]
     error: Optional[ApiObject]
     """``code``, ``message``."""
+    destination: Optional[ApiObject]
+    """The request's destination: ``host`` (never its path, query or headers), ``state`` (pending, delivered,
+    exhausted), ``attempts``, ``last_status``, ``last_error``, ``next_attempt_at``; None without one."""
     webhook: Optional[ApiObject]
     """``state``, ``attempts``, ``last_status``, ``next_attempt_at``."""
     events: list[ApiObject]
-    """``id``, ``type``, ``time``, ``source`` of each event, in order."""
+    """``id``, ``type``, ``time``, ``source`` of each event, in order (a job.destination_attempted's ``destination``:
+    ``attempt``, ``status``, ``duration_ms``, ``host``, ``error``, ``next_attempt_at``)."""
 
 
 class RotatedWebhookSecret(ApiObject):

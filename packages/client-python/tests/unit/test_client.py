@@ -9,7 +9,7 @@ from unittest import mock
 
 from support import Recorded, Reply, TestServer, always, closed_port, json_reply
 
-from pressroom import ApiObject, Job, Pressroom, PressroomError, RenderResult, SignupResult
+from pressroom import ApiObject, Destination, Job, Pressroom, PressroomError, RenderResult, SignupResult
 
 API_KEY = "pr_test_key_0123456789abcdef"
 SUCCEEDED = {
@@ -101,6 +101,16 @@ class Endpoints(ServerTest):
         self.assertEqual(
             self.server.last.json(), {"html": "<h1>{{title}}</h1>", "data": {"title": "Hi"}, "webhook_url": "https://example.com/hook"}
         )
+
+    def test_render_and_image_send_a_destination_as_given(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_04", "status": "queued"}, {"Location": "/v1/jobs/job_04"})
+        destination: Destination = {"url": "https://bucket.example.com/a.pdf?X-Amz-Signature=abc", "headers": {"x-amz-meta-run": "7"}}
+        self.client.render(html="<p>x</p>", data={}, asynchronous=True, destination=destination)
+        self.assertEqual(self.server.last.json()["destination"], destination)
+        self.client.image(url="https://example.com/", data={}, destination={"url": "https://bucket.example.com/a.png"})
+        self.assertEqual(self.server.last.json()["destination"], {"url": "https://bucket.example.com/a.png"})
+        self.client.render(html="<p>x</p>", data={})
+        self.assertNotIn("destination", self.server.last.json(), "sent only when given")
 
     def test_render_and_image_asynchronous_send_async_and_wait_for_job_polls_until_the_end(self) -> None:
         self.server.handler = lambda request: json_reply(202, {"id": "job_03", "status": "queued"}, {"Location": "/v1/jobs/job_03"})

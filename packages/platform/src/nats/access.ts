@@ -87,8 +87,10 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         streamInfo(streams.RENDER),
         ...pullConsumer(streams.RENDER, consumers.renderWorkers),
         ...directGet(streams.JOBS),
+        // A rendered job's destination, handed to the webhook service.
+        subjects.destinationDelivery,
       ],
-      subscribe: [...replies, subjects.jobExpiryRequested],
+      subscribe: [...replies, subjects.jobExpiryRequested, subjects.destinationSettled],
     },
     storage: {
       publish: [
@@ -119,6 +121,9 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         ...pullConsumer(streams.JOBS, consumers.readModels),
         ...pullConsumer(streams.WEBHOOKS, consumers.webhookDelivery),
         ...directGet(streams.JOBS),
+        streamInfo(streams.DESTINATIONS),
+        ...pullConsumer(streams.DESTINATIONS, consumers.destinationDelivery),
+        subjects.destinationSettled,
       ],
       subscribe: replies,
     },

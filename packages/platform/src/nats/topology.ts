@@ -50,6 +50,17 @@ export const subjects = {
   account: (keyId: string) => `pressroom.account.${keyId}.v1`,
   allAccounts: "pressroom.account.*.v1",
   webhookDelivery: "pressroom.webhook.delivery.v1",
+  /**
+   * The DESTINATIONS work queue: one message per job whose output is to be PUT to the
+   * customer's destination (DestinationDelivery, published by render once the job is rendered).
+   */
+  destinationDelivery: "pressroom.destination.delivery.v1",
+  /**
+   * Core NATS only: the webhook service asks render to end a job whose destination accepted
+   * its output or was given up (DestinationSettled). Render checks the job itself, and only
+   * render appends its job.succeeded or job.failed.
+   */
+  destinationSettled: "pressroom.render.destination.settled.v1",
 } as const;
 
 export const streams = {
@@ -57,6 +68,7 @@ export const streams = {
   RENDER: "RENDER",
   ACCOUNTS: "ACCOUNTS",
   WEBHOOKS: "WEBHOOKS",
+  DESTINATIONS: "DESTINATIONS",
 } as const;
 
 export const consumers = {
@@ -64,6 +76,7 @@ export const consumers = {
   meteringJobs: "metering-jobs",
   webhookDispatch: "webhook-dispatch",
   webhookDelivery: "webhook-delivery",
+  destinationDelivery: "destination-delivery",
   auditProjection: "audit-projection",
   readModels: "read-models",
 } as const;
@@ -136,6 +149,13 @@ export const STREAMS: StreamSpec[] = [
     retention: RetentionPolicy.Workqueue,
     max_age: nanos(3 * DAY),
   }),
+  // The destinations' url and headers (credentials) wait here until their job ended, then go.
+  stream({
+    name: streams.DESTINATIONS,
+    subjects: [subjects.destinationDelivery],
+    retention: RetentionPolicy.Workqueue,
+    max_age: nanos(3 * DAY),
+  }),
 ];
 
 export const CONSUMERS: ConsumerSpec[] = [
@@ -182,6 +202,17 @@ export const CONSUMERS: ConsumerSpec[] = [
       durable_name: consumers.webhookDelivery,
       ack_policy: AckPolicy.Explicit,
       // Handlers heartbeat (working()) every 10 s during an attempt.
+      ack_wait: nanos(30_000),
+      max_deliver: -1,
+      max_ack_pending: 100_000,
+    },
+  },
+  {
+    // One message per destination, naked until its next attempt like a callback's (above).
+    stream: streams.DESTINATIONS,
+    config: {
+      durable_name: consumers.destinationDelivery,
+      ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(30_000),
       max_deliver: -1,
       max_ack_pending: 100_000,

@@ -44,6 +44,15 @@ export const RenderSucceeded = z
 
 export const JobAccepted = z.strictObject({ id: JobId, status: z.literal("queued") }).meta({ id: "JobAccepted" });
 
+const DestinationAttempt = z.strictObject({
+  attempt: z.int().min(1),
+  status: z.int().meta({ description: "The HTTP status the destination answered; 0 when no response came." }),
+  duration_ms: z.int().min(0),
+  host: z.string(),
+  error: nullable(z.string()).meta({ description: "Why the attempt failed (never the URL's path or query); null when accepted." }),
+  next_attempt_at: nullable(dateTime()),
+});
+
 export const Job = z
   .strictObject({
     id: JobId,
@@ -59,6 +68,16 @@ export const Job = z
     content_type: nullable(z.string()),
     size_bytes: nullable(z.int().min(0)),
     error: nullable(z.strictObject({ code: z.string(), message: z.string() })),
+    destination: nullable(
+      z.strictObject({
+        host: z.string().meta({ description: "The destination URL's host: its path, query and headers are never shown." }),
+        state: z.enum(["pending", "delivered", "exhausted"]),
+        attempts: z.int().min(0),
+        last_status: nullable(z.int()).meta({ description: "The HTTP status of the last PUT; 0 when no response came (last_error says why)." }),
+        last_error: nullable(z.string()),
+        next_attempt_at: nullable(dateTime()),
+      }),
+    ).meta({ description: "The request's destination: null without one. The job stays rendering until the destination answered 2xx." }),
     webhook: nullable(
       z.strictObject({
         state: z.enum(["none", "pending", "delivered", "exhausted"]),
@@ -86,6 +105,7 @@ export const Job = z
                 "job.succeeded of a document rendered with options.fail_on_script_error false: the first line of each uncaught exception " +
                 "(or unhandled rejection) its script threw, in order (at most 20; a merged document's prefixed documents[i]).",
             }),
+          destination: DestinationAttempt.optional().meta({ description: "job.destination_attempted: one PUT to the destination." }),
         }),
       )
       .meta({ description: "The job's events, oldest first." }),
@@ -140,6 +160,12 @@ const JOB_REQUEST_ERRORS = {
     { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
   ),
   "500": errorResponse("A server-side failure (including a dependency that is briefly unavailable); safe to retry with backoff.", ["INTERNAL_ERROR"], JOB_ID),
+  "502": errorResponse(
+    "DESTINATION_FAILED: the document was made, but the request's destination did not accept it (a sync request whose destination gave up " +
+      "within the wait: it refused the address, answered 410, or failed until its retry window ended). Not refunded; GET /v1/jobs/{id} lists every attempt.",
+    ["DESTINATION_FAILED"],
+    { ...REPLAYABLE_HEADERS, ...JOB_ID },
+  ),
 };
 
 /** The sync 200: the JSON by default, or the document when Accept asks for it. */
@@ -234,6 +260,8 @@ function jobOperation(kind: JobKind): ZodOpenApiOperationObject {
       "Pressroom-Expires-At); the output is stored as usual, errors stay JSON, and with webhook_url the header is ignored. " +
       'With webhook_url it answers 202 at once and the result arrives by a signed callback (see webhooks); with "async": true it answers 202 at once ' +
       "(the job's id, Location: /v1/jobs/{id}) and the job is polled there, no webhook needed. " +
+      "With a destination, the output is also PUT to it and the job succeeds only once the destination answered 2xx: a sync request " +
+      "answers 200 after that, 502 DESTINATION_FAILED when the destination was given up within the wait, and 202 while it is still being retried. " +
       `Checks run in this order: key (401), rate limit (429 RATE_LIMITED), body (422), ${kind === "screenshot" ? "" : "template exists (404), "}` +
       "monthly quota (429 QUOTA_EXCEEDED), concurrency (429 CONCURRENCY_EXCEEDED)." +
       IDEMPOTENCY_DESCRIPTION,

@@ -80,6 +80,13 @@ function renderFailedHint(message: string, jobId: string): string {
 
 function failedError(job: JobOutcome): AppError {
   if (job.error?.code === "RENDER_FAILED") return new AppError("RENDER_FAILED", job.error.message, renderFailedHint(job.error.message, job.id));
+  if (job.error?.code === "DESTINATION_FAILED") {
+    return new AppError(
+      "DESTINATION_FAILED",
+      job.error.message,
+      `Check that destination.url is signed for a PUT and not expired, and the headers its signature needs; GET /v1/jobs/${job.id} lists every attempt.`,
+    );
+  }
   return new AppError("INTERNAL_ERROR", "the render failed on our side; the quota unit was refunded", "Retry with exponential backoff.");
 }
 

@@ -16,6 +16,36 @@ describe("validateJobRequest", () => {
     assert.ok(!(validateJobRequest("render", { html: "<p>x</p>", data: { a: 1 } }) instanceof AppError));
   });
 
+  it("takes a destination on renders, merged documents and images, keeping its url and headers for the command and its host", () => {
+    const url = "https://bucket.s3.eu-west-1.amazonaws.com/out/inv.pdf?X-Amz-Signature=abc123&X-Amz-Credential=AKIA";
+    const render = validateJobRequest("render", { html: "<p>x</p>", data: {}, destination: { url, headers: { "x-amz-meta-run": "7" } } });
+    assert.ok(!(render instanceof AppError));
+    assert.deepEqual(render.destination, { url, headers: { "x-amz-meta-run": "7" }, host: "bucket.s3.eu-west-1.amazonaws.com" });
+    const merged = validateJobRequest("render", { documents: [{ html: "<p>a</p>" }], destination: { url } });
+    assert.ok(!(merged instanceof AppError));
+    assert.deepEqual(merged.destination?.headers, {});
+    const image = validateJobRequest("image", { template_id: "og-image", data: {}, destination: { url } });
+    assert.ok(!(image instanceof AppError) && image.destination?.host === "bucket.s3.eu-west-1.amazonaws.com");
+  });
+
+  it("refuses a bad destination, naming the field and never repeating its url or header values", () => {
+    const secret = "sig=s3cr3tvalue";
+    const cases: [unknown, RegExp][] = [
+      [{ url: `http://h.example/x?${secret}` }, /^destination\.url: must use https/],
+      [{ url: `https://h.example:8443/x?${secret}` }, /^destination\.url: must use the default port/],
+      [{}, /^destination\.url/],
+      [{ url: `https://h.example/x?${secret}`, extra: 1 }, /^destination: unknown option: extra/],
+      [{ url: `https://h.example/x?${secret}`, headers: { Host: secret } }, /^destination\.headers\.Host: set by Pressroom/],
+      [{ url: `https://h.example/x?${secret}`, headers: { a: `${secret}\r\nX: 1` } }, /^destination\.headers\.a: must not contain line breaks/],
+      [`https://h.example/x?${secret}`, /^destination: /],
+    ];
+    for (const [destination, expected] of cases) {
+      const message = problem(validateJobRequest("render", { html: "<p>x</p>", data: {}, destination }));
+      assert.match(message, expected);
+      assert.ok(!message.includes(secret), message);
+    }
+  });
+
   it("names unknown fields", () => {
     assert.match(problem(validateJobRequest("render", { html: "x", data: {}, colour: 1, size: 2 })), /unknown fields: colour, size/);
     assert.match(problem(validateJobRequest("image", { template_id: "og-image", html: "x", data: {} })), /unknown field: html/);

@@ -4,6 +4,7 @@ import { MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from "@pressroom/domain";
 import { TemplateId } from "../api-shared";
 import { bodyProblem, type FieldHints } from "../body";
 import { MAX_DATA_BYTES, MAX_HTML_BYTES, grouped } from "../limits";
+import { DESTINATION_HINT, Destination, destinationOf } from "./destination";
 import { ImageOptions, PAGE_OPTIONS, PageUrl, PartOptions, RenderOptions, imageOptionsOf, renderOptionsOf } from "./options";
 import { URL_OPTIONS_HINT, UrlOptions, urlOptionsNeedUrl, urlOptionsOf } from "./url-options";
 
@@ -35,6 +36,8 @@ export interface JobRequest {
   options?: jobEventsV1.RenderOptions;
   /** The parts of a merged PDF, in order, when the source is `documents`. */
   documents?: JobPart[];
+  /** Where the output is PUT before the job succeeds. */
+  destination?: jobEventsV1.Destination;
 }
 
 /** One part of a merged PDF, validated. */
@@ -201,6 +204,7 @@ export const RenderRequest = z
     options: RenderOptions.optional(),
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
+    destination: Destination.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .check(dataRequiredWith("template_id", "html"))
@@ -242,6 +246,7 @@ export const ImageRequest = z
     options: ImageOptions.optional(),
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
+    destination: Destination.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
   .check(dataRequiredWith("template_id"))
@@ -269,6 +274,7 @@ export const HINTS: FieldHints = {
   options: { invalid: "See the options of this operation in GET /v1/openapi.json." },
   data: { required: 'Send a data object, e.g. "data": {} when the template needs none.' },
   webhook_url: { invalid: `Use an absolute https:// URL on the default port, without credentials, at most ${grouped(MAX_WEBHOOK_URL_LENGTH)} characters.` },
+  destination: { invalid: DESTINATION_HINT, required: DESTINATION_HINT },
 };
 
 /**
@@ -287,6 +293,7 @@ export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: R
     dataJson: JSON.stringify(parsed.data ?? {}),
     webhookUrl: parsed.webhook_url as string | undefined,
     async: parsed.async,
+    ...(parsed.destination ? { destination: destinationOf(parsed.destination) } : {}),
   });
   if (kind === "image") {
     const parsed = ImageRequest.safeParse(body);

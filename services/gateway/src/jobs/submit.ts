@@ -100,6 +100,7 @@ export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand
       options: input.request.options,
       templateOwner: input.templateOwner,
       templateGeneration: input.templateGeneration,
+      destination: input.request.destination,
     },
   });
   return { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox, cancelled: false };

@@ -37,6 +37,16 @@ export function jobBody(job: JobState): z.input<typeof Job> {
     content_type: job.result?.contentType ?? null,
     size_bytes: job.result ? Number(job.result.sizeBytes) : null,
     error: job.error ? { code: job.error.code, message: job.error.message } : null,
+    destination: job.destination
+      ? {
+          host: job.destination.host,
+          state: job.destination.state,
+          attempts: job.destination.attempts,
+          last_status: job.destination.lastStatus ?? null,
+          last_error: job.destination.lastError ?? null,
+          next_attempt_at: job.destination.nextAttemptAt ?? null,
+        }
+      : null,
     webhook: job.webhookUrl
       ? {
           state: job.webhook.state,
@@ -52,6 +62,18 @@ export function jobBody(job: JobState): z.input<typeof Job> {
       time: event.time,
       source: event.source,
       ...(event.type === "job.succeeded" && job.result?.scriptErrors.length ? { script_errors: job.result.scriptErrors } : {}),
+      ...(event.destinationAttempt
+        ? {
+            destination: {
+              attempt: event.destinationAttempt.attempt,
+              status: event.destinationAttempt.status,
+              duration_ms: event.destinationAttempt.durationMs,
+              host: event.destinationAttempt.host,
+              error: event.destinationAttempt.error || null,
+              next_attempt_at: event.destinationAttempt.nextAttemptAt || null,
+            },
+          }
+        : {}),
     })),
   } satisfies z.input<typeof Job>;
 }

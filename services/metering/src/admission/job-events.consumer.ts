@@ -8,7 +8,9 @@ import { endBatchItem } from "../batches/batches.repository";
 import type { BatchDispatcher } from "../batches/dispatcher";
 
 /**
- * Releases a job's concurrency slot when its terminal event arrives, and
+ * Releases a job's concurrency slot when its terminal event arrives (or its
+ * job.rendered, for a job with a destination: the destination's retries hold
+ * no slot, and the job's end releases nothing more), and
  * refunds the quota unit of a job that failed through our fault; a batch
  * item's end is recorded and its key's next items dispatched. Idempotent:
  * each event is recorded as processed in the same transaction, and a job is
@@ -20,12 +22,16 @@ export class JobEventsConsumer extends EventConsumer<StoredJobEvent> {
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<MeteringDb>; logger: Logger; batches: Pick<BatchDispatcher, "kick"> }) {
     super(
       { js: deps.js, stream: streams.JOBS, consumer: consumers.meteringJobs, concurrency: 1, prefetch: 256 },
-      jobEventSpec(deps.logger, ["job.succeeded", "job.failed"]),
+      jobEventSpec(deps.logger, ["job.rendered", "job.succeeded", "job.failed"]),
     );
   }
 
   protected async apply({ event }: StoredJobEvent, msg: JsMsg): Promise<void> {
     await releaseForEvent(this.deps.db, { eventId: event.id, jobId: event.jobId, refund: event.type === "job.failed" && Boolean(event.failed?.refund) });
+    if (event.type === "job.rendered") {
+      msg.ack();
+      return;
+    }
     // A batch item's end: recorded for its batch's counts, and its slot goes to the key's next item.
     const batchKey = await endBatchItem(this.deps.db, event.jobId, event.type === "job.succeeded" ? "succeeded" : "failed");
     if (batchKey) this.deps.batches.kick(batchKey);

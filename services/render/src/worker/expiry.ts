@@ -63,6 +63,8 @@ export class JobExpiry {
     if (!JOB_ID.test(jobId)) return false;
     const job = foldJob(await readJobEvents(this.deps.jsm, jobId));
     if (!job || isTerminal(job.status) || now < Date.parse(job.createdAt) + this.overdueAfterMs) return false;
+    // Rendered, its destination being tried: the webhook service ends it (through DestinationSettler).
+    if (job.destination?.rendered) return false;
     const event = jobEvent("job.failed", {
       jobId: job.id,
       keyId: job.keyId,

@@ -26,6 +26,7 @@ import {
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import { RenderFailure, type DocumentProducer, type ProducedDocument } from "../producer/producer";
 import { deathsBefore, POISON_DEATHS, type AttemptLog } from "./attempts";
+import { handOffDestination, renderedEventIdOf } from "./destination";
 import { failureOf, poisonJob, worthRetrying } from "./failure";
 import { jobMetrics } from "./metrics";
 
@@ -201,6 +202,9 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     if (command.cancelled) return this.cancel(job);
     const accepted = command.accepted?.accepted;
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
+    // Rendered already (the handoff of its destination may not have been stored): hand it off again.
+    const renderedId = renderedEventIdOf(job);
+    if (renderedId && accepted.destination) return handOffDestination(this.deps.js, job, accepted.destination, renderedId, outcomeInboxOf(command));
 
     // The document is made without waiting for job.started's acknowledgement; nothing is
     // stored or announced before it is in. If it is refused (another delivery took the job
@@ -234,15 +238,19 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     }
   }
 
-  /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`. */
+  /**
+   * Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`;
+   * for a job with a destination, appends job.rendered instead and hands the destination off (see destination.ts).
+   */
   private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, document: ProducedDocument, lastSeq: number, inbox: string): Promise<void> {
     const { data, contentType, filename, attachment, pages, renderMs, scriptErrors } = document;
     const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment }, data);
-    const succeeded = jobEvent("job.succeeded", {
+    const destination = accepted.destination?.url ? accepted.destination : undefined;
+    const succeeded = jobEvent(destination ? "job.rendered" : "job.succeeded", {
       jobId: job.id,
       keyId: job.keyId,
       source: "render",
-      succeeded: {
+      [destination ? "rendered" : "succeeded"]: {
         outputId: stored.outputId,
         url: stored.url,
         expiresAt: stored.expiresAt,
@@ -259,6 +267,11 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     } catch (err) {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
+    }
+    if (destination) {
+      await handOffDestination(this.deps.js, job, destination, succeeded.id, inbox);
+      this.deps.logger.info({ jobId: job.id, renderMs, pages, bytes: data.byteLength, host: destination.host }, "job rendered; its destination is next");
+      return;
     }
     announceOutcome(this.deps.nc, inbox, succeeded, this.announcedOutput(accepted, document));
     jobMetrics.succeeded(document.format);

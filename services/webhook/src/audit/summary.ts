@@ -4,7 +4,8 @@ import { jobEventsV1 } from "@pressroom/contracts";
  * What the audit projection keeps of an event's payload: enough to answer
  * who did what and when, nothing secret. The signed download URL is left
  * out (its output id and expiry are kept), the webhook URL is reduced to its
- * host (its path or query may carry the customer's token), and the document
+ * host (its path or query may carry the customer's token), a destination to
+ * its host (the JOBS stream keeps no more of it), and the document
  * (html, data) to its size (the JOBS stream keeps no more of it either).
  */
 export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> {
@@ -18,11 +19,12 @@ export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> 
       data_bytes: a.dataBytes,
       plan: a.plan || null,
       webhook_host: webhookHost(a.webhookUrl),
+      ...(a.destination ? { destination_host: a.destination.host } : {}),
     };
   }
   if (event.started) return { worker: event.started.worker, attempt: event.started.attempt };
-  if (event.succeeded) {
-    const s = event.succeeded;
+  if (event.succeeded ?? event.rendered) {
+    const s = (event.succeeded ?? event.rendered)!;
     return {
       output_id: s.outputId,
       content_type: s.contentType,
@@ -39,6 +41,12 @@ export function summarize(event: jobEventsV1.JobEvent): Record<string, unknown> 
   }
   if (event.webhookDelivered) return { attempt: event.webhookDelivered.attempt, status: event.webhookDelivered.status };
   if (event.webhookExhausted) return { attempts: event.webhookExhausted.attempts, reason: event.webhookExhausted.reason };
+  if (event.destinationAttempted) {
+    const d = event.destinationAttempted;
+    return { attempt: d.attempt, status: d.status, host: d.host, duration_ms: d.durationMs, error: d.error || null, next_attempt_at: d.nextAttemptAt || null };
+  }
+  if (event.destinationDelivered) return { attempt: event.destinationDelivered.attempt, status: event.destinationDelivered.status };
+  if (event.destinationExhausted) return { attempts: event.destinationExhausted.attempts, reason: event.destinationExhausted.reason };
   return {};
 }
 

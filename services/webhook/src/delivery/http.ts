@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import * as https from "node:https";
 import { createGuardedAgent, NetGuardError, type GuardedAgentOptions, type Logger } from "@pressroom/platform";
-import { webhookUrlProblem } from "@pressroom/domain";
+import { destinationUrlProblem, webhookUrlProblem } from "@pressroom/domain";
 import type { Config } from "../config";
 
 /** What one POST came to. `status` is 0 when no response arrived. */
@@ -18,6 +18,8 @@ export interface PostResult {
 export interface PosterOptions {
   /** A 2xx must arrive within this time, from the start of the connection. */
   timeoutMs: number;
+  /** The same for a PUT to a destination, which sends a whole document first (default: timeoutMs). */
+  putTimeoutMs?: number;
   /** Development and tests only. */
   allowLoopback?: boolean;
   /** Development and tests only: an extra CA (PEM), added to the public roots. */
@@ -29,13 +31,19 @@ export interface PosterOptions {
 }
 
 export interface Poster {
+  /** A callback: POST to a webhook_url. */
   post(url: string, body: string, headers: Record<string, string>): Promise<PostResult>;
+  /** An output: PUT to a destination's url, by the same guard and rules. */
+  put(url: string, body: Uint8Array, headers: Record<string, string>): Promise<PostResult>;
   close(): void;
 }
 
 /** The poster the service's settings describe; says loudly when a development or test setting is on. */
 export function configuredPoster(
-  config: Pick<Config, "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_ALLOW_LOOPBACK" | "WEBHOOK_EXTRA_CA_FILE" | "WEBHOOK_DEV_TARGET_PORT">,
+  config: Pick<
+    Config,
+    "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_DESTINATION_TIMEOUT_MS" | "WEBHOOK_ALLOW_LOOPBACK" | "WEBHOOK_EXTRA_CA_FILE" | "WEBHOOK_DEV_TARGET_PORT"
+  >,
   logger: Logger,
 ): Poster {
   if (config.WEBHOOK_ALLOW_LOOPBACK || config.WEBHOOK_EXTRA_CA_FILE || config.WEBHOOK_DEV_TARGET_PORT) {
@@ -46,6 +54,7 @@ export function configuredPoster(
   }
   return createPoster({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    putTimeoutMs: config.WEBHOOK_DESTINATION_TIMEOUT_MS,
     allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
     ...(config.WEBHOOK_EXTRA_CA_FILE ? { ca: readFileSync(config.WEBHOOK_EXTRA_CA_FILE) } : {}),
     ...(config.WEBHOOK_DEV_TARGET_PORT ? { devTargetPort: config.WEBHOOK_DEV_TARGET_PORT } : {}),
@@ -78,23 +87,26 @@ export function describeError(err: unknown, timeoutMs: number): { error: string;
 class TimeoutError extends Error {}
 
 /**
- * Sends callbacks with node:https through the network guard's agent: every
+ * Sends callbacks (and destinations' PUTs) with node:https through the network guard's agent: every
  * resolved address is checked and the socket is pinned to the checked
  * address; IP literals are classified before connecting. Redirects are never
  * followed (node:https does not follow them; a 3xx is just a failed attempt).
  */
 export function createPoster(options: PosterOptions): Poster {
-  const agentOptions: GuardedAgentOptions = { allowLoopback: options.allowLoopback ?? false, label: "webhook host", keepAlive: false };
-  if (options.ca !== undefined) agentOptions.ca = options.ca;
-  if (options.lookup) agentOptions.lookup = options.lookup;
-  const agent = createGuardedAgent(agentOptions);
+  const agentFor = (label: string) => {
+    const agentOptions: GuardedAgentOptions = { allowLoopback: options.allowLoopback ?? false, label, keepAlive: false };
+    if (options.ca !== undefined) agentOptions.ca = options.ca;
+    if (options.lookup) agentOptions.lookup = options.lookup;
+    return createGuardedAgent(agentOptions);
+  };
+  // One agent per kind of target, so a refusal names what was refused.
+  const agents = { POST: agentFor("webhook host"), PUT: agentFor("destination host") };
 
-  function post(raw: string, body: string, headers: Record<string, string>): Promise<PostResult> {
+  function send(method: "POST" | "PUT", raw: string, payload: Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<PostResult> {
     // Checked again at delivery time, by the same rules as at acceptance.
-    const problem = webhookUrlProblem(raw);
+    const problem = method === "POST" ? webhookUrlProblem(raw) : destinationUrlProblem(raw);
     if (problem) return Promise.resolve({ status: 0, error: problem, permanent: true });
     const url = new URL(raw);
-    const payload = Buffer.from(body, "utf8");
     return new Promise<PostResult>((resolve) => {
       let settled = false;
       const finish = (result: PostResult) => {
@@ -104,11 +116,11 @@ export function createPoster(options: PosterOptions): Poster {
         resolve(result);
       };
       const req = https.request({
-        method: "POST",
+        method,
         hostname: url.hostname.replace(/^\[|\]$/g, ""),
         port: options.devTargetPort !== undefined && isLoopbackHost(url.hostname) ? options.devTargetPort : 443,
         path: `${url.pathname}${url.search}`,
-        agent,
+        agent: agents[method],
         headers: {
           ...headers,
           // The URL's own host (no port), also when a dev target port is in use.
@@ -116,7 +128,7 @@ export function createPoster(options: PosterOptions): Poster {
           "Content-Length": String(payload.byteLength),
         },
       });
-      const timer = setTimeout(() => req.destroy(new TimeoutError("timeout")), options.timeoutMs);
+      const timer = setTimeout(() => req.destroy(new TimeoutError("timeout")), timeoutMs);
       req.on("response", (res) => {
         const retryAfter = res.headers["retry-after"];
         finish({ status: res.statusCode ?? 0, ...(typeof retryAfter === "string" ? { retryAfter } : {}) });
@@ -131,12 +143,19 @@ export function createPoster(options: PosterOptions): Poster {
         res.on("error", () => undefined);
       });
       req.on("error", (err) => {
-        const { error, permanent } = describeError(err, options.timeoutMs);
+        const { error, permanent } = describeError(err, timeoutMs);
         finish({ status: 0, error, permanent });
       });
       req.end(payload);
     });
   }
 
-  return { post, close: () => agent.destroy() };
+  return {
+    post: (url, body, headers) => send("POST", url, Buffer.from(body, "utf8"), headers, options.timeoutMs),
+    put: (url, body, headers) => send("PUT", url, body, headers, options.putTimeoutMs ?? options.timeoutMs),
+    close: () => {
+      agents.POST.destroy();
+      agents.PUT.destroy();
+    },
+  };
 }
