@@ -19,7 +19,7 @@ export const configSchema = z.object({
   TEMPLATE_REFRESH_MS: env.int(10_000, 100),
   /** How long a sync request waits for its job before answering 202 with the job's Location. */
   SYNC_WAIT_MS: env.int(60_000, 1_000),
-  /** Threads that compile and run customers' data schemas (each task within the schema time budget, off the event loop). */
+  /** Threads that compile and run customers' data schemas and check raw HTML's Handlebars (each task within its time budget, off the event loop). */
   SCHEMA_THREADS: env.int(2, 1),
   /** Reads without a key (the catalog, a public template or preview, the gallery's pages) one client address may make a minute, per replica. */
   ANONYMOUS_READS_PER_MINUTE: env.int(120, 1),
