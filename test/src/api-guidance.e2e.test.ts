@@ -350,8 +350,20 @@ describe("answers that lead the right way (full stack)", () => {
   });
 
   describe("webhooks say why an attempt failed", () => {
-    it("the job's webhook shows the last attempt's reason (here a refused loopback address), never the URL", async () => {
-      const hook = "https://127.0.0.1/guide-hook?token=guide-secret-token";
+    it("a webhook_url on a private or loopback address is refused with the request, naming webhook_url and the address", async () => {
+      for (const [hook, why] of [
+        ["https://127.0.0.1/guide-hook", /host "127\.0\.0\.1" is a loopback address/],
+        ["https://10.20.30.40/guide-hook", /host "10\.20\.30\.40" is a private address/],
+        ["https://localhost/guide-hook", /host "localhost" resolves to a loopback address/],
+      ] as const) {
+        const refused = expectError(await render({ html: "<p>x</p>", data: {}, webhook_url: hook }), 422, "PAYLOAD_INVALID");
+        assert.match(refused.error, /^webhook_url: /);
+        assert.match(refused.error, why);
+      }
+    });
+
+    it("the job's webhook shows the last attempt's reason (here a host that does not resolve), never the URL", async () => {
+      const hook = "https://hooks.pressroom-guide.invalid/guide-hook?token=guide-secret-token";
       const accepted = await render({ html: "<p>x</p>", data: {}, webhook_url: hook });
       assert.equal(accepted.status, 202, accepted.text);
       let job: ApiResponse | undefined;
@@ -363,7 +375,7 @@ describe("answers that lead the right way (full stack)", () => {
       const webhook = job!.json.webhook;
       assert.ok(webhook.attempts >= 1, job!.text);
       assert.equal(webhook.last_status, 0);
-      assert.match(webhook.last_error, /127\.0\.0\.1.*(loopback|private|local)/i);
+      assert.match(webhook.last_error, /hooks\.pressroom-guide\.invalid|DNS|resolve/i);
       assert.ok(!job!.text.includes("guide-secret-token"), "the URL's query never reaches the job");
     });
   });

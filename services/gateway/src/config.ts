@@ -27,6 +27,11 @@ export const configSchema = z.object({
   TRUSTED_PROXIES: z.string().default(""),
   MAX_BODY_BYTES: env.int(2 * 1024 * 1024, 1024),
   /**
+   * DEVELOPMENT/TEST ONLY, as the webhook service's setting of the same name: a webhook_url on a loopback address
+   * (127.0.0.0/8, ::1, a name resolving there) is accepted, where it is otherwise refused with the request.
+   */
+  WEBHOOK_ALLOW_LOOPBACK: env.bool(false),
+  /**
    * Memory for the outputs render announces with a sync job's end (see render's
    * RENDER_ANNOUNCED_OUTPUT_MAX_BYTES), per replica: the document answer and the URL's
    * first downloads come from it instead of storage; 0 turns it off.

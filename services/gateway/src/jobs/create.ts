@@ -16,6 +16,7 @@ import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 import { htmlSources, validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { RenderSucceeded, type JobAccepted } from "./api";
+import { webhookAddressProblem } from "./webhook-address";
 
 /** The header that names the job of an answer made after admission. */
 const JOB_ID_HEADER = "Pressroom-Job-Id";
@@ -31,6 +32,8 @@ export interface JobDeps extends OutputSource, RecordDeps {
   outcomes: OutcomeInbox;
   syncWaitMs: number;
   maxBodyBytes: number;
+  /** A webhook_url on a loopback address is accepted (development and tests only). */
+  allowLoopbackWebhooks: boolean;
 }
 
 /** The sync success body of DESIGN.md. */
@@ -148,14 +151,18 @@ export async function checkHandlebars(deps: Pick<JobDeps, "schemas" | "logger">,
   return problem;
 }
 
-/** Whether a request has checks that wait for the rate limit (a thread's work): see laterProblem. */
+/** Whether a request has checks that wait for the rate limit (a thread's or a look-up's work): see laterProblem. */
 function hasLaterChecks(request: JobRequest, ownData: OwnData[] | undefined): boolean {
-  return Boolean(ownData?.length) || htmlSources(request).length > 0;
+  return Boolean(ownData?.length) || htmlSources(request).length > 0 || request.webhookUrl !== undefined;
 }
 
-/** What is checked once the request has passed the rate limit: raw HTML's Handlebars, own templates' data. */
+/** What is checked once the request has passed the rate limit: raw HTML's Handlebars, the webhook_url's address, own templates' data. */
 async function laterProblem(deps: JobDeps, request: JobRequest, ownData: OwnData[] | undefined): Promise<AppError | undefined> {
-  return (await checkHandlebars(deps, htmlSources(request))) ?? (ownData?.length ? await checkOwnData(deps, ownData) : undefined);
+  return (
+    (await checkHandlebars(deps, htmlSources(request))) ??
+    (request.webhookUrl === undefined ? undefined : await webhookAddressProblem(request.webhookUrl, deps.allowLoopbackWebhooks)) ??
+    (ownData?.length ? await checkOwnData(deps, ownData) : undefined)
+  );
 }
 
 /** Own templates' data against their customers' schemas (on the schema threads), the first failure naming its part. */
@@ -356,8 +363,8 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     const units = request?.documents?.length ?? 1;
     let decision: meteringV1.AdmitResponse;
     if (problem === undefined && request && hasLaterChecks(request, ownData)) {
-      // A customer's schema and raw HTML's Handlebars run only once the request has passed the rate limit; then quota and
-      // slot, not counted again.
+      // A customer's schema, raw HTML's Handlebars and the webhook_url's look-up run only once the request has passed the
+      // rate limit; then quota and slot, not counted again.
       throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
       const later = await laterProblem(deps, request, ownData);
       if (later) throw later;
