@@ -246,6 +246,63 @@ describe("answers that lead the right way (full stack)", () => {
     });
   });
 
+  describe("raw HTML's Handlebars is checked with the request", () => {
+    it("a syntax error, an unknown helper or a partial is 422 PAYLOAD_INVALID with line and column, before admission (not charged)", async () => {
+      const fresh = (await h.admin.createKey("free")).apiKey;
+      const post = (body: Record<string, unknown>) => h.api.post("/v1/render", body, { key: fresh });
+      const helper = expectError(await post({ html: "<p>\n  {{upper name}}</p>", data: { name: "x" } }), 422, "PAYLOAD_INVALID");
+      assert.equal(helper.error, "html: does not compile at line 2, column 3: unknown helper upper");
+      assert.match(helper.hint, /money, date, add and multiply/);
+      const syntax = expectError(await post({ html: "<p>{{name}</p>", data: {} }), 422, "PAYLOAD_INVALID");
+      assert.match(syntax.error, /^html: does not compile at line 1, column \d+: /);
+      const partial = expectError(await post({ documents: [{ html: "<p>a</p>" }, { html: "{{> header}}" }] }), 422, "PAYLOAD_INVALID");
+      assert.match(partial.error, /^documents\[1\]\.html: does not compile at line 1, column 1: partials/);
+      const batch = expectError(
+        await h.api.post(
+          "/v1/batches",
+          {
+            items: [
+              { html: "<p>a</p>", data: {} },
+              { html: "<p>{{#if a}}</p>", data: {} },
+            ],
+          },
+          { key: fresh },
+        ),
+        422,
+        "PAYLOAD_INVALID",
+      );
+      assert.match(batch.error, /^items\[1\]\.html: does not compile at line 1, column \d+: /);
+      const usage = await h.api.get("/v1/keys/usage", { key: fresh });
+      assert.equal(usage.json.renders.used, 0, "nothing was charged");
+      const fine = await post({ html: "<p>{{money total}} {{#each items}}{{this}}{{/each}}</p>", data: { total: 3, items: ["a"] } });
+      assert.equal(fine.status, 200, fine.text);
+    });
+
+    it("a crafted source that takes Handlebars' parser seconds holds no other request: the gateway answers them while it is checked", async () => {
+      const fresh = (await h.admin.createKey("free")).apiKey;
+      // An unknown helper first, then 100,000 mustaches the parser reads before the helper is reported.
+      const crafted = h.api.post("/v1/render", { html: `{{upper x}}${"{{a}}".repeat(100_000)}`, data: {}, async: true }, { key: fresh });
+      const order: string[] = [];
+      let pending = true;
+      const settled = crafted.then((response) => {
+        pending = false;
+        order.push("crafted");
+        return response;
+      });
+      while (pending) {
+        const live = await h.api.get("/livez");
+        assert.equal(live.status, 200);
+        if (pending) order.push("livez");
+      }
+      const response = await settled;
+      // Checked within the budget: refused; past it (a loaded machine): admitted, the renderer checks it.
+      assert.ok(response.status === 422 || response.status === 202, response.text);
+      if (response.status === 422) assert.match(response.json.error, /^html: does not compile at line 1, column 1: unknown helper upper/);
+      const answeredMeanwhile = order.indexOf("crafted");
+      assert.ok(answeredMeanwhile >= 3, `other requests were answered while the crafted one was checked: ${order.join(", ")}`);
+    });
+  });
+
   describe("messages in words a reader can act on", () => {
     it("a missing field says it is required; an object given as something else shows its shape", async () => {
       const missing = expectError(await h.api.post("/v1/templates", { id: "guide-missing", output: "pdf", html: "<p>x</p>" }, { key }), 422, "PAYLOAD_INVALID");
@@ -293,8 +350,20 @@ describe("answers that lead the right way (full stack)", () => {
   });
 
   describe("webhooks say why an attempt failed", () => {
-    it("the job's webhook shows the last attempt's reason (here a refused loopback address), never the URL", async () => {
-      const hook = "https://127.0.0.1/guide-hook?token=guide-secret-token";
+    it("a webhook_url on a private or loopback address is refused with the request, naming webhook_url and the address", async () => {
+      for (const [hook, why] of [
+        ["https://127.0.0.1/guide-hook", /host "127\.0\.0\.1" is a loopback address/],
+        ["https://10.20.30.40/guide-hook", /host "10\.20\.30\.40" is a private address/],
+        ["https://localhost/guide-hook", /host "localhost" resolves to a loopback address/],
+      ] as const) {
+        const refused = expectError(await render({ html: "<p>x</p>", data: {}, webhook_url: hook }), 422, "PAYLOAD_INVALID");
+        assert.match(refused.error, /^webhook_url: /);
+        assert.match(refused.error, why);
+      }
+    });
+
+    it("the job's webhook shows the last attempt's reason (here a host that does not resolve), never the URL", async () => {
+      const hook = "https://hooks.pressroom-guide.invalid/guide-hook?token=guide-secret-token";
       const accepted = await render({ html: "<p>x</p>", data: {}, webhook_url: hook });
       assert.equal(accepted.status, 202, accepted.text);
       let job: ApiResponse | undefined;
@@ -306,7 +375,7 @@ describe("answers that lead the right way (full stack)", () => {
       const webhook = job!.json.webhook;
       assert.ok(webhook.attempts >= 1, job!.text);
       assert.equal(webhook.last_status, 0);
-      assert.match(webhook.last_error, /127\.0\.0\.1.*(loopback|private|local)/i);
+      assert.match(webhook.last_error, /hooks\.pressroom-guide\.invalid|DNS|resolve/i);
       assert.ok(!job!.text.includes("guide-secret-token"), "the URL's query never reaches the job");
     });
   });

@@ -91,7 +91,7 @@ describe("retention: no request text in JOBS, sealed and rotatable webhook secre
     assert.ok(!(await rawStream(streams.RENDER)).includes(marker));
   });
 
-  it("webhook secrets are sealed at rest; rotating answers a new one, and for 24 h callbacks carry a v1 for each", async () => {
+  it("webhook secrets are sealed at rest; rotating answers a new one, and for 24 h after each rotation callbacks carry a v1 for each, rotated twice too", async () => {
     const { apiKey, keyId } = await h.admin.createKey("business");
     const old = (await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json.secret as string;
     const stored = async () => (await db.query("select * from identity.api_keys where key_id = $1", [keyId])).rows[0];
@@ -123,10 +123,35 @@ describe("retention: no request text in JOBS, sealed and rotatable webhook secre
     assert.deepEqual(v1, [hmac(fresh, during, t), hmac(old, during, t)], "one v1 per secret, the new one first");
     assert.equal(during.headers["webhook-signature"]!.split(" ").length, 2);
 
+    // A second rotation within the window: the original keeps signing until its own 24 h end.
+    const again = await h.api.post("/v1/keys/webhook-secret/rotate", undefined, { key: apiKey });
+    assert.equal(again.status, 200, again.text);
+    const newest = again.json.secret as string;
+    const twice = await submit("/rotated-twice");
+    const both = signatures(twice);
+    assert.deepEqual(
+      both.v1,
+      [hmac(newest, twice, both.t), hmac(fresh, twice, both.t), hmac(old, twice, both.t)],
+      "the newest, the first rotated and the original",
+    );
+    assert.equal(twice.headers["webhook-signature"]!.split(" ").length, 3);
+    const row = await stored();
+    assert.equal(row.older_webhook_secrets.length, 1);
+    assert.ok(![old, fresh, newest].some((secret) => JSON.stringify(row).includes(secret.slice(6))), "every secret sealed");
+
+    // Each replaced secret's window ends on its own: first the original's, then the first rotated one's.
+    await db.query(
+      `update identity.api_keys set older_webhook_secrets = jsonb_set(older_webhook_secrets, '{0,expires_at}',
+         to_jsonb(to_char(now() at time zone 'utc' - interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) where key_id = $1`,
+      [keyId],
+    );
+    const originalEnded = await submit("/original-ended");
+    const two = signatures(originalEnded);
+    assert.deepEqual(two.v1, [hmac(newest, originalEnded, two.t), hmac(fresh, originalEnded, two.t)], "the original's window ended");
     await db.query("update identity.api_keys set previous_webhook_secret_expires_at = now() - interval '1 second' where key_id = $1", [keyId]);
     const later = await submit("/rotated");
     const afterExpiry = signatures(later);
-    assert.deepEqual(afterExpiry.v1, [hmac(fresh, later, afterExpiry.t)], "after the 24 h, the new secret alone");
+    assert.deepEqual(afterExpiry.v1, [hmac(newest, later, afterExpiry.t)], "after the 24 h, the newest secret alone");
   });
 
   it("a plaintext secret left by an earlier version is sealed by identity's one-off step, and stays the key's secret", async () => {

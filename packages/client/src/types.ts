@@ -392,7 +392,13 @@ export interface JobView {
   webhook: {
     state: "none" | "pending" | "delivered" | "exhausted";
     attempts: number;
+    /** The HTTP status of the last scheduled attempt; 0 when no response came (last_error says why). */
     last_status: number | null;
+    /**
+     * Why the last scheduled attempt failed: a TLS failure, a host name that does not resolve, a refused (private) address,
+     * a refused connection, a timeout, an HTTP status. Null once delivered.
+     */
+    last_error: string | null;
     next_attempt_at: string | null;
   } | null;
   /** The job's ordered event history. */

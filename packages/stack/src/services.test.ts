@@ -62,6 +62,13 @@ describe("up.sh's environment", () => {
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
+  it("gives the gateway the webhook service's loopback allowance, so it refuses with the request what the delivery would", () => {
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates };
+    assert.equal(serviceEnv("gateway", options).WEBHOOK_ALLOW_LOOPBACK, undefined);
+    assert.equal(serviceEnv("gateway", { ...options, serviceEnv: { webhook: { WEBHOOK_ALLOW_LOOPBACK: "true" } } }).WEBHOOK_ALLOW_LOOPBACK, "true");
+    assert.equal(serviceEnv("gateway", { ...options, env: forwardedSettings(caller) }).WEBHOOK_ALLOW_LOOPBACK, "true", "up.sh passes it to every service");
+  });
+
   it("says at start that billing is the local provider, whose upgrades are free, unless the caller names another", () => {
     assert.match(billingNotice({ PATH: "/usr/bin" }), /^billing: the local payment provider, for development: .*WITHOUT payment/);
     assert.match(billingNotice({ BILLING_PROVIDER: "local" }), /WITHOUT payment/);

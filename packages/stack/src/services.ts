@@ -176,7 +176,12 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     render: { GRPC_PORT: String(ports.grpc.render) },
     storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
     webhook: { GRPC_PORT: String(ports.grpc.webhook) },
-    gateway: { HTTP_PORT: String(ports.http), HTTP_HOST: "127.0.0.1" },
+    gateway: {
+      HTTP_PORT: String(ports.http),
+      HTTP_HOST: "127.0.0.1",
+      // The gateway refuses with the request a webhook_url the webhook service would refuse: the same loopback allowance.
+      ...(options.serviceEnv?.webhook?.WEBHOOK_ALLOW_LOOPBACK ? { WEBHOOK_ALLOW_LOOPBACK: options.serviceEnv.webhook.WEBHOOK_ALLOW_LOOPBACK } : {}),
+    },
   };
   return { ...common, ...own[name], ...options.serviceEnv?.[name] };
 }

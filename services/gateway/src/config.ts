@@ -19,13 +19,18 @@ export const configSchema = z.object({
   TEMPLATE_REFRESH_MS: env.int(10_000, 100),
   /** How long a sync request waits for its job before answering 202 with the job's Location. */
   SYNC_WAIT_MS: env.int(60_000, 1_000),
-  /** Threads that compile and run customers' data schemas (each task within the schema time budget, off the event loop). */
+  /** Threads that compile and run customers' data schemas and check raw HTML's Handlebars (each task within its time budget, off the event loop). */
   SCHEMA_THREADS: env.int(2, 1),
   /** Reads without a key (the catalog, a public template or preview, the gallery's pages) one client address may make a minute, per replica. */
   ANONYMOUS_READS_PER_MINUTE: env.int(120, 1),
   /** Comma-separated proxy addresses whose X-Forwarded-For is trusted for the client IP. */
   TRUSTED_PROXIES: z.string().default(""),
   MAX_BODY_BYTES: env.int(2 * 1024 * 1024, 1024),
+  /**
+   * DEVELOPMENT/TEST ONLY, as the webhook service's setting of the same name: a webhook_url on a loopback address
+   * (127.0.0.0/8, ::1, a name resolving there) is accepted, where it is otherwise refused with the request.
+   */
+  WEBHOOK_ALLOW_LOOPBACK: env.bool(false),
   /**
    * Memory for the outputs render announces with a sync job's end (see render's
    * RENDER_ANNOUNCED_OUTPUT_MAX_BYTES), per replica: the document answer and the URL's

@@ -25,6 +25,8 @@ export interface GatewayDeps {
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
   syncWaitMs: number;
+  /** A webhook_url on a loopback address is accepted (WEBHOOK_ALLOW_LOOPBACK, development and tests only). */
+  allowLoopbackWebhooks: boolean;
   /** Outputs announced with their job's end, by output id (see output-delivery.ts). */
   recentOutputs: RecentOutputs<KeptOutputInfo>;
   maxBodyBytes: number;
@@ -46,6 +48,7 @@ export function gatewayDeps(
     anonymous: new AnonymousReads({ perMinute: config.ANONYMOUS_READS_PER_MINUTE, ttlMs: config.TEMPLATE_REFRESH_MS, trustedProxies }),
     outcomes: new OutcomeInbox(bus),
     syncWaitMs: config.SYNC_WAIT_MS,
+    allowLoopbackWebhooks: config.WEBHOOK_ALLOW_LOOPBACK,
     recentOutputs: new RecentOutputs({ maxBytes: config.OUTPUT_CACHE_MAX_BYTES, maxEntryBytes: KEPT_OUTPUT_MAX_BYTES }),
     maxBodyBytes: config.MAX_BODY_BYTES,
     trustedProxies,

@@ -1,4 +1,10 @@
-import type { ColumnType, Generated } from "kysely";
+import type { ColumnType, Generated, JSONColumnType } from "kysely";
+
+/** A webhook secret replaced before the last rotation, still signing until expires_at (ISO 8601). */
+export interface OlderWebhookSecret {
+  sealed: string;
+  expires_at: string;
+}
 
 export interface ApiKeysTable {
   key_id: string;
@@ -11,6 +17,8 @@ export interface ApiKeysTable {
   webhook_secret_sealed: string | null;
   previous_webhook_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   previous_webhook_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The secrets replaced before the previous one that still sign, newest first (JSON). */
+  older_webhook_secrets: JSONColumnType<OlderWebhookSecret[], string | undefined, string>;
   /** The key the last rotation replaced (its SHA-256): it still authenticates until previous_key_expires_at. */
   previous_key_hash: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   previous_key_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;

@@ -183,14 +183,17 @@ class Job(ApiObject):
     """The request's destination: ``host`` (never its path, query or headers), ``state`` (pending, delivered,
     exhausted), ``attempts``, ``last_status``, ``last_error``, ``next_attempt_at``; None without one."""
     webhook: Optional[ApiObject]
-    """``state``, ``attempts``, ``last_status``, ``next_attempt_at``."""
+    """``state``, ``attempts``, ``last_status`` (0 when no response came), ``last_error`` (why the last
+    attempt failed: TLS, DNS, a refused address or connection, a timeout, an HTTP status; None once
+    delivered), ``next_attempt_at``."""
     events: list[ApiObject]
     """``id``, ``type``, ``time``, ``source`` of each event, in order (a job.destination_attempted's ``destination``:
     ``attempt``, ``status``, ``duration_ms``, ``host``, ``error``, ``next_attempt_at``)."""
 
 
 class RotatedWebhookSecret(ApiObject):
-    """Answer of ``rotate_webhook_secret``: the new secret; the replaced one also signs callbacks until ``previous_secret_expires_at``."""
+    """Answer of ``rotate_webhook_secret``: the new secret; the replaced one also signs callbacks until ``previous_secret_expires_at``
+    (and so does each secret replaced before it, until 24 h after its own rotation)."""
 
     secret: str
     previous_secret_expires_at: str

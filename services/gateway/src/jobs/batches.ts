@@ -10,9 +10,9 @@ import { errors } from "../errors";
 import { MAX_BATCH_BODY_BYTES } from "../limits";
 import { readQuery } from "../query";
 import { BatchItemsQuery, BatchRequest, type Batch, type BatchItemList } from "./batch-api";
-import { checkJobBody, checkOwnData, type JobDeps, type OwnData } from "./create";
+import { checkHandlebars, checkJobBody, checkOwnData, type JobDeps, type OwnData } from "./create";
 import { appendAcceptance, renderCommandOf } from "./submit";
-import type { JobKind } from "./request";
+import { htmlSources, type JobKind } from "./request";
 import type { JobEvent } from "@pressroom/domain";
 
 /** What the batch routes use: a job's dependencies (its checks, the bus) without the sync wait. */
@@ -41,7 +41,7 @@ interface CheckedItem {
   checked: Awaited<ReturnType<typeof checkJobBody>>;
 }
 
-/** Every item checked as its own operation checks it (an item's webhook_url refused); the first failure names its item. */
+/** Every item checked as its own operation checks it (an item's webhook_url refused; all items' Handlebars in one check); the first failure names its item. */
 async function checkItems(deps: BatchDeps, principal: Principal, items: Record<string, unknown>[]): Promise<CheckedItem[]> {
   const checkedItems: CheckedItem[] = [];
   const ownData: OwnData[] = [];
@@ -60,6 +60,11 @@ async function checkItems(deps: BatchDeps, principal: Principal, items: Record<s
     for (const own of checked.ownData ?? []) ownData.push({ ...own, field: `items[${index}].${own.field}` });
     checkedItems.push({ kind, checked });
   }
+  const sources = checkedItems.flatMap(({ checked }, index) =>
+    htmlSources(checked.request!).map(({ field, html }) => ({ field: `items[${index}].${field}`, html })),
+  );
+  const sourceProblem = await checkHandlebars(deps, sources);
+  if (sourceProblem) throw sourceProblem;
   for (const own of ownData) {
     const problem = await checkOwnData(deps, [own]);
     if (problem) {

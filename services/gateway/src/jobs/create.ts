@@ -10,12 +10,14 @@ import { errors } from "../errors";
 import { keepAnnouncedOutput, sendOutput, signedOutputOf, type OutputSource } from "../output-delivery";
 import { checkTemplateData, type TemplateDirectory, type TemplateInfo } from "../template-directory";
 import type { CustomerSchemas } from "../schemas/schemas";
+import type { HtmlSource } from "../schemas/schema-thread";
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
-import { validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
+import { htmlSources, validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { validateScreenshotRequest } from "./screenshot";
 import { RenderSucceeded, type JobAccepted } from "./api";
+import { webhookAddressProblem } from "./webhook-address";
 
 /** The header that names the job of an answer made after admission. */
 const JOB_ID_HEADER = "Pressroom-Job-Id";
@@ -31,6 +33,8 @@ export interface JobDeps extends OutputSource, RecordDeps {
   outcomes: OutcomeInbox;
   syncWaitMs: number;
   maxBodyBytes: number;
+  /** A webhook_url on a loopback address is accepted (development and tests only). */
+  allowLoopbackWebhooks: boolean;
 }
 
 /** The sync success body of DESIGN.md. */
@@ -149,6 +153,30 @@ export async function checkJobBody(
   );
   if (checked.problem !== undefined) return { problem: checked.problem };
   return { request, template: checked.template, ownData: checked.ownData && [checked.ownData] };
+}
+
+/**
+ * Raw HTML's Handlebars, checked on the schema threads once the request has passed the rate limit: the first source that
+ * does not compile, as a 422 naming its field; a check past its budget leaves the sources to the renderer.
+ */
+export async function checkHandlebars(deps: Pick<JobDeps, "schemas" | "logger">, sources: HtmlSource[]): Promise<AppError | undefined> {
+  const { problem, unchecked } = await deps.schemas.handlebars(sources);
+  if (unchecked) deps.logger.info({ reason: unchecked }, "raw HTML's Handlebars was not checked within its budget: the renderer checks it");
+  return problem;
+}
+
+/** Whether a request has checks that wait for the rate limit (a thread's or a look-up's work): see laterProblem. */
+function hasLaterChecks(request: JobRequest, ownData: OwnData[] | undefined): boolean {
+  return Boolean(ownData?.length) || htmlSources(request).length > 0 || request.webhookUrl !== undefined;
+}
+
+/** What is checked once the request has passed the rate limit: raw HTML's Handlebars, the webhook_url's address, own templates' data. */
+async function laterProblem(deps: JobDeps, request: JobRequest, ownData: OwnData[] | undefined): Promise<AppError | undefined> {
+  return (
+    (await checkHandlebars(deps, htmlSources(request))) ??
+    (request.webhookUrl === undefined ? undefined : await webhookAddressProblem(request.webhookUrl, deps.allowLoopbackWebhooks)) ??
+    (ownData?.length ? await checkOwnData(deps, ownData) : undefined)
+  );
 }
 
 /** Own templates' data against their customers' schemas (on the schema threads), the first failure naming its part. */
@@ -348,11 +376,12 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     const jobId = newId("job");
     const units = request?.documents?.length ?? 1;
     let decision: meteringV1.AdmitResponse;
-    if (problem === undefined && ownData?.length) {
-      // A customer's schema runs only once the request has passed the rate limit; then quota and slot, not counted again.
+    if (problem === undefined && request && hasLaterChecks(request, ownData)) {
+      // A customer's schema, raw HTML's Handlebars and the webhook_url's look-up run only once the request has passed the
+      // rate limit; then quota and slot, not counted again.
       throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
-      const dataProblem = await checkOwnData(deps, ownData);
-      if (dataProblem) throw dataProblem;
+      const later = await laterProblem(deps, request, ownData);
+      if (later) throw later;
       decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true);
     } else {
       const valid = problem === undefined && request !== undefined;

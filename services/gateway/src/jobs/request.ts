@@ -318,3 +318,9 @@ export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: R
     })),
   };
 }
+
+/** A render request's raw HTML, each source named by its field: what the Handlebars check reads (schemas.ts). */
+export function htmlSources(request: JobRequest): { field: string; html: string }[] {
+  const parts = (request.documents ?? []).flatMap((part, index) => (part.html === undefined ? [] : [{ field: `documents[${index}].html`, html: part.html }]));
+  return request.html === undefined ? parts : [{ field: "html", html: request.html }, ...parts];
+}

@@ -129,9 +129,10 @@ export const rotateWebhookSecretOperation = keyedOperation(
     summary: "Replace the calling key's webhook secret",
     description:
       "Makes a new secret and answers it (GET /v1/keys/webhook-secret answers it from now on too). " +
-      "For 24 hours, until previous_secret_expires_at, callbacks carry two v1 signatures in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
-      "and two in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
-      "Rotating again within the 24 hours ends the older secret at once. No request body. " +
+      "For 24 hours, until previous_secret_expires_at, callbacks carry a v1 signature with each in X-Service-Signature (t=…,v1=<new>,v1=<previous>) " +
+      "and in webhook-signature, so receivers can switch secrets without losing a callback: accept a header when any v1 matches. " +
+      "Rotating again within the 24 hours does not end the older secret: every replaced secret signs until 24 hours after its own rotation " +
+      "(at most 10 replaced secrets at once; past that the oldest stops). No request body. " +
       "The public demo key's secret cannot be rotated (403 DEMO_KEY_READ_ONLY): everyone holds that key.",
   },
   { description: "The new secret.", schema: RotatedWebhookSecret },

@@ -4,7 +4,7 @@ import { AppError, ThreadPool, ThreadTaskFailed } from "@pressroom/platform";
 import { errors } from "../errors";
 import type { DataError, SchemaVerdict } from "./schema-compiler";
 import type { SchemaProblem } from "./schema-rules";
-import type { SchemaReply, SchemaTask } from "./schema-thread";
+import type { HtmlSource, SchemaReply, SchemaTask } from "./schema-thread";
 
 /**
  * The schema time budget of one task on a schema thread: a save's check (compile, sample data) and a render's check of its
@@ -12,6 +12,16 @@ import type { SchemaReply, SchemaTask } from "./schema-thread";
  * is for a loaded machine, so that legitimate data is never refused for it.
  */
 export const SCHEMA_BUDGET_MS = { save: 1_000, render: 1_000 };
+
+/**
+ * The time budget of raw HTML's Handlebars check (all of a request's sources), from when it is asked, its wait for a thread
+ * included. A check past it does not refuse the request: its sources go to the renderer unchecked, which compiles them on
+ * threads of its own within the job's deadline (a source that does not compile then fails the job, RENDER_FAILED). So a
+ * legitimate large source is never refused for a loaded machine, and a crafted one holds a schema thread for this long at most.
+ */
+export const HANDLEBARS_BUDGET_MS = 1_000;
+
+const HANDLEBARS_HINT = "Fix the Handlebars source at that line and column; the helpers are money, date, add and multiply, and there are no partials.";
 
 const THREAD_FILE = path.join(__dirname, `schema-thread${path.extname(__filename)}`);
 const SCHEMA_HINT = "Send a JSON Schema (draft 2020-12) as data_schema and sample_data that satisfies it.";
@@ -47,7 +57,7 @@ function schemaProblem(problem: SchemaProblem, where: string, hint: string): App
 }
 
 /**
- * Customers' data schemas, compiled and run on a small pool of threads, each task within the schema
+ * Customers' data schemas, compiled and run on a small pool of threads (raw HTML's Handlebars is checked there too), each task within the schema
  * time budget (its thread is terminated and replaced past it): a schema can hold no request but its
  * own, and the gateway's event loop not at all. Patterns run on RE2 (linear time); a schema that
  * breaks the budget's rules (schema-rules.ts) is refused at save, naming the keyword.
@@ -83,6 +93,23 @@ export class CustomerSchemas {
         "Save the template again with a data_schema within the schema budget.",
       );
     return dataProblem(template.id, verdict.error);
+  }
+
+  /**
+   * Raw HTML's Handlebars sources, checked before admission: the first that does not compile (a syntax error, an unknown
+   * helper, a partial) is 422 naming its field, line and column. `unchecked` says why none was checked within the budget
+   * (HANDLEBARS_BUDGET_MS): the renderer checks them then.
+   */
+  async handlebars(sources: HtmlSource[]): Promise<{ problem?: AppError; unchecked?: string }> {
+    if (sources.length === 0) return {};
+    let reply: SchemaReply;
+    try {
+      reply = await this.pool.run({ op: "handlebars", sources }, HANDLEBARS_BUDGET_MS, { waitCounts: true });
+    } catch (err) {
+      if (!(err instanceof ThreadTaskFailed)) throw err;
+      return { unchecked: `${err.reason}: ${err.message}` };
+    }
+    return "problem" in reply ? { problem: errors.payload(`${reply.field}: ${reply.problem}`, HANDLEBARS_HINT) } : {};
   }
 
   /** The compiled schemas one thread keeps (with one thread: the pool's). */

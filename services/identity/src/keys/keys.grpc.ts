@@ -44,7 +44,12 @@ function holderKey(deps: IdentityDeps, req: { apiKey: string; sessionToken: stri
 async function webhookSecrets(deps: IdentityDeps, keyId: string): Promise<identityV1.GetWebhookSecretResponse> {
   const secrets = await keys.getWebhookSecrets(deps.db, deps.secretBox, keyId);
   if (!secrets) throw new AppError("NOT_FOUND", "no such key", "Check the key id.");
-  return { secret: secrets.secret, previousSecret: secrets.previous?.secret ?? "", previousExpiresAt: secrets.previous?.expiresAt.toISOString() ?? "" };
+  return {
+    secret: secrets.secret,
+    previousSecret: secrets.previous?.secret ?? "",
+    previousExpiresAt: secrets.previous?.expiresAt.toISOString() ?? "",
+    olderSecrets: secrets.older.map((old) => old.secret),
+  };
 }
 
 export function identityService(deps: IdentityDeps): identityV1.IdentityServiceServer {

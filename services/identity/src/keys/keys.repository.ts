@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { newId } from "@pressroom/platform";
 import { DEMO_KEY_ID } from "@pressroom/domain";
-import type { IdentityDb } from "../db";
+import type { IdentityDb, OlderWebhookSecret } from "../db";
 import type { SecretBox } from "./secret-box";
 import { generateApiKey, generateWebhookSecret, hashApiKey, hashesEqual, keyPrefix } from "./secrets";
 
@@ -139,13 +139,23 @@ export async function setPlan(db: Db, keyId: string, plan: string): Promise<{ ke
   });
 }
 
-/** How long callbacks are still signed with the secret a rotation replaced. */
+/** How long callbacks are still signed with a secret a rotation replaced. */
 export const PREVIOUS_SECRET_HOURS = 24;
+/** The most replaced secrets that sign at once: a rotation past it ends the oldest's window early (each adds a signature to every callback). */
+export const MAX_REPLACED_SECRETS = 10;
+
+/** A secret a rotation replaced, signing until expiresAt. */
+export interface ReplacedSecret {
+  secret: string;
+  expiresAt: Date;
+}
 
 export interface WebhookSecrets {
   secret: string;
-  /** The secret before the last rotation, while it is still used (both sign callbacks). */
-  previous?: { secret: string; expiresAt: Date };
+  /** The secret the last rotation replaced, while it is still used (it signs callbacks beside the current one). */
+  previous?: ReplacedSecret;
+  /** The secrets replaced before it that still sign, each until its own window ends, newest first. */
+  older: ReplacedSecret[];
 }
 
 type SecretColumns = {
@@ -154,20 +164,32 @@ type SecretColumns = {
   webhook_secret_sealed: string | null;
   previous_webhook_secret_sealed: string | null;
   previous_webhook_secret_expires_at: Date | null;
+  older_webhook_secrets: OlderWebhookSecret[];
 };
+
+const live = (expiresAt: Date | null | undefined): expiresAt is Date => expiresAt instanceof Date && expiresAt.getTime() > Date.now();
 
 function openSecrets(box: SecretBox, row: SecretColumns): WebhookSecrets | undefined {
   const secret = row.webhook_secret_sealed ? box.open(row.key_id, row.webhook_secret_sealed) : row.webhook_secret;
   if (!secret) return undefined;
   const expiresAt = row.previous_webhook_secret_expires_at;
   const previous =
-    row.previous_webhook_secret_sealed && expiresAt && expiresAt.getTime() > Date.now()
-      ? { secret: box.open(row.key_id, row.previous_webhook_secret_sealed), expiresAt }
-      : undefined;
-  return previous ? { secret, previous } : { secret };
+    row.previous_webhook_secret_sealed && live(expiresAt) ? { secret: box.open(row.key_id, row.previous_webhook_secret_sealed), expiresAt } : undefined;
+  const older = row.older_webhook_secrets
+    .map((old) => ({ sealed: old.sealed, expiresAt: new Date(old.expires_at) }))
+    .filter((old) => live(old.expiresAt))
+    .map((old) => ({ secret: box.open(row.key_id, old.sealed), expiresAt: old.expiresAt }));
+  return previous ? { secret, previous, older } : { secret, older };
 }
 
-const secretColumns = ["key_id", "webhook_secret", "webhook_secret_sealed", "previous_webhook_secret_sealed", "previous_webhook_secret_expires_at"] as const;
+const secretColumns = [
+  "key_id",
+  "webhook_secret",
+  "webhook_secret_sealed",
+  "previous_webhook_secret_sealed",
+  "previous_webhook_secret_expires_at",
+  "older_webhook_secrets",
+] as const;
 
 export async function getWebhookSecrets(db: Db, box: SecretBox, keyId: string): Promise<WebhookSecrets | undefined> {
   const row = await db.selectFrom("api_keys").select(secretColumns).where("key_id", "=", keyId).executeTakeFirst();
@@ -175,9 +197,9 @@ export async function getWebhookSecrets(db: Db, box: SecretBox, keyId: string): 
 }
 
 /**
- * Replaces the key's webhook secret with a new one; the replaced one keeps
- * signing callbacks (beside the new one) for PREVIOUS_SECRET_HOURS. A
- * rotation within that time replaces the older one for good.
+ * Replaces the key's webhook secret with a new one; the replaced one keeps signing callbacks (beside the new one) for
+ * PREVIOUS_SECRET_HOURS, and so does every secret replaced before it whose window has not ended (at most
+ * MAX_REPLACED_SECRETS at once, the oldest dropped first): a second rotation does not cut the first one's window short.
  */
 export async function rotateWebhookSecret(db: Db, box: SecretBox, keyId: string): Promise<WebhookSecrets | undefined> {
   return db.transaction().execute(async (trx) => {
@@ -185,6 +207,7 @@ export async function rotateWebhookSecret(db: Db, box: SecretBox, keyId: string)
     const current = row && openSecrets(box, row);
     if (!current) return undefined;
     const secret = generateWebhookSecret();
+    const older = [...(current.previous ? [current.previous] : []), ...current.older].slice(0, MAX_REPLACED_SECRETS - 1);
     const updated = await trx
       .updateTable("api_keys")
       .set({
@@ -192,11 +215,12 @@ export async function rotateWebhookSecret(db: Db, box: SecretBox, keyId: string)
         webhook_secret_sealed: box.seal(keyId, secret),
         previous_webhook_secret_sealed: box.seal(keyId, current.secret),
         previous_webhook_secret_expires_at: sql<Date>`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
+        older_webhook_secrets: JSON.stringify(older.map((old) => ({ sealed: box.seal(keyId, old.secret), expires_at: old.expiresAt.toISOString() }))),
       })
       .where("key_id", "=", keyId)
       .returning("previous_webhook_secret_expires_at")
       .executeTakeFirstOrThrow();
-    return { secret, previous: { secret: current.secret, expiresAt: updated.previous_webhook_secret_expires_at! } };
+    return { secret, previous: { secret: current.secret, expiresAt: updated.previous_webhook_secret_expires_at! }, older };
   });
 }
 

@@ -55,9 +55,9 @@ export function standardWebhooksKey(secret: string): Buffer {
 
 /**
  * The signature headers of one attempt, signed at `timestampSeconds` with
- * each of the key's secrets in use: the current one, then (for 24 h after a
- * rotation) the one it replaced, so a receiver verifies with either, as
- * Stripe does during a secret roll:
+ * each of the key's secrets in use: the current one, then each one a
+ * rotation replaced, for 24 h after that rotation (newest first), so a
+ * receiver verifies with any of them, as Stripe does during a secret roll:
  *
  * - `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>[,v1=…]`,
  *   the spec's scheme (the same as @pressroom/client's signWebhookPayload, and

@@ -7,9 +7,9 @@ export function identitySecrets(identity: identityV1.IdentityServiceClient): Sec
   return {
     async get(keyId) {
       try {
-        const { secret, previousSecret } = await call(identity, identity.getWebhookSecret, { keyId });
+        const { secret, previousSecret, olderSecrets } = await call(identity, identity.getWebhookSecret, { keyId });
         if (!secret) return undefined;
-        return previousSecret ? [secret, previousSecret] : [secret];
+        return [secret, ...(previousSecret ? [previousSecret] : []), ...olderSecrets];
       } catch (err) {
         if (err instanceof AppError && err.code === "NOT_FOUND") return undefined;
         throw err;
