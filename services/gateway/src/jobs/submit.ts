@@ -98,6 +98,7 @@ export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand
       options: input.request.options,
       templateOwner: input.templateOwner,
       templateGeneration: input.templateGeneration,
+      test: input.request.test === true,
     },
   });
   return { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox, cancelled: false };
