@@ -45,6 +45,11 @@ def _async(asynchronous: bool) -> dict[str, Any]:
     return {"async": True} if asynchronous else {}
 
 
+def _test(test: bool) -> dict[str, Any]:
+    """The body's ``test`` field (test mode): sent only when asked for."""
+    return {"test": True} if test else {}
+
+
 def _quote(segment: str) -> str:
     return urllib.parse.quote(segment, safe="")
 
@@ -127,6 +132,7 @@ class Pressroom:
         as_bytes: bool = False,
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
+        test: bool = False,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
@@ -150,7 +156,10 @@ class Pressroom:
         ``"async": true``) the answer is ``queued`` at once: ``wait_for_job(id)``
         waits for the end. ``wait_for_slot`` (1 to 60 seconds) sends ``Prefer: wait=N``:
         a render over the key's concurrency limit waits that long for a slot
-        before ``CONCURRENCY_EXCEEDED``.
+        before ``CONCURRENCY_EXCEEDED``. ``test=True`` (test mode) stamps the
+        document TEST on every page and counts it against the key's daily test
+        allowance (``usage().test``), never the monthly renders; past it,
+        ``QUOTA_EXCEEDED`` until 00:00 UTC.
         """
         body = _fields(
             template_id=template_id,
@@ -162,6 +171,7 @@ class Pressroom:
             options=options,
             webhook_url=webhook_url,
             **_async(asynchronous),
+            **_test(test),
         )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes, wait_for_slot)
 
@@ -178,12 +188,14 @@ class Pressroom:
         as_bytes: bool = False,
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
+        test: bool = False,
     ) -> RenderResult:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
-        answers as ``render``, ``as_bytes`` and ``template_version`` too (the bytes of the asked format).
+        answers as ``render``, ``as_bytes``, ``template_version`` and ``test`` too (the bytes of the asked format;
+        a test image is a png stamped TEST across its middle).
         """
         body = _fields(
             template_id=template_id,
@@ -193,6 +205,7 @@ class Pressroom:
             options=options,
             webhook_url=webhook_url,
             **_async(asynchronous),
+            **_test(test),
         )
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/image", image_type, body, idempotency_key, as_bytes, wait_for_slot)

@@ -122,6 +122,20 @@ export const TestMode = z.boolean({ error: "must be true or false" }).meta({
     "The job shows test: true. A test image is a png. Default false.",
 });
 
+/** An image body's check (`/v1/image`'s, and any route that makes an image): in test mode its format is png, the format the stamp is drawn on. */
+export function testImageIsPng(ctx: { value: { test?: boolean; options?: { format?: string } }; issues: z.core.$ZodRawIssue[] }): void {
+  const format = ctx.value.options?.format;
+  if (ctx.value.test && format !== undefined && format !== "png") {
+    ctx.issues.push({
+      code: "custom",
+      message: "a test-mode image is a png (its TEST stamp is drawn on the png)",
+      input: ctx.value,
+      path: ["options", "format"],
+      params: { hint: 'Leave options.format out (or "png") with "test": true, or drop test to get a jpeg or webp.' },
+    });
+  }
+}
+
 /** The sources of a render: exactly one is given. */
 const RENDER_SOURCES = ["template_id", "html", "url", "documents"] as const;
 /** The sources of a merged document's part: exactly one is given. */
@@ -254,18 +268,7 @@ export const ImageRequest = z
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
   .check(dataRequiredWith("template_id"))
   .refine(...versionNeedsTemplate)
-  .check((ctx) => {
-    const format = ctx.value.options?.format;
-    if (ctx.value.test && format !== undefined && format !== "png") {
-      ctx.issues.push({
-        code: "custom",
-        message: "a test-mode image is a png (its TEST stamp is drawn on the png)",
-        input: ctx.value,
-        path: ["options", "format"],
-        params: { hint: 'Leave options.format out (or "png") with "test": true, or drop test to get a jpeg or webp.' },
-      });
-    }
-  })
+  .check(testImageIsPng)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
     for (const option of URL_ONLY_OPTIONS) {

@@ -9,7 +9,7 @@ import { postProcessMetrics } from "./metrics";
 export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
 export { sweepAbandonedScratch, type ToolLimits } from "./tools";
 export type { AddPart } from "./qpdf";
-export { stampPng } from "./png-stamp";
+export { pngPixel, stampPng } from "./png-stamp";
 
 /**
  * Applies what the job asked for to its printed PDF, in this order: the watermark, then test
