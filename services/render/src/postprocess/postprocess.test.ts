@@ -8,8 +8,7 @@ import { after, before, describe, it } from "node:test";
 import type { RenderEngine } from "../engine";
 import { RenderFailure } from "../engine";
 import { pdfFonts, pdfInfo, pdfOutline, startEngine } from "../test-support/engine";
-import { merge, postProcess, postProcessingOf, stampPng, sweepAbandonedScratch } from "./index";
-import { pngPixel } from "./png-stamp";
+import { merge, postProcess, postProcessingOf, sweepAbandonedScratch } from "./index";
 import type { RenderOptions } from "@pressroom/domain";
 
 /** Runs a Debian tool on the PDF in a temporary file; its stdout (and stderr with `withErr`). */
@@ -69,41 +68,6 @@ describe("post-processing: every option, on a PDF Chromium printed", () => {
     assert.match(xmp, /<xmp:CreatorTool>Billing app<\/xmp:CreatorTool>/);
     assert.doesNotMatch(xmp, /pdfaid|pdfuaid/);
     assert.equal(pdfInfo(out).pages, 2);
-  });
-
-  it("test mode: TEST on every page, over the document's own watermark, and kept through encryption", async () => {
-    const pagesOf = (pdf: Uint8Array, password?: string) =>
-      tool("pdftotext", (f) => ["-raw", ...(password ? ["-upw", password] : []), f, "-"], pdf)
-        .out.split("\f")
-        .filter((p) => p.trim());
-    // Two minutes: a busy machine starts the pdf-lib threads slowly.
-    const patient = () => ({ ...later(), deadlineAt: performance.now() + 120_000 });
-    const plain = pagesOf(await postProcess(printed, postProcessingOf(options({}), true), patient()));
-    assert.equal(plain.length, 2);
-    for (const page of plain) assert.match(page, /TEST/);
-    assert.ok(!pagesOf(printed).some((page) => /TEST/.test(page)), "the document itself says no TEST");
-    const asked = options({ watermark: { text: "DRAFT" }, encrypt: { userPassword: "u-1", ownerPassword: "o-1" } });
-    const pages = pagesOf(await postProcess(printed, postProcessingOf(asked, true), patient()), "u-1");
-    assert.equal(pages.length, 2);
-    for (const page of pages) {
-      assert.match(page, /TEST/);
-      assert.match(page, /D\s*R\s*A\s*F\s*T/, "the document's own watermark (at its 45 degrees, a letter a line) is there too");
-    }
-  });
-
-  it("test mode on a png: a TEST band across the middle of the image, its edges untouched", async () => {
-    const shot = (await engine.render({ kind: "png", html: '<body style="margin:0;background:#fff">', options: { imageWidth: 300, imageHeight: 200 } })).data;
-    const before = await pngPixel(shot, 150, 100);
-    assert.deepEqual(before.rgb, [255, 255, 255]);
-    const stamped = await stampPng(shot);
-    const centre = await pngPixel(stamped, 150, 100);
-    assert.deepEqual([centre.width, centre.height], [300, 200]);
-    const red = await pngPixel(stamped, 2, 100);
-    assert.ok(red.rgb[0] > 180 && red.rgb[1] < 100 && red.rgb[2] < 100, `the band is red at the left edge: ${red.rgb.join(",")}`);
-    assert.deepEqual((await pngPixel(stamped, 2, 2)).rgb, [255, 255, 255], "outside the band the page is as it was");
-    let white = 0;
-    for (let x = 0; x < 300; x++) if ((await pngPixel(stamped, x, 100)).rgb.join() === "255,255,255") white++;
-    assert.ok(white > 10, "the letters are drawn in white across the band");
   });
 
   it("watermark: selectable text on every page, at its opacity and angle", async () => {
