@@ -35,6 +35,7 @@ function usageAnswer(usage: meteringV1.Usage) {
     period: { start: usage.periodStart, end: usage.periodEnd },
     renders: { used: Number(usage.rendersUsed), limit: Number(usage.rendersLimit), remaining: Number(usage.rendersRemaining) },
     previews: { used: Number(usage.previewsUsed), limit: Number(usage.previewsLimit), remaining: Number(usage.previewsRemaining) },
+    test: { used: Number(usage.testUsed), limit: Number(usage.testLimit), remaining: Number(usage.testRemaining) },
     rate_limit: { limit: usage.rate?.limit ?? 0, remaining: usage.rate?.remaining ?? 0, reset_seconds: usage.rate?.resetSeconds ?? 0, window_seconds: 60 },
     concurrency: { limit: usage.concurrencyLimit, in_flight: usage.inFlight },
   };

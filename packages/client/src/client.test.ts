@@ -143,6 +143,7 @@ describe("Pressroom over HTTP", () => {
         period: { start: "a", end: "b" },
         renders: { used: 1, limit: 100, remaining: 99 },
         previews: { used: 2, limit: 300, remaining: 298 },
+        test: { used: 3, limit: 20, remaining: 17 },
         rate_limit: { limit: 10, remaining: 9, reset_seconds: 30, window_seconds: 60 },
         concurrency: { limit: 1, in_flight: 0 },
       },
@@ -154,6 +155,7 @@ describe("Pressroom over HTTP", () => {
     const usage = await client.usage();
     assert.equal(usage.renders.remaining, 99);
     assert.equal(usage.previews.remaining, 298);
+    assert.deepEqual(usage.test, { used: 3, limit: 20, remaining: 17 });
     assert.deepEqual(await client.webhookSecret(), { secret: "whsec_abc" });
     assert.equal((await client.job("job_01/..")).status, "queued");
     assert.deepEqual(

@@ -113,6 +113,11 @@ export interface RenderRequest {
   /** true: answered `queued` at once (202, Location: /v1/jobs/{id}), no webhook needed; wait with `waitForJob(id)`. */
   async?: boolean;
   /**
+   * true: test mode. The output is stamped TEST on every page and counts against the key's daily test allowance
+   * (`usage().test`), never the monthly renders; past it, QUOTA_EXCEEDED until 00:00 UTC.
+   */
+  test?: boolean;
+  /**
    * A merged PDF: 1 to 20 parts rendered in order into one document (`data` is then `{}`), one
    * quota unit each, admitted all or none; a failing part fails the job, its error naming
    * `documents[i]`.
@@ -185,6 +190,8 @@ export interface ImageRequest {
   async?: boolean;
   /** As RenderRequest's. */
   destination?: Destination;
+  /** As RenderRequest's: the image (a png) is stamped TEST across its middle. */
+  test?: boolean;
 }
 
 /** A rectangle of the page in CSS pixels, from its top-left corner (a screenshot's `clip`). */
@@ -208,12 +215,16 @@ export interface ScreenshotOptions extends ImageOptions {
 export interface ScreenshotRequest {
   html?: string;
   url?: string;
+  /** As RenderRequest's, with a url. */
+  url_options?: UrlOptions;
   /** Values for the html (default {}). */
   data?: object;
   options?: ScreenshotOptions;
   webhook_url?: string;
   /** As RenderRequest's. */
   async?: boolean;
+  /** As ImageRequest's. */
+  test?: boolean;
 }
 
 /** 200 answer of a synchronous render or image request. */
@@ -317,6 +328,8 @@ export interface UsageResponse {
   renders: { used: number; limit: number; remaining: number };
   /** Template previews rendered this month (saves, preview.png not yet stored): their own allowance, beside the renders. */
   previews: { used: number; limit: number; remaining: number };
+  /** Test-mode renders and images (`test: true`) made this UTC day, against the plan's daily allowance; apart from the renders. */
+  test: { used: number; limit: number; remaining: number };
   rate_limit: { limit: number; remaining: number; reset_seconds: number; window_seconds: number };
   concurrency: { limit: number; in_flight: number };
 }
@@ -372,6 +385,8 @@ export interface JobView {
   template_id: string | null;
   /** The template version the job renders. */
   template_version: number | null;
+  /** Present (true) on a test-mode job: stamped TEST, counted against the daily test allowance. */
+  test?: true;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

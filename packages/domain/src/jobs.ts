@@ -78,6 +78,8 @@ export interface JobState {
   templateId: string;
   /** The template version the job renders (0: raw html). */
   templateVersion: number;
+  /** Test mode: stamped TEST, counted against the key's daily test allowance. */
+  test: boolean;
   webhookUrl: string;
   createdAt: string;
   startedAt?: string;
@@ -206,6 +208,7 @@ export function foldJob(events: StoredJobEvent[]): JobState | undefined {
         kind: event.accepted.kind === jobEventsV1.JobKind.JOB_KIND_IMAGE ? "image" : "render",
         templateId: event.accepted.templateId,
         templateVersion: event.accepted.templateVersion,
+        test: event.accepted.test,
         webhookUrl: event.accepted.webhookUrl,
         createdAt: event.time,
         attempts: 0,

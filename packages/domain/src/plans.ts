@@ -1,11 +1,32 @@
 /**
  * The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store;
  * `previewsPerMonth`: template previews it may render a month (at save, and for a preview.png that finds none stored),
- * three times its renders, and none for the public demo key (which stores no template).
+ * three times its renders, and none for the public demo key (which stores no template); `testRendersPerDay`: test-mode
+ * renders and images (`"test": true`, stamped TEST) it may make a UTC day, never counted against its renders.
  */
 export const PLANS = {
-  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, templates: 0, previewsPerMonth: 0, priceUsd: 0, public: true },
-  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, templates: 3, previewsPerMonth: 300, priceUsd: 0, public: false },
+  demo: {
+    name: "Demo",
+    rendersPerMonth: 50,
+    requestsPerMinute: 3,
+    concurrentRenders: 1,
+    templates: 0,
+    previewsPerMonth: 0,
+    testRendersPerDay: 10,
+    priceUsd: 0,
+    public: true,
+  },
+  free: {
+    name: "Free",
+    rendersPerMonth: 100,
+    requestsPerMinute: 10,
+    concurrentRenders: 1,
+    templates: 3,
+    previewsPerMonth: 300,
+    testRendersPerDay: 20,
+    priceUsd: 0,
+    public: false,
+  },
   starter: {
     name: "Starter",
     rendersPerMonth: 1_000,
@@ -13,6 +34,7 @@ export const PLANS = {
     concurrentRenders: 2,
     templates: 20,
     previewsPerMonth: 3_000,
+    testRendersPerDay: 50,
     priceUsd: 9,
     public: false,
   },
@@ -23,6 +45,7 @@ export const PLANS = {
     concurrentRenders: 5,
     templates: 100,
     previewsPerMonth: 30_000,
+    testRendersPerDay: 200,
     priceUsd: 29,
     public: false,
   },
@@ -33,6 +56,7 @@ export const PLANS = {
     concurrentRenders: 10,
     templates: 1_000,
     previewsPerMonth: 300_000,
+    testRendersPerDay: 1_000,
     priceUsd: 99,
     public: false,
   },

@@ -9,6 +9,8 @@ export interface MeteringDb {
     renders_used: ColumnType<string, number | undefined, number>;
     previews_used: ColumnType<string, number | undefined, number>;
   };
+  /** Test-mode units a key used on a UTC day (issue 46). */
+  test_days: { key_id: string; day: ColumnType<Date, string, string>; used: ColumnType<string, number | undefined, number> };
   slots: {
     job_id: string;
     key_id: string;
@@ -16,7 +18,10 @@ export interface MeteringDb {
     acquired_at: ColumnType<Date, Date | undefined, never>;
     lease_expires_at: ColumnType<Date, Date, Date>;
   };
-  /** One row per render or preview admitted: where its quota units went, of which count (kind), and whether they were refunded. */
+  /**
+   * One row per render, preview or test job admitted: where its quota units went, of which count (kind), and whether they
+   * were refunded. A test charge's period_start is its UTC day (test_days), a render's or preview's its month.
+   */
   charges: {
     job_id: string;
     key_id: string;
@@ -24,7 +29,7 @@ export interface MeteringDb {
     charged_at: ColumnType<Date, Date, never>;
     refunded_at: Date | null;
     units: ColumnType<number, number | undefined, never>;
-    kind: ColumnType<"render" | "preview", "render" | "preview" | undefined, never>;
+    kind: ColumnType<AdmissionKindColumn, AdmissionKindColumn | undefined, never>;
   };
   processed_events: { event_id: string; processed_at: ColumnType<Date, Date | undefined, never> };
   checkout_sessions: {
@@ -73,5 +78,7 @@ export interface MeteringDb {
   /** Stripe webhook events already handled (Stripe delivers at least once). */
   stripe_events: { event_id: string; type: string; outcome: string; received_at: ColumnType<Date, Date | undefined, never> };
 }
+
+export type AdmissionKindColumn = "render" | "preview" | "test";
 
 export type BatchItemStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";

@@ -46,6 +46,11 @@ def _async(asynchronous: bool) -> dict[str, Any]:
     return {"async": True} if asynchronous else {}
 
 
+def _test(test: bool) -> dict[str, Any]:
+    """The body's ``test`` field (test mode): sent only when asked for."""
+    return {"test": True} if test else {}
+
+
 def _quote(segment: str) -> str:
     return urllib.parse.quote(segment, safe="")
 
@@ -130,6 +135,7 @@ class Pressroom:
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
         destination: Optional[Destination] = None,
+        test: bool = False,
     ) -> RenderResult:
         """POST /v1/render: a PDF from ``template_id``, raw ``html`` or a public page (``url``) filled with ``data``.
 
@@ -164,6 +170,11 @@ class Pressroom:
         delivers the output there by HTTP PUT; the job succeeds only once the
         destination answered 2xx (``DESTINATION_FAILED``, 502, when it never
         does). The job shows its host only.
+
+        ``test=True`` (test mode) stamps the
+        document TEST on every page and counts it against the key's daily test
+        allowance (``usage().test``), never the monthly renders; past it,
+        ``QUOTA_EXCEEDED`` until 00:00 UTC.
         """
         body = _fields(
             template_id=template_id,
@@ -177,6 +188,7 @@ class Pressroom:
             webhook_url=webhook_url,
             destination=None if destination is None else dict(destination),
             **_async(asynchronous),
+            **_test(test),
         )
         return self._render("/v1/render", "application/pdf", body, idempotency_key, as_bytes, wait_for_slot)
 
@@ -195,12 +207,14 @@ class Pressroom:
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
         destination: Optional[Destination] = None,
+        test: bool = False,
     ) -> RenderResult:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
         and for a url ``width``, ``height`` and ``device_scale_factor``. Same
-        answers as ``render``, ``as_bytes``, ``template_version``, ``url_options`` and ``destination`` too (the bytes of the asked format).
+        answers as ``render``, ``as_bytes``, ``template_version``, ``url_options``, ``destination`` and ``test`` too (the bytes of the
+        asked format; a test image is a png stamped TEST across its middle).
         """
         body = _fields(
             template_id=template_id,
@@ -212,6 +226,7 @@ class Pressroom:
             webhook_url=webhook_url,
             destination=None if destination is None else dict(destination),
             **_async(asynchronous),
+            **_test(test),
         )
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/image", image_type, body, idempotency_key, as_bytes, wait_for_slot)
@@ -221,6 +236,7 @@ class Pressroom:
         *,
         html: Optional[str] = None,
         url: Optional[str] = None,
+        url_options: Optional[Mapping[str, Any]] = None,
         data: Optional[Mapping[str, Any]] = None,
         options: Optional[Mapping[str, Any]] = None,
         webhook_url: Optional[str] = None,
@@ -228,6 +244,7 @@ class Pressroom:
         as_bytes: bool = False,
         asynchronous: bool = False,
         wait_for_slot: Optional[int] = None,
+        test: bool = False,
     ) -> RenderResult:
         """POST /v1/screenshot: an image of raw ``html`` (filled with ``data``, default ``{}``) or of a public page (``url``).
 
@@ -235,9 +252,9 @@ class Pressroom:
         ``height``, ``device_scale_factor``, ``wait_for``, ...) and at most one of
         ``full_page`` (the whole page), ``selector`` (one element) and ``clip``
         (``{"x", "y", "width", "height"}`` in CSS pixels); none: the viewport.
-        Same answers as ``image``, ``as_bytes`` and ``asynchronous`` too.
+        Same answers as ``image``, ``as_bytes``, ``asynchronous``, ``url_options`` and ``test`` too.
         """
-        body = _fields(html=html, url=url, data=data, options=options, webhook_url=webhook_url, **_async(asynchronous))
+        body = _fields(html=html, url=url, url_options=url_options, data=data, options=options, webhook_url=webhook_url, **_async(asynchronous), **_test(test))
         image_type = f"image/{(options or {}).get('format', 'png')}"
         return self._render("/v1/screenshot", image_type, body, idempotency_key, as_bytes, wait_for_slot)
 

@@ -142,6 +142,8 @@ class Usage(ApiObject):
     """``used``, ``limit``, ``remaining``."""
     previews: ApiObject
     """Template previews rendered this month (saves, a preview.png not yet stored): ``used``, ``limit``, ``remaining``."""
+    test: ApiObject
+    """Test-mode renders and images made this UTC day, against the plan's daily allowance: ``used``, ``limit``, ``remaining``."""
     rate_limit: ApiObject
     """``limit``, ``remaining``, ``reset_seconds``, ``window_seconds``."""
     concurrency: ApiObject
@@ -170,6 +172,8 @@ class Job(ApiObject):
     template_id: Optional[str]
     template_version: Optional[int]
     """The template version the job renders."""
+    test: Optional[bool]
+    """``True`` on a test-mode job (stamped TEST, counted against the daily test allowance); absent otherwise."""
     created_at: str
     started_at: Optional[str]
     finished_at: Optional[str]

@@ -132,6 +132,15 @@ class Endpoints(ServerTest):
             self.client.wait_for_job("job_04", timeout=0.05, interval=0.01)
         self.assertEqual((raised.exception.code, raised.exception.status), ("TIMEOUT", 0))
 
+    def test_render_and_image_send_test_only_when_asked_for(self) -> None:
+        self.server.handler = lambda request: json_reply(202, {"id": "job_05", "status": "queued", "test": True})
+        self.client.render(html="<p>x</p>", data={}, test=True)
+        self.assertEqual(self.server.last.json(), {"html": "<p>x</p>", "data": {}, "test": True})
+        self.client.image(template_id="og-image", data={}, test=True)
+        self.assertEqual(self.server.last.json(), {"template_id": "og-image", "data": {}, "test": True})
+        self.client.render(html="<p>x</p>", data={})
+        self.assertNotIn("test", self.server.last.json())
+
     def test_wait_for_slot_sends_prefer_wait_and_is_checked(self) -> None:
         self.server.handler = lambda request: json_reply(202, {"id": "job_05", "status": "queued"})
         self.client.render(html="<p>x</p>", data={}, wait_for_slot=30)
@@ -221,6 +230,7 @@ class Endpoints(ServerTest):
                 "plan": "free",
                 "renders": {"used": 1, "limit": 100, "remaining": 99},
                 "previews": {"used": 2, "limit": 300, "remaining": 298},
+                "test": {"used": 3, "limit": 20, "remaining": 17},
             },
             "/v1/keys/webhook-secret": {"secret": "whsec_abc"},
             "/v1/jobs/job_01%2F..": {"id": "job_01/..", "status": "queued", "events": [{"type": "job.accepted"}]},
@@ -232,6 +242,7 @@ class Endpoints(ServerTest):
         self.assertIsNone(templates[0].width, "a named field the answer lacks is None")
         usage = self.client.usage()
         self.assertEqual((usage.renders.remaining, usage.previews.remaining), (99, 298))
+        self.assertEqual((usage.test.used, usage.test.limit, usage.test.remaining), (3, 20, 17))
         secret = self.client.webhook_secret()
         self.assertEqual((secret, secret.secret), ({"secret": "whsec_abc"}, "whsec_abc"))
         job = self.client.job("job_01/..")

@@ -1,5 +1,6 @@
 import { meteringV1 } from "@pressroom/contracts";
 import { AppError, call, type Logger } from "@pressroom/platform";
+import { isPlanId, planOf } from "@pressroom/domain";
 import type { Context } from "koa";
 import type { Authenticator, Principal } from "./auth";
 
@@ -62,9 +63,34 @@ export function throwIfRateLimited(response: meteringV1.AdmitResponse, plan = ""
   }
 }
 
-/** Quota and concurrency, checked after the body and the template. */
-export function throwIfNotAdmitted(response: meteringV1.AdmitResponse, plan = ""): void {
+/**
+ * What a request's `test` field (jobs/request.ts TestMode) admits: a test job counts against the key's daily test
+ * allowance (ADMISSION_KIND_TEST), anything else against its renders. Any route that makes a document passes its
+ * request's `test` here and to throwIfNotAdmitted, and carries it in the job (JobAccepted.test, which render stamps).
+ */
+export function admissionKindOf(test: boolean | undefined): meteringV1.AdmissionKind {
+  return test === true ? meteringV1.AdmissionKind.ADMISSION_KIND_TEST : meteringV1.AdmissionKind.ADMISSION_KIND_RENDER;
+}
+
+/** The 429 of a test job past the key's daily test allowance: when it starts again, and that renders without test still work. */
+function testAllowanceExhausted(response: meteringV1.AdmitResponse, plan: string): AppError {
+  const limit = isPlanId(plan) ? ` (${planOf(plan).testRendersPerDay} a day on the ${plan} plan)` : "";
+  const resetsAt = new Date(Date.now() + response.retryAfterSeconds * 1000);
+  resetsAt.setUTCMilliseconds(0);
+  return new AppError(
+    "QUOTA_EXCEEDED",
+    "test mode's daily allowance exhausted",
+    `Test mode's daily allowance${limit} is used up; it resets at 00:00 UTC (${resetsAt.toISOString().replace(".000Z", "Z")}, ` +
+      `in ${response.retryAfterSeconds} s: Retry-After). test in GET /v1/keys/usage shows it. A request without "test" renders unstamped, ` +
+      "against the monthly quota.",
+    { retryAfterSeconds: response.retryAfterSeconds },
+  );
+}
+
+/** Quota and concurrency, checked after the body and the template. `test`: the request was in test mode (admissionKindOf). */
+export function throwIfNotAdmitted(response: meteringV1.AdmitResponse, plan = "", test = false): void {
   throwIfRateLimited(response, plan);
+  if (response.decision === Decision.DECISION_QUOTA_EXCEEDED && test) throw testAllowanceExhausted(response, plan);
   if (response.decision === Decision.DECISION_QUOTA_EXCEEDED) {
     throw new AppError("QUOTA_EXCEEDED", "monthly render quota exhausted", `Wait for the next period (GET /v1/keys/usage), or ${moreRoom(plan)}.`, {
       retryAfterSeconds: response.retryAfterSeconds,

@@ -60,6 +60,10 @@ export const Job = z
     kind: z.enum(["render", "image"]),
     template_id: nullable(z.string()),
     template_version: nullable(z.int().min(1)).meta({ description: "The version of the template the job renders (pinned, or current when it was admitted)." }),
+    test: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Present (true) on a test-mode job ("test": true): its output is stamped TEST and it counted against the daily test allowance.' }),
     created_at: dateTime(),
     started_at: nullable(dateTime()),
     finished_at: nullable(dateTime()),
@@ -154,7 +158,7 @@ const JOB_REQUEST_ERRORS = {
     { ...REPLAYABLE_HEADERS, ...JOB_ID },
   ),
   "429": errorResponse(
-    "RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up. " +
+    'RATE_LIMITED: too many requests this minute. QUOTA_EXCEEDED: the monthly render quota is used up (with "test": true, the daily test allowance; the hint says when it resets). ' +
       "CONCURRENCY_EXCEEDED: too many renders in flight (at once, or after the wait a Prefer: wait=N header asked for). " +
       "Checked in that order, after the key, the body and the template.",
     ["RATE_LIMITED", "QUOTA_EXCEEDED", "CONCURRENCY_EXCEEDED"],

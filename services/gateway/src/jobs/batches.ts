@@ -55,6 +55,12 @@ async function checkItems(deps: BatchDeps, principal: Principal, items: Record<s
         "Poll GET /v1/batches/{id} (its counts) or its items; each item is a job (GET /v1/jobs/{id}).",
       );
     }
+    if (body.test !== undefined) {
+      throw errors.payload(
+        `items[${index}].test: a batch has no test mode (its items count against the monthly renders)`,
+        'Send test-mode documents one by one: POST /v1/render or /v1/image with "test": true.',
+      );
+    }
     const checked = await checkJobBody(deps, kind, body, principal);
     if (checked.problem !== undefined || !checked.request) throw itemProblem(index, checked.problem ?? errors.internal());
     for (const own of checked.ownData ?? []) ownData.push({ ...own, field: `items[${index}].${own.field}` });

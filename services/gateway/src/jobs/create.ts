@@ -2,7 +2,7 @@ import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
 import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
 import type { Context } from "koa";
-import { admit, releaseAdmitted, slotWaitSeconds, throwIfNotAdmitted, throwIfRateLimited, waitForSlot } from "../access/admission";
+import { admissionKindOf, admit, releaseAdmitted, slotWaitSeconds, throwIfNotAdmitted, throwIfRateLimited, waitForSlot } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";
 import { idempotencyOf, markReplayed, recordResponse, replayOf, sendRecorded, throwIfKeyReused, type RecordDeps } from "../access/idempotency";
 import { readJsonObject } from "../body";
@@ -375,6 +375,7 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
     const { request, template, idempotency, ownData, problem } = await checkRequest(deps, kind, ctx, principal);
     const jobId = newId("job");
     const units = request?.documents?.length ?? 1;
+    const admission = admissionKindOf(request?.test);
     let decision: meteringV1.AdmitResponse;
     if (problem === undefined && request && hasLaterChecks(request, ownData)) {
       // A customer's schema, raw HTML's Handlebars and the webhook_url's look-up run only once the request has passed the
@@ -382,10 +383,10 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
       throwIfRateLimited(await admit(ctx, deps.metering, principal), principal.plan);
       const later = await laterProblem(deps, request, ownData);
       if (later) throw later;
-      decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true);
+      decision = await admit(ctx, deps.metering, principal, jobId, idempotency, units, true, admission);
     } else {
       const valid = problem === undefined && request !== undefined;
-      decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units);
+      decision = await admit(ctx, deps.metering, principal, valid ? jobId : "", valid ? idempotency : undefined, units, false, admission);
     }
     throwIfRateLimited(decision, principal.plan);
     if (problem !== undefined) throw problem;
@@ -396,8 +397,8 @@ export function jobHandler(deps: JobDeps, kind: JobKind) {
       if (replay.jobId) ctx.set(JOB_ID_HEADER, replay.jobId);
       return replayJob(deps, ctx, request, replay);
     }
-    decision = await waitForSlot(ctx, decision, slotWaitSeconds(ctx), () => admit(ctx, deps.metering, principal, jobId, idempotency, units, true));
-    throwIfNotAdmitted(decision, principal.plan);
+    decision = await waitForSlot(ctx, decision, slotWaitSeconds(ctx), () => admit(ctx, deps.metering, principal, jobId, idempotency, units, true, admission));
+    throwIfNotAdmitted(decision, principal.plan, request.test === true);
     // Every answer from here on, an error's included, names the job it is about.
     ctx.set(JOB_ID_HEADER, jobId);
     const run = () => runJob(deps, ctx, kind, principal, request, template, jobId);

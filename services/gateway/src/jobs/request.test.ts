@@ -46,6 +46,19 @@ describe("validateJobRequest", () => {
     }
   });
 
+  it("takes test (true or false) on a render of any source and on an image; a test image is a png", () => {
+    for (const body of [{ html: "x", data: {} }, { url: "https://example.com/" }, { documents: [{ html: "x" }, { template_id: "invoice" }] }]) {
+      const parsed = validateJobRequest("render", { ...body, test: true });
+      assert.ok(!(parsed instanceof AppError) && parsed.test === true, JSON.stringify(body));
+    }
+    const image = validateJobRequest("image", { template_id: "og-image", data: {}, test: true, options: { format: "png" } });
+    assert.ok(!(image instanceof AppError) && image.test === true);
+    const plain = validateJobRequest("render", { html: "x", data: {} });
+    assert.ok(!(plain instanceof AppError) && plain.test === undefined);
+    assert.match(problem(validateJobRequest("render", { html: "x", data: {}, test: "yes" })), /^test: must be true or false/);
+    assert.match(problem(validateJobRequest("image", { url: "https://example.com/", test: true, options: { format: "jpeg" } })), /^options\.format: a test-mode image is a png/);
+  });
+
   it("names unknown fields", () => {
     assert.match(problem(validateJobRequest("render", { html: "x", data: {}, colour: 1, size: 2 })), /unknown fields: colour, size/);
     assert.match(problem(validateJobRequest("image", { template_id: "og-image", html: "x", data: {} })), /unknown field: html/);

@@ -32,6 +32,8 @@ export interface JobRequest {
   webhookUrl?: string;
   /** Answer 202 at once, without waiting for the render (as with webhookUrl, without a callback). */
   async?: boolean;
+  /** Test mode (see TestMode): stamped TEST, counted against the key's daily test allowance. */
+  test?: boolean;
   /** The request's options as the job contract carries them; absent when it sent none. */
   options?: jobEventsV1.RenderOptions;
   /** The parts of a merged PDF, in order, when the source is `documents`. */
@@ -113,6 +115,33 @@ export const Async = z.boolean({ error: "must be true or false" }).meta({
     "true: the call answers 202 at once with the job's id and Location: /v1/jobs/{id}, without waiting for the render; " +
     "poll that job (GET /v1/jobs/{id}) until it succeeded or failed. No webhook_url needed (with one, the call is asynchronous anyway). Default false.",
 });
+
+/**
+ * `"test": true` on a render, image (or any request that makes a document): the output is stamped TEST on every page,
+ * after the document's own content, and the job counts against the key's daily test allowance instead of its monthly
+ * renders (see testAdmission in ../access/admission.ts).
+ */
+export const TestMode = z.boolean({ error: "must be true or false" }).meta({
+  description:
+    "true: test mode. The output is stamped TEST on every page (a PDF's pages, an image) by post-processing, after the document's own content, " +
+    "so nothing in the document hides it. The job counts against the key's daily test allowance (test in GET /v1/keys/usage; per plan: demo 10, " +
+    "free 20, starter 50, pro 200, business 1,000 a UTC day), never against the monthly renders; past it, 429 QUOTA_EXCEEDED until 00:00 UTC. " +
+    "The job shows test: true. A test image is a png. Default false.",
+});
+
+/** An image body's check (`/v1/image`'s, and any route that makes an image): in test mode its format is png, the format the stamp is drawn on. */
+export function testImageIsPng(ctx: { value: { test?: boolean; options?: { format?: string } }; issues: z.core.$ZodRawIssue[] }): void {
+  const format = ctx.value.options?.format;
+  if (ctx.value.test && format !== undefined && format !== "png") {
+    ctx.issues.push({
+      code: "custom",
+      message: "a test-mode image is a png (its TEST stamp is drawn on the png)",
+      input: ctx.value,
+      path: ["options", "format"],
+      params: { hint: 'Leave options.format out (or "png") with "test": true, or drop test to get a jpeg or webp.' },
+    });
+  }
+}
 
 /** The sources of a render: exactly one is given. */
 const RENDER_SOURCES = ["template_id", "html", "url", "documents"] as const;
@@ -205,6 +234,7 @@ export const RenderRequest = z
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
     destination: Destination.optional(),
+    test: TestMode.optional(),
   })
   .refine((body) => sourcesIn(body, RENDER_SOURCES) === 1, oneSource(RENDER_SOURCES))
   .check(dataRequiredWith("template_id", "html"))
@@ -247,11 +277,13 @@ export const ImageRequest = z
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
     destination: Destination.optional(),
+    test: TestMode.optional(),
   })
   .refine((body) => sourcesIn(body, IMAGE_SOURCES) === 1, oneSource(IMAGE_SOURCES))
   .check(dataRequiredWith("template_id"))
   .check(urlOptionsNeedUrl)
   .refine(...versionNeedsTemplate)
+  .check(testImageIsPng)
   .check((ctx) => {
     if (ctx.value.url !== undefined) return;
     for (const option of URL_ONLY_OPTIONS) {
@@ -294,6 +326,7 @@ export function validateJobRequest(kind: Exclude<JobKind, "screenshot">, body: R
     webhookUrl: parsed.webhook_url as string | undefined,
     async: parsed.async,
     ...(parsed.destination ? { destination: destinationOf(parsed.destination) } : {}),
+    test: parsed.test,
   });
   if (kind === "image") {
     const parsed = ImageRequest.safeParse(body);

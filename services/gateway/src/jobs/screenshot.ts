@@ -4,7 +4,8 @@ import { bodyProblem } from "../body";
 import { MAX_HTML_BYTES, grouped } from "../limits";
 import { flag } from "./option-parts";
 import { IMAGE_SHAPE, PageUrl, checkImageFormat, imageOptionsOf } from "./options";
-import { Async, Data, HINTS, Html, WebhookUrl, exactlyOne, oneSource, sourcesIn, type JobRequest } from "./request";
+import { Async, Data, HINTS, Html, TestMode, WebhookUrl, exactlyOne, oneSource, sourcesIn, testImageIsPng, type JobRequest } from "./request";
+import { UrlOptions, urlOptionsNeedUrl, urlOptionsOf } from "./url-options";
 
 /**
  * The body of POST /v1/screenshot: raw HTML (a Handlebars template filled with data, as for
@@ -82,12 +83,16 @@ export const ScreenshotRequest = z
   .strictObject({
     html: Html.optional(),
     url: PageUrl.optional(),
+    url_options: UrlOptions.optional(),
     data: Data.optional().meta({ description: "Values for the html, a Handlebars template as for POST /v1/render (default {}); unused with a url." }),
     options: ScreenshotOptions.optional(),
     webhook_url: WebhookUrl.optional(),
     async: Async.optional(),
+    test: TestMode.optional(),
   })
   .refine((body) => sourcesIn(body, SCREENSHOT_SOURCES) === 1, oneSource(SCREENSHOT_SOURCES))
+  .check(urlOptionsNeedUrl)
+  .check(testImageIsPng)
   .meta({
     id: "ScreenshotRequest",
     description: `Exactly one source: html (at most ${grouped(MAX_HTML_BYTES)} bytes, filled with data) or url. Unknown fields are refused, naming them.`,
@@ -102,7 +107,7 @@ type _ScreenshotOptionsAreDefined = NoKeys<KeysOutside<CamelKeys<Omit<Screenshot
 export function validateScreenshotRequest(body: Record<string, unknown>): JobRequest | AppError {
   const parsed = ScreenshotRequest.safeParse(body);
   if (!parsed.success) return bodyProblem(ScreenshotRequest, body, parsed.error, HINTS);
-  const { html, url, data = {}, options, webhook_url: webhookUrl, async } = parsed.data;
+  const { html, url, url_options: urlOptions, data = {}, options, webhook_url: webhookUrl, async, test } = parsed.data;
   const region = options && { fullPage: options.full_page, selector: options.selector, clip: options.clip };
   return {
     kind: "screenshot",
@@ -112,6 +117,8 @@ export function validateScreenshotRequest(body: Record<string, unknown>): JobReq
     dataJson: JSON.stringify(data),
     webhookUrl: webhookUrl as string | undefined,
     async,
+    test,
+    urlOptions: urlOptionsOf(urlOptions),
     options: options && { ...imageOptionsOf(options), ...region },
   };
 }

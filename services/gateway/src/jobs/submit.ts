@@ -101,6 +101,7 @@ export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand
       templateOwner: input.templateOwner,
       templateGeneration: input.templateGeneration,
       destination: input.request.destination,
+      test: input.request.test === true,
     },
   });
   return { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox, cancelled: false };

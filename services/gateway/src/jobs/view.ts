@@ -29,6 +29,7 @@ export function jobBody(job: JobState): z.input<typeof Job> {
     kind: job.kind,
     template_id: job.templateId || null,
     template_version: job.templateVersion || null,
+    ...(job.test ? { test: true as const } : {}),
     created_at: job.createdAt,
     started_at: job.startedAt ?? null,
     finished_at: job.finishedAt ?? null,

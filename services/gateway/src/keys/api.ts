@@ -18,6 +18,11 @@ export const Usage = z
         "Template previews rendered this month (a save's, a preview.png not yet stored; a stored preview counts nothing): " +
         "each holds a concurrency slot while it renders and counts here, three times the plan's renders, none for the demo key.",
     }),
+    test: z.strictObject({ used: count(), limit: count(), remaining: count() }).meta({
+      description:
+        'Test-mode renders and images ("test": true, stamped TEST) made this UTC day, against the plan\'s daily allowance (demo 10, free 20, ' +
+        "starter 50, pro 200, business 1,000), which starts again at 00:00 UTC; they never count against renders.",
+    }),
     rate_limit: z.strictObject({ limit: count(), remaining: count(), reset_seconds: count(), window_seconds: z.literal(60) }),
     concurrency: z.strictObject({ limit: z.int().min(1), in_flight: count() }),
   })

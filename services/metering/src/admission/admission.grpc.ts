@@ -3,7 +3,7 @@ import { AppError, unary, type Logger } from "@pressroom/platform";
 import { isPlanId, planOf } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { MeteringDb } from "../db";
-import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type UsageSnapshot } from "./admission.repository";
+import { admitRequest, readUsage, releaseAdmission, setRendersUsed, type AdmissionKind, type UsageSnapshot } from "./admission.repository";
 import { admitIdempotent, completeIdempotent, readIdempotent, type IdempotentAdmitResult } from "./idempotency.repository";
 import { recordDecision } from "./metrics";
 
@@ -33,6 +33,13 @@ const DECISIONS: Record<IdempotentAdmitResult["decision"], meteringV1.Decision> 
   idempotency_key_reused: meteringV1.Decision.DECISION_IDEMPOTENCY_KEY_REUSED,
 };
 
+/** What an admission's kind counts against (unspecified: a render). */
+const KINDS: Partial<Record<meteringV1.AdmissionKind, AdmissionKind>> = {
+  [meteringV1.AdmissionKind.ADMISSION_KIND_RENDER]: "render",
+  [meteringV1.AdmissionKind.ADMISSION_KIND_PREVIEW]: "preview",
+  [meteringV1.AdmissionKind.ADMISSION_KIND_TEST]: "test",
+};
+
 function checkIdempotencyKey(key: string): void {
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw new AppError("PAYLOAD_INVALID", "idempotency key: 1 to 255 visible ASCII characters", "Pass the client's Idempotency-Key header.");
@@ -57,6 +64,10 @@ function toUsage(snapshot: UsageSnapshot): meteringV1.Usage {
     previewsUsed: String(snapshot.previewsUsed),
     previewsLimit: String(snapshot.previewsLimit),
     previewsRemaining: String(Math.max(0, snapshot.previewsLimit - snapshot.previewsUsed)),
+    testUsed: String(snapshot.testUsed),
+    testLimit: String(snapshot.testLimit),
+    testRemaining: String(Math.max(0, snapshot.testLimit - snapshot.testUsed)),
+    testResetsAt: snapshot.dayEnd.toISOString(),
   };
 }
 
@@ -66,7 +77,8 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
   return {
     admit: unary(async (req: meteringV1.AdmitRequest) => {
       checkPlan(req.plan);
-      const preview = req.kind === meteringV1.AdmissionKind.ADMISSION_KIND_PREVIEW;
+      const kind = KINDS[req.kind] ?? "render";
+      const preview = kind === "preview";
       if (preview && !req.renderJobId) throw new AppError("PAYLOAD_INVALID", "a preview's admission needs its id", "Pass the preview's id as render_job_id.");
       const input = {
         keyId: req.keyId,
@@ -74,7 +86,7 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
         renderJobId: req.renderJobId,
         leaseSeconds: preview ? deps.previewLeaseSeconds : deps.leaseSeconds,
         units: Math.max(1, req.units ?? 1),
-        kind: preview ? ("preview" as const) : ("render" as const),
+        kind,
       };
       const idempotency = req.idempotency;
       if (idempotency) checkIdempotencyKey(idempotency.key);
@@ -91,7 +103,7 @@ export function admissionHandlers(deps: AdmissionDeps): AdmissionHandlers {
         });
         if (stillHeld < planOf(req.plan).concurrentRenders) result = await decide(true);
       }
-      recordDecision(result.decision, preview ? "preview" : req.renderJobId !== "" ? "render" : "other");
+      recordDecision(result.decision, req.renderJobId === "" ? "other" : kind);
       return {
         decision: DECISIONS[result.decision],
         rate: { limit: result.rateLimit, remaining: result.rateRemaining, resetSeconds: result.rateReset },

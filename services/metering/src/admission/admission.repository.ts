@@ -1,4 +1,4 @@
-import { planOf } from "@pressroom/domain";
+import { planOf, type Plan } from "@pressroom/domain";
 import { sql, type Kysely } from "kysely";
 import type { MeteringDb } from "../db";
 import { periodOfStart } from "./period";
@@ -15,13 +15,23 @@ export interface AdmitResult {
 
 type Db = Kysely<MeteringDb>;
 
-/** What a job admitted is: a render (its units count against the month's renders) or a template preview (against its previews). */
-export type AdmissionKind = "render" | "preview";
+/**
+ * What a job admitted is: a render (its units count against the month's renders), a template preview (against its
+ * previews) or a test-mode render or image (against the UTC day's test allowance).
+ */
+export type AdmissionKind = "render" | "preview" | "test";
+
+/** The limit of what `kind` counts against. */
+function limitOf(plan: Plan, kind: AdmissionKind): number {
+  if (kind === "preview") return plan.previewsPerMonth;
+  if (kind === "test") return plan.testRendersPerDay;
+  return plan.rendersPerMonth;
+}
 
 /**
  * One atomic admission decision: one statement, one round trip (see the
- * admit() SQL function of migration 20261127T230000, the latest to define
- * it: it adds the admission's kind to 20261126T160000's). `counted`: decide again
+ * admit() SQL function of migration 20261128T054307, the latest to define
+ * it: it adds test jobs to 20261127T230000's kinds). `counted`: decide again
  * for a request already counted in the rate window.
  */
 export interface AdmitInput {
@@ -39,7 +49,7 @@ export interface AdmitInput {
 export async function admitRequest(db: Db, input: AdmitInput): Promise<AdmitResult> {
   const plan = planOf(input.plan);
   const kind = input.kind ?? "render";
-  const limit = kind === "preview" ? plan.previewsPerMonth : plan.rendersPerMonth;
+  const limit = limitOf(plan, kind);
   const { rows } = await sql<{ decision: Decision; rate_remaining: number; rate_reset: number; retry_after: number }>`
     select decision, rate_remaining, rate_reset, retry_after
     from admit(${input.keyId}, ${plan.requestsPerMinute}, ${limit}, ${plan.concurrentRenders},
@@ -58,7 +68,7 @@ export type ReleaseOutcome = { released: boolean; refunded: boolean };
 
 /**
  * Frees a job's slot and, when asked, refunds its quota units to the period
- * and the count (renders or previews) it was charged in. Refunds are once per job (the charge row remembers),
+ * and the count (renders or previews of its month, or tests of its UTC day) it was charged in. Refunds are once per job (the charge row remembers),
  * whatever the number of events or calls; the slot may already be gone
  * (reclaimed by its lease) and the refund still applies.
  */
@@ -72,7 +82,14 @@ async function releaseJob(trx: Db, jobId: string, refund: boolean): Promise<Rele
     .where("refunded_at", "is", null)
     .returning(["key_id", "units", "kind", sql<string>`period_start::text`.as("period")])
     .executeTakeFirst();
-  if (charge) {
+  if (charge?.kind === "test") {
+    await trx
+      .updateTable("test_days")
+      .set({ used: sql`greatest(used - ${charge.units}, 0)` })
+      .where("key_id", "=", charge.key_id)
+      .where("day", "=", sql<Date>`${charge.period}::date`)
+      .execute();
+  } else if (charge) {
     await trx
       .updateTable("usage_periods")
       .set(
@@ -196,12 +213,16 @@ export interface UsageSnapshot {
   inFlight: number;
   previewsUsed: number;
   previewsLimit: number;
+  /** Test-mode units used on the current UTC day, against the plan's daily allowance, which starts again at dayEnd. */
+  testUsed: number;
+  testLimit: number;
+  dayEnd: Date;
 }
 
 /**
  * The key's standing now, in one statement on the database clock, by the
  * same rules as admit() (without counting): the window (now − 60 s, now],
- * the UTC month, the slots whose lease has not expired.
+ * the UTC month (the UTC day for test mode), the slots whose lease has not expired.
  */
 export async function readUsage(db: Db, keyId: string, planId: string): Promise<UsageSnapshot> {
   const plan = planOf(planId);
@@ -209,14 +230,18 @@ export async function readUsage(db: Db, keyId: string, planId: string): Promise<
     period: string;
     used: string | null;
     previews: string | null;
+    tests: string | null;
+    day: string;
     rate_count: string;
     reset_ms: string | null;
     in_flight: string;
   }>`
     with t as (select clock_timestamp() as now),
-    p as (select now, date_trunc('month', now at time zone 'UTC')::date as period from t)
+    p as (select now, date_trunc('month', now at time zone 'UTC')::date as period, (now at time zone 'UTC')::date as day from t)
     select
       p.period::text as period,
+      p.day::text as day,
+      (select used from test_days d where d.key_id = ${keyId} and d.day = p.day) as tests,
       (select renders_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as used,
       (select previews_used from usage_periods u where u.key_id = ${keyId} and u.period_start = p.period) as previews,
       (select count(*) from rate_events r where r.key_id = ${keyId} and r.at > p.now - interval '60 seconds') as rate_count,
@@ -240,6 +265,9 @@ export async function readUsage(db: Db, keyId: string, planId: string): Promise<
     inFlight: Number(row.in_flight),
     previewsUsed: Number(row.previews ?? 0),
     previewsLimit: plan.previewsPerMonth,
+    testUsed: Number(row.tests ?? 0),
+    testLimit: plan.testRendersPerDay,
+    dayEnd: new Date(Date.parse(`${row.day}T00:00:00Z`) + 86_400_000),
   };
 }
 

@@ -3,16 +3,18 @@ import { runPdfStep } from "./pdf-steps";
 import { convertToPdfa } from "./pdfa";
 import { encrypt, mergeParts, type AddPart } from "./qpdf";
 import type { ToolLimits } from "./tools";
-import { metadataOver, type PostProcessing } from "./options";
+import { metadataOver, TEST_STAMP, type PostProcessing } from "./options";
 import { postProcessMetrics } from "./metrics";
 
 export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
 export { sweepAbandonedScratch, type ToolLimits } from "./tools";
 export type { AddPart } from "./qpdf";
+export { pngPixel, stampPng } from "./png-stamp";
 
 /**
- * Applies what the job asked for to its printed PDF, in this order: the watermark (so PDF/A
- * conversion embeds its font like any other), PDF/A (Ghostscript), what the document says
+ * Applies what the job asked for to its printed PDF, in this order: the watermark, then test
+ * mode's TEST stamp over it (both before PDF/A conversion, which embeds their font like any
+ * other, and after the document's own content, which cannot hide them), PDF/A (Ghostscript), what the document says
  * about itself (information dictionary, XMP, PDF/A's output intent, PDF/UA's markers), and
  * encryption last (qpdf, AES-256). Only the steps asked for run; nothing runs when none is
  * asked. `limits` (the job's deadline, the output cap) bound every external tool, and the
@@ -23,6 +25,9 @@ export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits
   if (steps.watermark) {
     const watermark = steps.watermark;
     out = await step("watermark", async () => (await runPdfStep({ kind: "watermark", pdf: out, watermark }, limits)).pdf);
+  }
+  if (steps.test) {
+    out = await step("test_stamp", async () => (await runPdfStep({ kind: "watermark", pdf: out, watermark: TEST_STAMP }, limits)).pdf);
   }
   let metadata = steps.metadata;
   if (steps.pdfa) {

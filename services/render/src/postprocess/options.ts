@@ -31,10 +31,15 @@ export interface PostProcessing {
   pdfa?: PdfaLevel;
   pdfua: boolean;
   encrypt?: Encryption;
+  /** Test mode (issue 46): TEST stamped on every page, after the document's own content and watermark. */
+  test: boolean;
 }
 
-/** What of a job's options is post-processing (the gateway validated their ranges), with defaults filled in. */
-export function postProcessingOf(options: RenderOptions): PostProcessing {
+/** Test mode's stamp on a PDF: TEST across the middle of every page, as real text (level, so any text extraction reads it), drawn like a watermark. */
+export const TEST_STAMP: Watermark = { text: "TEST", opacity: 0.35, angle: 0 };
+
+/** What of a job's options (and its test mode) is post-processing (the gateway validated their ranges), with defaults filled in. */
+export function postProcessingOf(options: RenderOptions, test = false): PostProcessing {
   const pdfa = options.pdfa ? { name: options.pdfa, part: pdfaPart(options.pdfa) } : undefined;
   const { watermark, encrypt, metadata } = options;
   return {
@@ -51,6 +56,7 @@ export function postProcessingOf(options: RenderOptions): PostProcessing {
       : {}),
     ...(pdfa ? { pdfa } : {}),
     pdfua: options.pdfua === true,
+    test,
     ...(encrypt
       ? {
           encrypt: {
@@ -64,7 +70,7 @@ export function postProcessingOf(options: RenderOptions): PostProcessing {
 }
 
 export function wantsPostProcessing(p: PostProcessing): boolean {
-  return Boolean(p.metadata || p.watermark || p.pdfa || p.pdfua || p.encrypt);
+  return Boolean(p.metadata || p.watermark || p.pdfa || p.pdfua || p.encrypt || p.test);
 }
 
 /** `over`'s fields where it has them, `base`'s elsewhere. */

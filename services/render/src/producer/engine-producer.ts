@@ -6,7 +6,7 @@ import { templateKey } from "../catalog/catalog";
 import { engineJob } from "../catalog/engine-job";
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, pageCredentials, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
-import { merge, postProcess, postProcessingOf, wantsPostProcessing } from "../postprocess";
+import { merge, postProcess, postProcessingOf, stampPng, wantsPostProcessing } from "../postprocess";
 import { renderMetrics } from "./metrics";
 import type { DocumentJob, DocumentProducer, OutputFormat, ProducedDocument } from "./producer";
 
@@ -49,12 +49,14 @@ export class EngineProducer implements DocumentProducer {
         request.documents.length > 0
           ? await this.renderDocuments(job, request.documents, options, deadlineAt, signal)
           : await this.renderOne(job.keyId, job.jobId, request, options, { signal, holdPageUntil: released });
-      const steps = postProcessingOf(options);
+      const steps = postProcessingOf(options, request.test);
       signal.throwIfAborted();
       const output =
         printed.contentType === "application/pdf" && wantsPostProcessing(steps)
           ? { ...printed, data: await postProcess(printed.data, steps, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes }) }
-          : printed;
+          : request.test
+            ? { ...printed, data: await stampedImage(printed) }
+            : printed;
       if (output.data.byteLength > this.deps.maxOutputBytes) throw outputCap(this.deps.maxOutputBytes);
       const format = formatOf(output.contentType);
       return {
@@ -165,6 +167,12 @@ export class EngineProducer implements DocumentProducer {
       : await expand(source.html).finally(() => renderMetrics.templateExpanded(started));
     return { ...engineJob(undefined, { html, kind, options: filled, keyId }), ...timing, deadlineMs: left(), credentials };
   }
+}
+
+/** A test-mode image, stamped TEST (a png: the only kind the gateway admits in test mode, and the only kind handed over in it). */
+async function stampedImage(printed: RenderOutput): Promise<Uint8Array> {
+  if (printed.contentType !== "image/png") throw new RenderFailure("invalid_document", "a test-mode image is a png: its TEST stamp is drawn on the png");
+  return withSpan("postprocess.test_stamp", {}, () => stampPng(printed.data));
 }
 
 /** The output label of a content type: pdf, or the image's format. */
