@@ -28,7 +28,7 @@ export {
   type StoredJobEvent,
   type WebhookReplay,
 } from "./jobs";
-export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
+export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, MIN_OUTPUT_TTL_SECONDS, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
 export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound, templateVersionNotFound } from "./templates";

@@ -1,11 +1,39 @@
+const DAY = 86_400;
+/** The shortest an output may be asked to live (options.output_ttl_seconds). */
+export const MIN_OUTPUT_TTL_SECONDS = 60;
+
 /**
  * The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store;
  * `previewsPerMonth`: template previews it may render a month (at save, and for a preview.png that finds none stored),
- * three times its renders, and none for the public demo key (which stores no template).
+ * three times its renders, and none for the public demo key (which stores no template);
+ * `maxOutputTtlSeconds`: the longest a request may ask its output to live (options.output_ttl_seconds): a day on the
+ * demo and free plans (the default lifetime), 3 days on Starter, 7 days on Pro and Business, never past the platform's
+ * MAX_OUTPUT_TTL_SECONDS (the output bucket keeps objects that long; plans.test.ts checks it). No imports: the console's
+ * browser bundle reads this file.
  */
 export const PLANS = {
-  demo: { name: "Demo", rendersPerMonth: 50, requestsPerMinute: 3, concurrentRenders: 1, templates: 0, previewsPerMonth: 0, priceUsd: 0, public: true },
-  free: { name: "Free", rendersPerMonth: 100, requestsPerMinute: 10, concurrentRenders: 1, templates: 3, previewsPerMonth: 300, priceUsd: 0, public: false },
+  demo: {
+    name: "Demo",
+    rendersPerMonth: 50,
+    requestsPerMinute: 3,
+    concurrentRenders: 1,
+    templates: 0,
+    previewsPerMonth: 0,
+    maxOutputTtlSeconds: DAY,
+    priceUsd: 0,
+    public: true,
+  },
+  free: {
+    name: "Free",
+    rendersPerMonth: 100,
+    requestsPerMinute: 10,
+    concurrentRenders: 1,
+    templates: 3,
+    previewsPerMonth: 300,
+    maxOutputTtlSeconds: DAY,
+    priceUsd: 0,
+    public: false,
+  },
   starter: {
     name: "Starter",
     rendersPerMonth: 1_000,
@@ -13,6 +41,7 @@ export const PLANS = {
     concurrentRenders: 2,
     templates: 20,
     previewsPerMonth: 3_000,
+    maxOutputTtlSeconds: 3 * DAY,
     priceUsd: 9,
     public: false,
   },
@@ -23,6 +52,7 @@ export const PLANS = {
     concurrentRenders: 5,
     templates: 100,
     previewsPerMonth: 30_000,
+    maxOutputTtlSeconds: 7 * DAY,
     priceUsd: 29,
     public: false,
   },
@@ -33,6 +63,7 @@ export const PLANS = {
     concurrentRenders: 10,
     templates: 1_000,
     previewsPerMonth: 300_000,
+    maxOutputTtlSeconds: 7 * DAY,
     priceUsd: 99,
     public: false,
   },

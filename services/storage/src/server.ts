@@ -3,10 +3,12 @@ import { storageServiceDefinition } from "./outputs/chunk-wire";
 import type { StorageDeps } from "./deps";
 import { storageService } from "./outputs/outputs.grpc";
 
-/** Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway serves them. */
+/** Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway serves, deletes and signs them. */
 export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
   registerOutput: ["render"],
   getOutput: ["gateway"],
+  deleteOutput: ["gateway"],
+  signOutputs: ["gateway"],
 };
 
 /**

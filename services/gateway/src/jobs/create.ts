@@ -13,6 +13,7 @@ import type { CustomerSchemas } from "../schemas/schemas";
 import { jobMetrics } from "./metrics";
 import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
+import { outputTtlBeyondPlan } from "./option-parts";
 import { validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { RenderSucceeded, type JobAccepted } from "./api";
 
@@ -121,6 +122,8 @@ export async function checkJobBody(
 ): Promise<Omit<CheckedRequest, "idempotency">> {
   const request = validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
+  const lifetime = outputTtlBeyondPlan(request.options?.outputTtlSeconds, principal.plan);
+  if (lifetime) return { problem: lifetime };
   if (request.documents) {
     const { parts, ownData, problem } = await checkParts(deps, principal, request.documents);
     return parts ? { request: { ...request, documents: parts }, ownData } : { problem };

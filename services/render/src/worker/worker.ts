@@ -237,7 +237,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
   /** Stores the output, appends job.succeeded after render's `lastSeq`, and announces it on the waiting gateway's `inbox`. */
   private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, document: ProducedDocument, lastSeq: number, inbox: string): Promise<void> {
     const { data, contentType, filename, attachment, pages, renderMs, scriptErrors } = document;
-    const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment }, data);
+    const ttlSeconds = accepted.options?.outputTtlSeconds ?? 0;
+    const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment, ttlSeconds }, data);
     const succeeded = jobEvent("job.succeeded", {
       jobId: job.id,
       keyId: job.keyId,
