@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Pressroom } from "@pressroom/client";
+import pg from "pg";
 import { pdfText } from "../../services/render/src/test-support/engine";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
@@ -10,7 +11,9 @@ import { eventually } from "./test-support/webhook-receiver";
  * One round trip: a sync render whose Accept header asks for the document
  * gets the document itself, with what the JSON would have said in headers;
  * the output is stored as usual, JSON stays the default, errors stay JSON,
- * and a webhook job ignores the header.
+ * and a webhook job ignores the header. And the output under the customer's
+ * control: its lifetime, its job's freshly signed URL, its deletion, which
+ * the gateway that was announced the output honours too.
  */
 describe("sync renders answered with the document (Accept)", () => {
   let h: Harness;
@@ -161,6 +164,73 @@ describe("sync renders answered with the document (Accept)", () => {
     );
     assert.equal(refused.status, 403, refused.text);
     assert.equal(errorShape(refused).code, "URL_INVALID");
+  });
+
+  it("an output lives as long as options.output_ttl_seconds asks, within the plan; its job signs its URL afresh until it is deleted", async () => {
+    const answered = await post("/v1/render", { ...invoice, options: { output_ttl_seconds: 300 } });
+    assert.equal(answered.status, 200, answered.text);
+    const { id: jobId, url, expires_at: expiresAt } = answered.json as { id: string; url: string; expires_at: string };
+    h.api.remember(new URL(url).searchParams.get("sig")!);
+    assert.ok(Math.abs(Date.parse(expiresAt) - (Date.now() + 300_000)) < 30_000, `expires_at ${expiresAt}: 5 minutes ahead`);
+    const outputId = new URL(url).pathname.split("/").pop()!;
+
+    const job = (await h.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+    assert.equal(job.output_id, outputId);
+    assert.equal(job.url, url, "signed afresh by storage, to the same expiry");
+    assert.equal(job.expires_at, expiresAt);
+    const path = `${new URL(url).pathname}${new URL(url).search}`;
+    const download = await h.api.get(path);
+    assert.equal(download.status, 200);
+    assert.ok(Number(/max-age=(\d+)/.exec(download.headers["cache-control"] ?? "")?.[1]) <= 300, "cached no longer than the output lives");
+
+    const free = await h.admin.createKey("free");
+    const tooLong = await h.api.post("/v1/render", { ...invoice, options: { output_ttl_seconds: 172_800 } }, { key: free.apiKey });
+    assert.equal(tooLong.status, 422, tooLong.text);
+    assert.equal(errorShape(tooLong).code, "PAYLOAD_INVALID");
+    assert.equal(errorShape(tooLong).error, "options.output_ttl_seconds: 172800 is over the Free plan's maximum of 86400 seconds");
+    assert.equal(tooLong.headers["pressroom-job-id"], undefined, "refused before admission");
+    const week = await post("/v1/render", { ...invoice, options: { output_ttl_seconds: 604_800 } });
+    assert.equal(week.status, 200, "7 days on the pro plan");
+    h.api.remember(new URL(week.json.url).searchParams.get("sig")!);
+
+    const removed = await h.api.request("DELETE", `/v1/outputs/${outputId}`, { key: apiKey });
+    assert.equal(removed.status, 204, removed.text);
+    const gone = await h.api.get(path);
+    assert.equal(gone.status, 410, gone.text);
+    assert.equal(errorShape(gone).code, "URL_EXPIRED");
+    const afterDelete = (await h.api.get(`/v1/jobs/${jobId}`, { key: apiKey })).json;
+    assert.deepEqual([afterDelete.output_id, afterDelete.url, afterDelete.expires_at, afterDelete.status], [outputId, null, null, "succeeded"]);
+    const listed = (await h.api.get("/v1/jobs?limit=100", { key: apiKey })).json.data.find((entry: { id: string }) => entry.id === jobId);
+    assert.equal(listed.url, null, "the list shows no URL for it either");
+  });
+
+  it("an output this gateway was announced is 410 once deleted through another replica (its row gone from storage's database)", async () => {
+    const answered = await post("/v1/render", invoice);
+    assert.equal(answered.status, 200, answered.text);
+    const url = new URL(answered.json.url);
+    h.api.remember(url.searchParams.get("sig")!);
+    const path = `${url.pathname}${url.search}`;
+    assert.equal((await h.api.get(path)).status, 200, "served from the gateway's announced copy");
+    const db = new pg.Client({ connectionString: h.stack.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("delete from storage.outputs where output_id = $1", [url.pathname.split("/").pop()]);
+    } finally {
+      await db.end();
+    }
+    const gone = await h.api.get(path);
+    assert.equal(gone.status, 410, gone.text);
+    assert.equal(errorShape(gone).code, "URL_EXPIRED");
+  });
+
+  it("the Node client deletes an output by its URL", async () => {
+    const client = new Pressroom({ apiKey, baseUrl: h.stack.baseUrl });
+    const result = await client.render(invoice);
+    assert.ok(result.status === "succeeded");
+    h.api.remember(new URL(result.url).searchParams.get("sig")!);
+    await client.deleteOutput(result.url);
+    await assert.rejects(client.download(result.url), (err: { code?: string; status?: number }) => err.code === "URL_EXPIRED" && err.status === 410);
+    await assert.rejects(client.deleteOutput(result.url), (err: { code?: string }) => err.code === "NOT_FOUND");
   });
 
   endOfSuiteChecks(() => h);

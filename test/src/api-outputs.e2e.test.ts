@@ -5,14 +5,15 @@ import { storeOutput } from "@pressroom/domain";
 import { connect, type NatsConnection, type ObjectStore } from "nats";
 import pg from "pg";
 import { errorShape, type ApiResponse } from "./test-support/api";
-import { clientsAs, endOfSuiteChecks, startHarness, type Harness, type PeerClients } from "./test-support/harness";
+import { WITHOUT_RENDER, clientsAs, endOfSuiteChecks, startHarness, type Harness, type PeerClients } from "./test-support/harness";
 
 /**
  * Signed output URLs over HTTP against the running gateway and storage
  * services, with outputs in the real JetStream object store: download and its
- * headers, tampering, expiry, and the sweep that deletes expired outputs.
- * Outputs are stored as the render worker stores them (chunks into the
- * bucket, then storage's RegisterOutput), so no render pool is needed.
+ * headers, tampering, expiry, the sweep that deletes expired outputs, and
+ * deletion by the key that rendered them. Outputs are stored as the render
+ * worker stores them (chunks into the bucket, then storage's RegisterOutput),
+ * so no render pool is needed.
  */
 
 const TTL_SECONDS = 86_400;
@@ -36,7 +37,7 @@ describe("outputs: signed download URLs", () => {
 
   before(async () => {
     h = await startHarness({
-      only: ["storage", "gateway"],
+      only: WITHOUT_RENDER,
       serviceEnv: { storage: { SWEEP_INTERVAL_MS: "1000", OUTPUT_CACHE_MAX_ENTRY_BYTES: String(CACHED_UP_TO) } },
     });
     // Outputs are registered by render.
@@ -54,10 +55,10 @@ describe("outputs: signed download URLs", () => {
     await h?.stop();
   });
 
-  const store$ = (bytes: Buffer, contentType: string, filename: string, attachment = false) =>
+  const store$ = (bytes: Buffer, contentType: string, filename: string, attachment = false, more: { keyId?: string; ttlSeconds?: number } = {}) =>
     storeOutput(
       { storage: render.storage, js: nc.jetstream(), bucket: "outputs" },
-      { outputId: "", contentType, filename, jobId: "job_test", keyId: "key_test", attachment },
+      { outputId: "", contentType, filename, jobId: "job_test", keyId: more.keyId ?? "key_test", attachment, ttlSeconds: more.ttlSeconds ?? 0 },
       bytes,
     );
 
@@ -210,10 +211,10 @@ describe("outputs: signed download URLs", () => {
   });
 
   describe("expiry", () => {
-    it("the bucket expires objects by itself an hour after the outputs' lifetime", async () => {
+    it("the bucket expires objects by itself an hour after the longest an output may live (7 days, when its request asks)", async () => {
       const jsm = await nc.jetstreamManager();
       const info = await jsm.streams.info("OBJ_outputs");
-      assert.equal(info.config.max_age, (TTL_SECONDS + 3_600) * 1e9);
+      assert.equal(info.config.max_age, (604_800 + 3_600) * 1e9);
       assert.equal(info.config.storage, "file");
     });
 
@@ -255,6 +256,64 @@ describe("outputs: signed download URLs", () => {
       const stored = await store$(large, "application/pdf", "lost.pdf");
       assert.equal((await h.api.download(stored.url)).status, 200);
       await store.delete(stored.outputId);
+      expectError(await h.api.download(stored.url), 410, "URL_EXPIRED");
+    });
+  });
+
+  describe("the customer's control", () => {
+    it("an output asked to live 2 minutes: its URL expires with it, and downloads are cached privately no longer", async () => {
+      const stored = await store$(fakePdf("short"), "application/pdf", "short.pdf", false, { ttlSeconds: 120 });
+      h.api.remember(new URL(stored.url).searchParams.get("sig")!);
+      const exp = Number(new URL(stored.url).searchParams.get("exp"));
+      assert.ok(Math.abs(exp - (Date.now() / 1000 + 120)) < 10, "exp is 2 minutes ahead");
+      const response = await h.api.download(stored.url);
+      assert.equal(response.status, 200);
+      const maxAge = Number(/^private, max-age=(\d+)$/.exec(response.headers["cache-control"] ?? "")?.[1]);
+      assert.ok(maxAge > 100 && maxAge <= 120, `max-age ${maxAge}: at most the output's remaining life`);
+    });
+
+    it("DELETE /v1/outputs/{id} with the key that rendered it: 204, its URL then 410 and nothing of it stored; for another key it does not exist", async () => {
+      const owner = await h.admin.createKey("pro");
+      const other = await h.admin.createKey("pro");
+      const bytes = fakePdf("to be deleted");
+      const stored = await store$(bytes, "application/pdf", "deleted.pdf", false, { keyId: owner.keyId });
+      h.api.remember(new URL(stored.url).searchParams.get("sig")!);
+      assert.deepEqual((await h.api.download(stored.url)).body, bytes, "downloaded once: storage keeps it in memory");
+      const remove = (id: string, key?: string) => h.api.request("DELETE", `/v1/outputs/${id}`, key ? { key } : {});
+
+      expectError(await remove(stored.outputId), 401, "AUTH_INVALID");
+      const foreign = await remove(stored.outputId, other.apiKey);
+      expectError(foreign, 404, "NOT_FOUND");
+      assert.match(errorShape(foreign).hint, /key that rendered it/);
+      expectError(await remove("out_0000000000000000000000000", owner.apiKey), 404, "NOT_FOUND");
+      expectError(await remove("..%2Fjob_1", owner.apiKey), 404, "NOT_FOUND");
+      assert.deepEqual((await h.api.download(stored.url)).body, bytes, "another key's delete changed nothing");
+
+      const deleted = await remove(stored.outputId, owner.apiKey);
+      assert.equal(deleted.status, 204, deleted.text);
+      assert.equal(deleted.body.length, 0);
+      assert.match(deleted.headers["ratelimit-remaining"] ?? "", /^\d+$/, "counted like any keyed request");
+      expectError(await h.api.download(stored.url), 410, "URL_EXPIRED");
+      assert.equal((await h.api.download(stored.url, { method: "HEAD" })).status, 410);
+      expectError(await h.api.download(stored.url, { headers: { range: "bytes=0-9" } }), 410, "URL_EXPIRED");
+      const { rows } = await db.query("select 1 from storage.outputs where output_id = $1", [stored.outputId]);
+      assert.deepEqual(rows, [], "no row");
+      assert.equal(await store.get(stored.outputId), null, "no object");
+      const jsm = await nc.jetstreamManager();
+      const subjects = Object.keys((await jsm.streams.info("OBJ_outputs", { subjects_filter: ">" })).state.subjects ?? {});
+      const infoSubject = `$O.outputs.M.${Buffer.from(stored.outputId).toString("base64").replace(/\+/g, "-").replace(/\//g, "_")}`;
+      assert.ok(subjects.length > 0, "the stream lists its subjects");
+      assert.ok(!subjects.includes(infoSubject), "not even a deleted marker of it in the bucket's stream");
+      expectError(await remove(stored.outputId, owner.apiKey), 404, "NOT_FOUND");
+    });
+
+    it("an output deleted through another replica (its row gone from the shared database) is 410 here, though this storage holds its bytes", async () => {
+      const bytes = fakePdf("elsewhere");
+      const stored = await store$(bytes, "application/pdf", "elsewhere.pdf");
+      h.api.remember(new URL(stored.url).searchParams.get("sig")!);
+      assert.deepEqual((await h.api.download(stored.url)).body, bytes);
+      assert.deepEqual((await h.api.download(stored.url)).body, bytes, "served from storage's memory");
+      await db.query("delete from storage.outputs where output_id = $1", [stored.outputId]);
       expectError(await h.api.download(stored.url), 410, "URL_EXPIRED");
     });
   });

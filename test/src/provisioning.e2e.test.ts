@@ -116,15 +116,15 @@ describe("one-off NATS provisioning", () => {
     assert.equal(first.streams.length, STREAMS.length + 1);
     assert.ok(first.streams.every((config) => config.num_replicas === 1));
     const bucket = first.streams.at(-1)!;
-    assert.equal(bucket.max_age, (86_400 + 3_600) * 1e9, "the bucket outlives the outputs' 24 h by an hour");
+    assert.equal(bucket.max_age, (604_800 + 3_600) * 1e9, "the bucket outlives the longest an output may live (7 days, when its request asks) by an hour");
 
     await provisionNats(nats.url);
     assert.deepEqual(await configs(), first);
   });
 
   it("updates a changed setting in place", async () => {
-    await provisionNats(nats.url, { OUTPUT_TTL_SECONDS: "3600" });
-    assert.equal((await jsm.streams.info(objectStoreStream("outputs"))).config.max_age, (3_600 + 3_600) * 1e9);
+    await provisionNats(nats.url, { OUTPUT_TTL_SECONDS: "864000" });
+    assert.equal((await jsm.streams.info(objectStoreStream("outputs"))).config.max_age, (864_000 + 3_600) * 1e9, "a default lifetime past 7 days");
   });
 
   it("keeps a render command at most the queue's maximum wait (RENDER_MAX_QUEUE_WAIT_MS, default an hour)", async () => {

@@ -328,6 +328,15 @@ export class Pressroom {
   }
 
   /**
+   * DELETE /v1/outputs/<id>: deletes one of this key's outputs now, before it expires; its signed
+   * URL answers URL_EXPIRED (410) from then on and nothing of it stays stored. Takes the output's
+   * id (a job's `output_id`) or its URL. Another key's output, or one already gone, rejects NOT_FOUND.
+   */
+  deleteOutput(idOrUrl: string): Promise<void> {
+    return this.#call<void>("DELETE", `/v1/outputs/${encodeURIComponent(outputIdOf(idOrUrl, this.baseUrl))}`);
+  }
+
+  /**
    * Downloads an output by its signed URL (absolute, or relative to baseUrl).
    * The API key is not sent: the signed URL is the credential. Expired or
    * altered URLs reject with URL_EXPIRED (410) or URL_INVALID (403).
@@ -344,6 +353,14 @@ export class Pressroom {
     }
     return requestBytes(this.#transport, target.href);
   }
+}
+
+/** An output's id: as given, or the path segment of its URL (/v1/outputs/<id>?exp…). */
+function outputIdOf(idOrUrl: string, baseUrl: string): string {
+  if (!idOrUrl.includes("/")) return idOrUrl;
+  const id = /^\/v1\/outputs\/([^/]+)$/.exec(new URL(idOrUrl, `${baseUrl}/`).pathname)?.[1];
+  if (!id) throw new TypeError("Pressroom: deleteOutput needs an output's id or its /v1/outputs/<id> URL");
+  return decodeURIComponent(id);
 }
 
 /** A template's body as the API takes it: its assets in base64. */

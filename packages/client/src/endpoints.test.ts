@@ -107,4 +107,24 @@ describe("the endpoints and retries the Python client has too", () => {
     server.handler = (_req, res) => json(res, 200, { id: "job_02", status: "rendering" });
     await assert.rejects(client.waitForJob("job_02", { timeoutMs: 50, intervalMs: 10 }), (err: PressroomError) => err.code === "TIMEOUT" && err.status === 0);
   });
+
+  it("deleteOutput sends DELETE /v1/outputs/<id> with the key, given the id or the output's signed URL", async () => {
+    server.handler = (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    };
+    const client = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl });
+    assert.equal(await client.deleteOutput("out_abc123def456"), undefined);
+    await client.deleteOutput(`${server.baseUrl}/v1/outputs/out_fromurl0001?exp=1&sig=${"a".repeat(64)}`);
+    await client.deleteOutput("/v1/outputs/out_relative01?exp=1&sig=0");
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.url, r.headers.authorization]),
+      [
+        ["DELETE", "/v1/outputs/out_abc123def456", `Bearer ${API_KEY}`],
+        ["DELETE", "/v1/outputs/out_fromurl0001", `Bearer ${API_KEY}`],
+        ["DELETE", "/v1/outputs/out_relative01", `Bearer ${API_KEY}`],
+      ],
+    );
+    assert.throws(() => client.deleteOutput("https://example.com/v1/jobs/job_1"), /an output's id or its \/v1\/outputs\/<id> URL/);
+  });
 });

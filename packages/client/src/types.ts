@@ -47,6 +47,11 @@ export interface RenderOptions {
   filename?: string;
   /** Content-Disposition of downloads; default attachment with a filename, inline without. */
   disposition?: "inline" | "attachment";
+  /**
+   * How long the output is kept, and its URL valid, in seconds: 60 to the plan's maximum
+   * (Demo and Free a day, Starter 3 days, Pro and Business 7); default 24 h.
+   */
+  output_ttl_seconds?: number;
   pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1 to h6), nested by level; not with documents. */
@@ -171,6 +176,8 @@ export interface ImageOptions {
   wait_for?: WaitFor;
   filename?: string;
   disposition?: "inline" | "attachment";
+  /** As RenderOptions' output_ttl_seconds. */
+  output_ttl_seconds?: number;
   /** As RenderOptions' fail_on_script_error and fail_on_resource_error. */
   fail_on_script_error?: boolean;
   fail_on_resource_error?: boolean;
@@ -390,6 +397,9 @@ export interface JobView {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The output's id once succeeded, for deleteOutput; it stays after the output is gone. */
+  output_id: string | null;
+  /** A download URL signed for this answer while the output lives; null before success and once the output expired or was deleted. */
   url: string | null;
   expires_at: string | null;
   content_type: string | null;

@@ -35,7 +35,7 @@ export {
   MAX_DESTINATION_URL_LENGTH,
   RESERVED_DESTINATION_HEADERS,
 } from "./destinations";
-export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
+export { DEMO_API_KEY, DEMO_KEY_ID, isPlanId, MIN_OUTPUT_TTL_SECONDS, PAID_PLANS, type Plan, PLAN_ORDER, type PlanId, planOf, PLANS } from "./plans";
 export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOutputsOptions } from "./recent-outputs";
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound, templateVersionNotFound } from "./templates";

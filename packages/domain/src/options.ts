@@ -132,6 +132,8 @@ export interface RenderOptions {
   filename?: string;
   /** How downloads answer: Content-Disposition inline or attachment (default: attachment with a filename, else inline). */
   disposition?: Disposition;
+  /** How long the output lives, and its URL with it: MIN_OUTPUT_TTL_SECONDS to the key's plan's maxOutputTtlSeconds (absent: storage's default). */
+  outputTtlSeconds?: number;
   pdfa?: PdfaLevel;
   pdfua?: boolean;
   /** Bookmarks from the document's headings (h1–h6), nested by level, in a tagged PDF. */

@@ -1,8 +1,16 @@
+const DAY = 86_400;
+/** The shortest an output may be asked to live (options.output_ttl_seconds). */
+export const MIN_OUTPUT_TTL_SECONDS = 60;
+
 /**
  * The plans of the spec's section 8: the one place they are defined. `templates`: how many own templates a key may store;
  * `previewsPerMonth`: template previews it may render a month (at save, and for a preview.png that finds none stored),
  * three times its renders, and none for the public demo key (which stores no template); `testRendersPerDay`: test-mode
  * renders and images (`"test": true`, stamped TEST) it may make a UTC day, never counted against its renders.
+ * `maxOutputTtlSeconds`: the longest a request may ask its output to live (options.output_ttl_seconds): a day on the
+ * demo and free plans (the default lifetime), 3 days on Starter, 7 days on Pro and Business, never past the platform's
+ * MAX_OUTPUT_TTL_SECONDS (the output bucket keeps objects that long; plans.test.ts checks it). No imports: the console's
+ * browser bundle reads this file.
  */
 export const PLANS = {
   demo: {
@@ -13,6 +21,7 @@ export const PLANS = {
     templates: 0,
     previewsPerMonth: 0,
     testRendersPerDay: 10,
+    maxOutputTtlSeconds: DAY,
     priceUsd: 0,
     public: true,
   },
@@ -24,6 +33,7 @@ export const PLANS = {
     templates: 3,
     previewsPerMonth: 300,
     testRendersPerDay: 20,
+    maxOutputTtlSeconds: DAY,
     priceUsd: 0,
     public: false,
   },
@@ -35,6 +45,7 @@ export const PLANS = {
     templates: 20,
     previewsPerMonth: 3_000,
     testRendersPerDay: 50,
+    maxOutputTtlSeconds: 3 * DAY,
     priceUsd: 9,
     public: false,
   },
@@ -46,6 +57,7 @@ export const PLANS = {
     templates: 100,
     previewsPerMonth: 30_000,
     testRendersPerDay: 200,
+    maxOutputTtlSeconds: 7 * DAY,
     priceUsd: 29,
     public: false,
   },
@@ -57,6 +69,7 @@ export const PLANS = {
     templates: 1_000,
     previewsPerMonth: 300_000,
     testRendersPerDay: 1_000,
+    maxOutputTtlSeconds: 7 * DAY,
     priceUsd: 99,
     public: false,
   },

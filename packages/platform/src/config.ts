@@ -136,6 +136,12 @@ export const grpcServiceShape = (server: GrpcServerName) => ({
 /** Storage's output bucket when OUTPUT_BUCKET is not set. */
 export const DEFAULT_OUTPUT_BUCKET = "outputs";
 
+/**
+ * The longest an output may live when its request asks (options.output_ttl_seconds, within the
+ * key's plan): 7 days. The bucket keeps objects at least this long (see provisionTopology).
+ */
+export const MAX_OUTPUT_TTL_SECONDS = 604_800;
+
 /** Storage's output bucket settings, which the provisioning step reads too. */
 export const outputStoreShape = {
   OUTPUT_TTL_SECONDS: env.int(86_400, 60),

@@ -104,6 +104,7 @@ describe("the OpenAPI document", () => {
     const keyed = operations().filter(({ op }) => (op.security as Json[]).some((scheme) => "bearerAuth" in scheme));
     assert.deepEqual(keyed.map((k) => `${k.method} ${k.path}`).sort(), [
       "DELETE /v1/batches/{id}",
+      "DELETE /v1/outputs/{id}",
       "DELETE /v1/templates/{id}",
       "GET /v1/batches/{id}",
       "GET /v1/batches/{id}/items",

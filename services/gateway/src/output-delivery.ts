@@ -25,6 +25,8 @@ const outputMetrics = {
 export const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
 
 const OUTPUT_ID = /^[a-z]{2,8}_[0-9a-z]{8,64}$/;
+/** Whether `id` has an output id's shape (out_…). */
+export const isOutputId = (id: string): boolean => OUTPUT_ID.test(id);
 const FIRST_MESSAGE_MS = 15_000;
 
 export function contentDisposition(filename: string, attachment: boolean): string {
@@ -38,7 +40,7 @@ export interface KeptOutputInfo extends RecentOutputInfo {
   sig: string;
 }
 
-/** Where an output's bytes come from: this replica's announced outputs, else storage. */
+/** Where an output's bytes come from: this replica's announced outputs, else storage, which checks every download. */
 export interface OutputSource {
   storage: storageV1.StorageServiceClient;
   /** Outputs announced with their job's end, by output id. */
@@ -70,10 +72,10 @@ export function signedOutputOf(url: string): SignedOutput | undefined {
 }
 
 /**
- * Keeps the output a succeeded job's announcement carried, under the URL
- * storage signed for it: the document answer and the URL's first downloads
- * are served from it. Render alone may announce outcomes (NATS permissions),
- * after storage stored the output under that URL.
+ * Keeps the output a succeeded job's announcement carried, under its id: the
+ * document answer and the URL's first downloads are served from it, once
+ * storage has checked each one (sendOutput). Render alone may announce
+ * outcomes (NATS permissions), after storage stored the output under that URL.
  */
 export function keepAnnouncedOutput(deps: Pick<OutputSource, "recentOutputs">, job: JobOutcome): void {
   const { result, output } = job;
@@ -157,40 +159,38 @@ function answerOutput(
 }
 
 /**
- * Answers with an output's bytes: those announced to this replica when the
- * URL is the one storage signed for them and has not expired, else streamed
- * from storage once it has checked the signature (in constant time). HEAD
- * answers the headers only.
+ * Answers with an output's bytes once storage has checked the URL (its signature, in constant
+ * time, and that the output still lives: another replica may have deleted it): those announced
+ * to this replica when it holds them (storage then answers the info only), else streamed from
+ * storage. While storage cannot be reached, the URL storage signed for an output announced here
+ * is still served from here (a delete made through another replica meanwhile is seen once
+ * storage answers again); any other URL is not. HEAD answers the headers only.
  */
 export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, exp, sig }: SignedOutput): Promise<void> {
   if (!OUTPUT_ID.test(outputId)) throw invalid();
   const kept = deps.recentOutputs.get(outputId);
-  if (kept && sameSignature(kept.info, exp, sig)) {
-    outputMetrics.served("announced");
-    const range = requestedRange(ctx, kept.bytes.length);
-    answerOutput(ctx, kept.info, kept.bytes.length, range);
-    ctx.body = range ? kept.bytes.subarray(range.start, range.end + 1) : kept.bytes;
-    return;
-  }
-  const stream = deps.storage.getOutput({ outputId, exp, sig }, { deadline: Date.now() + 5 * 60_000 });
+  const stream = deps.storage.getOutput({ outputId, exp, sig, infoOnly: kept !== undefined || ctx.method === "HEAD" }, { deadline: Date.now() + 5 * 60_000 });
   const messages = stream[Symbol.asyncIterator]() as AsyncIterator<storageV1.GetOutputResponse>;
-  let first: IteratorResult<storageV1.GetOutputResponse>;
+  let info: storageV1.OutputInfo | undefined;
   // The whole download may take minutes; the answer to the signature check may not.
   const firstTimeout = setTimeout(() => stream.cancel(), FIRST_MESSAGE_MS);
   try {
-    first = await messages.next();
+    const first = await messages.next();
+    info = first.done ? undefined : first.value.info;
   } catch (err) {
-    throw fromGrpcError(err);
+    const failure = fromGrpcError(err);
+    if (!kept || failure.code !== "UNAVAILABLE" || !sameSignature(kept.info, exp, sig)) throw failure;
+    const { contentType, filename, attachment, expiresAt } = kept.info;
+    info = { contentType, filename, attachment, sizeBytes: String(kept.bytes.length), expiresAt: expiresAt.toISOString() };
   } finally {
     clearTimeout(firstTimeout);
   }
-  const info = first.done ? undefined : first.value.info;
   if (!info) {
     stream.cancel();
     throw new AppError("INTERNAL_ERROR", "output stream without metadata", "Retry with exponential backoff.");
   }
-  outputMetrics.served("storage");
-  const size = Number(info.sizeBytes);
+  const size = kept ? kept.bytes.length : Number(info.sizeBytes);
+  outputMetrics.served(kept ? "announced" : "storage");
   let range: ByteRange | undefined;
   try {
     range = requestedRange(ctx, size);
@@ -199,8 +199,9 @@ export async function sendOutput(deps: OutputSource, ctx: Context, { outputId, e
     throw err;
   }
   answerOutput(ctx, { contentType: info.contentType, filename: info.filename, attachment: info.attachment, expiresAt: new Date(info.expiresAt) }, size, range);
-  if (ctx.method === "HEAD") {
+  if (kept || ctx.method === "HEAD") {
     stream.cancel();
+    if (kept && ctx.method !== "HEAD") ctx.body = range ? kept.bytes.subarray(range.start, range.end + 1) : kept.bytes;
     return;
   }
   const { start, end } = range ?? { start: 0, end: size - 1 };

@@ -14,8 +14,8 @@ import { keyRoutes } from "./keys/routes";
 import { livezOperation, openApiOperation, readyzOperation } from "./meta/api";
 import { metaRoutes } from "./meta/routes";
 import { openApiDocument } from "./openapi";
-import { downloadOperation } from "./outputs/api";
-import { outputHandler } from "./outputs/routes";
+import { deleteOutputOperation, downloadOperation } from "./outputs/api";
+import { deleteOutputHandler, outputHandler } from "./outputs/routes";
 import type { ApiRoute } from "./route";
 import {
   createTemplateOperation,
@@ -47,7 +47,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const outputs = { storage, recentOutputs: deps.recentOutputs };
   const { templates: directory, schemas, anonymous, bus, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks } = deps;
   const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks };
-  const batches = batchRoutes({ auth, metering, logger, templates: directory, schemas, bus });
+  const batches = batchRoutes({ auth, metering, logger, templates: directory, schemas, bus, storage });
   const templates = templateRoutes({ catalog, auth, metering, logger, schemas, anonymous });
   const keys = keyRoutes({ auth, identity, metering, webhook, trustedProxies: deps.trustedProxies });
   const webhooks = webhookRoutes({ auth, metering, webhook });
@@ -82,8 +82,8 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "POST", path: "/v1/keys/rotate", operation: rotateKeyOperation, handler: keys.rotateKey },
     { method: "POST", path: "/v1/billing/checkout", operation: checkoutOperation, handler: billing.checkout },
     { method: "POST", path: "/v1/signup", operation: signupOperation, handler: keys.signup },
-    { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook }) },
-    { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm }) },
+    { method: "GET", path: "/v1/jobs", operation: jobListOperation, handler: jobList({ auth, metering, jsm, webhook, storage }) },
+    { method: "GET", path: "/v1/jobs/:id", operation: jobViewOperation, handler: jobView({ auth, metering, jsm, storage }) },
     { method: "POST", path: "/v1/batches", operation: createBatchOperation, handler: batches.create },
     { method: "GET", path: "/v1/batches/:id", operation: getBatchOperation, handler: batches.view },
     { method: "GET", path: "/v1/batches/:id/items", operation: batchItemsOperation, handler: batches.items },
@@ -91,6 +91,7 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
     { method: "GET", path: "/v1/webhooks/deliveries", operation: deliveriesOperation, handler: webhooks.deliveries },
     { method: "POST", path: "/v1/webhooks/deliveries/:id/replay", operation: replayOperation, handler: webhooks.replay },
     { method: "GET", path: "/v1/outputs/:id", operation: downloadOperation, handler: outputHandler(outputs) },
+    { method: "DELETE", path: "/v1/outputs/:id", operation: deleteOutputOperation, handler: deleteOutputHandler({ ...outputs, auth, metering }) },
     { method: "GET", path: "/v1/openapi.json", operation: openApiOperation, handler: meta.openApi },
     { method: "GET", path: "/v1/billing/checkout/:id", operation: checkoutPageOperation, handler: billing.checkoutPage },
     { method: "POST", path: "/v1/billing/checkout/:id", operation: confirmOperation, handler: billing.confirm },

@@ -5,11 +5,13 @@ import { storageService } from "./outputs/outputs.grpc";
 
 /**
  * Who may call each method (the peer named by the caller's certificate): render registers outputs, the gateway
- * serves them, the webhook service reads one to PUT it to its job's destination (with its signed URL, like a download).
+ * serves, deletes and signs them, the webhook service reads one to PUT it to its job's destination (with its signed URL, like a download).
  */
 export const STORAGE_CALLERS: MethodCallers<typeof storageServiceDefinition> = {
   registerOutput: ["render"],
   getOutput: ["gateway", "webhook"],
+  deleteOutput: ["gateway"],
+  signOutputs: ["gateway"],
 };
 
 /**

@@ -145,8 +145,11 @@ class Pressroom:
 
         ``options`` is the API's options object, e.g. ``{"format": "A5",
         "margin": {"top": "20mm"}, "footer_html": "<span class='pageNumber'></span>",
-        "wait_for": {"selector": "#ready"}, "filename": "invoice.pdf"}``; it
-        overrides the template's page settings (see the OpenAPI document).
+        "wait_for": {"selector": "#ready"}, "filename": "invoice.pdf",
+        "output_ttl_seconds": 3600}``; it overrides the template's page settings
+        (see the OpenAPI document). ``output_ttl_seconds`` (60 to the plan's maximum:
+        a day on Demo and Free, 3 days on Starter, 7 on Pro and Business) sets how long
+        the output and its URL live; ``delete_output`` removes it sooner.
 
         ``url_options`` (with ``url``, or in a ``documents`` part with its ``url``) is how
         the page is asked for: ``{"headers": {...}, "cookies": [{"name", "value", "path"?}],
@@ -212,7 +215,7 @@ class Pressroom:
         """POST /v1/image: an image from an image template or a public page (``url``).
 
         ``options``: ``format`` (png, jpeg, webp), ``quality``, ``omit_background``,
-        and for a url ``width``, ``height`` and ``device_scale_factor``. Same
+        ``output_ttl_seconds``, and for a url ``width``, ``height`` and ``device_scale_factor``. Same
         answers as ``render``, ``as_bytes``, ``template_version``, ``url_options``, ``destination`` and ``test`` too (the bytes of the
         asked format; a test image is a png stamped TEST across its middle).
         """
@@ -477,6 +480,22 @@ class Pressroom:
     def replay_webhook_delivery(self, id: str) -> Delivery:
         """POST /v1/webhooks/deliveries/<id>/replay: the callback sent again (same event id, signed afresh), one attempt; answers it, pending."""
         return Delivery(self._call("POST", f"/v1/webhooks/deliveries/{_quote(id)}/replay"))
+
+    def delete_output(self, id_or_url: str) -> None:
+        """DELETE /v1/outputs/<id>: deletes one of this key's outputs now, before it expires.
+
+        Its signed URL raises URL_EXPIRED (410) from then on and nothing of it stays stored.
+        Takes the output's id (a job's ``output_id``) or its URL. Another key's output, or one
+        already gone, raises PressroomError NOT_FOUND (404).
+        """
+        output_id = id_or_url
+        if "/" in id_or_url:
+            path = urllib.parse.urlsplit(urllib.parse.urljoin(f"{self.base_url}/", id_or_url)).path
+            match = re.fullmatch(r"/v1/outputs/([^/]+)", path)
+            if not match:
+                raise ValueError("Pressroom: delete_output needs an output's id or its /v1/outputs/<id> URL")
+            output_id = urllib.parse.unquote(match.group(1))
+        self._call("DELETE", f"/v1/outputs/{_quote(output_id)}")
 
     def download(self, url: str) -> bytes:
         """Downloads an output by its signed URL (absolute, or relative to ``base_url``).

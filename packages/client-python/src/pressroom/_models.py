@@ -177,7 +177,10 @@ class Job(ApiObject):
     created_at: str
     started_at: Optional[str]
     finished_at: Optional[str]
+    output_id: Optional[str]
+    """The output's id once succeeded, for ``delete_output``; it stays after the output is gone."""
     url: Optional[str]
+    """A download URL signed for this answer while the output lives; None before success and once the output expired or was deleted."""
     expires_at: Optional[str]
     content_type: Optional[str]
     size_bytes: Optional[int]

@@ -387,6 +387,22 @@ class Endpoints(ServerTest):
         self.assertEqual((session.session_id, session.checkout_url), ("cs_1", "http://x/checkout/cs_1"))
         self.assertEqual((self.server.last.path, self.server.last.json()), ("/v1/billing/checkout", {"plan": "pro"}))
 
+    def test_delete_output_sends_delete_with_the_key_given_the_id_or_the_url(self) -> None:
+        self.server.handler = lambda request: Reply(204)
+        self.assertIsNone(self.client.delete_output("out_abc123def456"))
+        self.client.delete_output(f"{self.server.base_url}/v1/outputs/out_fromurl0001?exp=1&sig={'a' * 64}")
+        self.client.delete_output("/v1/outputs/out_relative01?exp=1&sig=0")
+        self.assertEqual(
+            [(r.method, r.path, r.headers["authorization"]) for r in self.server.requests],
+            [
+                ("DELETE", "/v1/outputs/out_abc123def456", f"Bearer {API_KEY}"),
+                ("DELETE", "/v1/outputs/out_fromurl0001", f"Bearer {API_KEY}"),
+                ("DELETE", "/v1/outputs/out_relative01", f"Bearer {API_KEY}"),
+            ],
+        )
+        with self.assertRaisesRegex(ValueError, "an output's id or its /v1/outputs/<id> URL"):
+            self.client.delete_output("https://example.com/v1/jobs/job_1")
+
     def test_rotate_key_posts_with_the_key_and_no_body(self) -> None:
         answer = {"api_key": "pr_live_new0123456789012345", "previous_key_expires_at": "2026-11-29T00:00:00.000Z"}
         self.server.handler = lambda request: json_reply(201, answer)

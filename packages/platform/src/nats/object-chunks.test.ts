@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connect, StorageType, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectStore } from "nats";
 import { DEFAULT_NATS_URL } from "../config";
-import { commitObject, findObject, purgeObjectChunks, readObject, writeObjectChunks, type StoredObject } from "./object-chunks";
+import { commitObject, findObject, purgeObject, purgeObjectChunks, readObject, writeObjectChunks, type StoredObject } from "./object-chunks";
+import { objectStoreStream } from "./topology";
 
 const NATS_URL = process.env.NATS_URL ?? DEFAULT_NATS_URL;
 
@@ -81,5 +82,20 @@ describe("object store chunks: written under no name, named, read by direct get"
     await assert.rejects(readAll(jsm, bucket, { ...object, digest: "MD5=x" }), /unknown digest/);
     await purgeObjectChunks(jsm, bucket, written.nuid);
     await assert.rejects(readAll(jsm, bucket, object), /chunk 1 of 1 is missing/);
+  });
+
+  it("purging an object removes its chunks and its info, leaving no message of it in the stream; a second purge does nothing", async () => {
+    const stream = objectStoreStream(bucket);
+    const messages = async () => (await jsm.streams.info(stream)).state.messages;
+    const before = await messages();
+    const kept = await write(randomBytes(1_000), "out_kept");
+    await write(randomBytes(300_000), "out_purged");
+    assert.equal(await messages(), before + 2 + 4);
+    await purgeObject(jsm, bucket, "out_purged");
+    assert.equal(await findObject(jsm, bucket, "out_purged"), undefined);
+    assert.equal(await messages(), before + 2, "no chunk and no info of it left (a deleted object's info would stay)");
+    await purgeObject(jsm, bucket, "out_purged");
+    await purgeObject(jsm, bucket, "out_never");
+    assert.deepEqual(await findObject(jsm, bucket, "out_kept"), { name: "out_kept", ...kept }, "other objects stay");
   });
 });

@@ -84,6 +84,23 @@ export async function purgeObjectChunks(jsm: JetStreamManager, bucket: string, i
   await jsm.streams.purge(objectStoreStream(bucket), { filter: objectChunkSubject(bucket, id) });
 }
 
+/**
+ * Removes a named object whole: its chunks, then its info, so that nothing of
+ * it stays in the stream (ObjectStore.delete leaves its info behind, marked
+ * deleted). Nothing happens when there is none; a failure part-way leaves
+ * what a second call removes.
+ */
+export async function purgeObject(jsm: JetStreamManager, bucket: string, name: string): Promise<void> {
+  const stream = objectStoreStream(bucket);
+  const infoSubject = objectInfoSubject(bucket, name);
+  const msg = await directGet(jsm, stream, { last_by_subj: infoSubject });
+  if (!msg) return;
+  const { nuid } = msg.json<{ nuid?: string }>();
+  // A nuid names one object's chunks: anything else (a wildcard) could reach others'.
+  if (nuid && /^[A-Za-z0-9]{22}$/.test(nuid)) await jsm.streams.purge(stream, { filter: objectChunkSubject(bucket, nuid) });
+  await jsm.streams.purge(stream, { filter: infoSubject });
+}
+
 /** A named object as its info message describes it (ADR-20). */
 export interface StoredObject extends WrittenChunks {
   name: string;

@@ -10,6 +10,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from "nats";
+import { MAX_OUTPUT_TTL_SECONDS } from "../config";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -250,8 +251,9 @@ export const CONSUMERS: ConsumerSpec[] = [
  * Storage's output bucket (a JetStream object store, stream `OBJ_<bucket>`):
  * its name and the outputs' lifetime are storage's settings OUTPUT_BUCKET and
  * OUTPUT_TTL_SECONDS (config.ts outputStoreShape), which the provisioning
- * step reads too. The bucket's max age, an hour past the outputs' lifetime,
- * deletes outputs even if no sweep runs.
+ * step reads too. The bucket's max age, an hour past the longest an output
+ * may live (that lifetime, or MAX_OUTPUT_TTL_SECONDS when a request asks for
+ * it), deletes outputs even if no sweep runs.
  */
 export interface OutputStoreSpec {
   bucket: string;
@@ -321,7 +323,7 @@ export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManag
   }
   const { bucket, ttlSeconds } = options.outputStore;
   const stream = objectStoreStream(bucket);
-  const maxAge = nanos((ttlSeconds + 3600) * 1000);
+  const maxAge = nanos((Math.max(ttlSeconds, MAX_OUTPUT_TTL_SECONDS) + 3600) * 1000);
   const action = await createOrUpdate(
     () => jsm.streams.info(stream),
     async () => {

@@ -67,8 +67,14 @@ export const Job = z
     created_at: dateTime(),
     started_at: nullable(dateTime()),
     finished_at: nullable(dateTime()),
-    url: nullable(z.url()).meta({ description: "Signed download URL once succeeded." }),
-    expires_at: nullable(dateTime()),
+    output_id: nullable(z.string()).meta({
+      description: "The output's id once succeeded (the path segment of its URL): DELETE /v1/outputs/{id} deletes it. It stays after the output is gone.",
+    }),
+    url: nullable(z.url()).meta({
+      description:
+        "A download URL signed when this answer was made, valid until expires_at, while the output lives; null before it succeeded, and once the output expired or was deleted.",
+    }),
+    expires_at: nullable(dateTime()).meta({ description: "When the output (and its URL) expires; null when url is." }),
     content_type: nullable(z.string()),
     size_bytes: nullable(z.int().min(0)),
     error: nullable(z.strictObject({ code: z.string(), message: z.string() })),

@@ -1,6 +1,6 @@
 import { jobEventsV1, meteringV1 } from "@pressroom/contracts";
 import { AppError, call, newId, type z } from "@pressroom/platform";
-import { isTerminal, loadJob } from "@pressroom/domain";
+import { isTerminal, loadJob, type JobState } from "@pressroom/domain";
 import type { Context } from "koa";
 import { admit, keyed, throwIfRateLimited } from "../access/admission";
 import type { Principal } from "../access/auth";
@@ -13,10 +13,11 @@ import { BatchItemsQuery, BatchRequest, type Batch, type BatchItemList } from ".
 import { checkHandlebars, checkJobBody, checkOwnData, type JobDeps, type OwnData } from "./create";
 import { appendAcceptance, renderCommandOf } from "./submit";
 import { htmlSources, type JobKind } from "./request";
+import { liveOutputs } from "./view";
 import type { JobEvent } from "@pressroom/domain";
 
 /** What the batch routes use: a job's dependencies (its checks, the bus) without the sync wait. */
-export type BatchDeps = Pick<JobDeps, "auth" | "metering" | "logger" | "templates" | "schemas" | "bus">;
+export type BatchDeps = Pick<JobDeps, "auth" | "metering" | "logger" | "templates" | "schemas" | "bus" | "storage">;
 
 const BATCH_ID = /^bat_[0-9a-z]{26}$/;
 /** How many items' acceptances are appended at once. */
@@ -225,18 +226,27 @@ export function batchRoutes(deps: BatchDeps) {
         if (err instanceof AppError && err.code === "NOT_FOUND") throw notFound(batchId);
         throw err;
       }
-      // An ended item's url or error is its job's, read from its events.
-      const data = await Promise.all(
+      // An ended item's url or error is its job's, read from its events; its url signed now while its output lives.
+      const jobs = await Promise.all(
         page.items.map(async (item) => {
-          const entry: z.input<typeof BatchItemList>["data"][number] = { index: item.index, job_id: item.jobId, status: item.status as "queued" };
-          if (item.status !== "succeeded" && item.status !== "failed") return entry;
+          if (item.status !== "succeeded" && item.status !== "failed") return undefined;
           const job = await loadJob(deps.bus.jsm, item.jobId);
-          if (!job || !isTerminal(job.status)) return entry;
-          if (job.result) entry.url = job.result.url;
-          if (job.error) entry.error = { code: job.error.code, message: job.error.message };
-          return entry;
+          return job && isTerminal(job.status) ? job : undefined;
         }),
       );
+      const live = await liveOutputs(
+        deps.storage,
+        principal.keyId,
+        jobs.filter((job): job is JobState => job !== undefined),
+      );
+      const data = page.items.map((item, i) => {
+        const entry: z.input<typeof BatchItemList>["data"][number] = { index: item.index, job_id: item.jobId, status: item.status as "queued" };
+        const job = jobs[i];
+        const output = job?.result?.outputId ? live.get(job.result.outputId) : undefined;
+        if (output) entry.url = output.url;
+        if (job?.error) entry.error = { code: job.error.code, message: job.error.message };
+        return entry;
+      });
       const last = page.items.at(-1);
       ctx.set("Cache-Control", "no-store");
       ctx.body = { data, next_cursor: page.more && last ? String(last.index) : null } satisfies z.input<typeof BatchItemList>;

@@ -16,6 +16,7 @@ import type { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 import { htmlSources, validateJobRequest, type JobKind, type JobPart, type JobRequest } from "./request";
 import { validateScreenshotRequest } from "./screenshot";
+import { outputTtlBeyondPlan } from "./option-parts";
 import { RenderSucceeded, type JobAccepted } from "./api";
 import { webhookAddressProblem } from "./webhook-address";
 
@@ -139,6 +140,8 @@ export async function checkJobBody(
 ): Promise<Omit<CheckedRequest, "idempotency">> {
   const request = kind === "screenshot" ? validateScreenshotRequest(body) : validateJobRequest(kind, body);
   if (request instanceof AppError) return { problem: request };
+  const lifetime = outputTtlBeyondPlan(request.options?.outputTtlSeconds, principal.plan);
+  if (lifetime) return { problem: lifetime };
   if (request.documents) {
     const { parts, ownData, problem } = await checkParts(deps, principal, request.documents);
     return parts ? { request: { ...request, documents: parts }, ownData } : { problem };

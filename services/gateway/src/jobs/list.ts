@@ -1,19 +1,20 @@
-import type { webhookV1 } from "@pressroom/contracts";
+import type { storageV1, webhookV1 } from "@pressroom/contracts";
 import { call, type z } from "@pressroom/platform";
-import { loadJob } from "@pressroom/domain";
+import { loadJob, type JobState } from "@pressroom/domain";
 import type { Context } from "koa";
 import type { JetStreamManager } from "nats";
 import { keyed, type KeyedDeps } from "../access/admission";
 import { readQuery } from "../query";
 import { JobListQuery, type JobList } from "./api";
-import { jobBody } from "./view";
+import { jobBody, liveOutputs } from "./view";
 
 /**
  * GET /v1/jobs: the caller's jobs, newest first, from the webhook service's read model of the
  * JOBS stream (which filters and pages); each job is then read from its events, exactly as GET
- * /v1/jobs/{id} answers it. A job whose events have aged out of the stream is left out.
+ * /v1/jobs/{id} answers it (the URLs of the page's outputs that live signed in one call to storage). A
+ * job whose events have aged out of the stream is left out.
  */
-export function jobList(deps: KeyedDeps & { jsm: JetStreamManager; webhook: webhookV1.WebhookServiceClient }) {
+export function jobList(deps: KeyedDeps & { jsm: JetStreamManager; webhook: webhookV1.WebhookServiceClient; storage: storageV1.StorageServiceClient }) {
   const { webhook } = deps;
   return async (ctx: Context): Promise<void> => {
     const principal = await keyed(deps, ctx);
@@ -26,10 +27,12 @@ export function jobList(deps: KeyedDeps & { jsm: JetStreamManager; webhook: webh
       limit: query.limit ?? 0,
       cursor: query.cursor ?? "",
     });
-    const jobs = await Promise.all(page.jobIds.map((id) => loadJob(deps.jsm, id)));
+    const loaded = await Promise.all(page.jobIds.map((id) => loadJob(deps.jsm, id)));
+    const jobs = loaded.filter((job): job is JobState => job !== undefined && job.keyId === principal.keyId);
+    const live = await liveOutputs(deps.storage, principal.keyId, jobs);
     ctx.set("Cache-Control", "no-store");
     ctx.body = {
-      data: jobs.filter((job) => job !== undefined && job.keyId === principal.keyId).map((job) => jobBody(job!)),
+      data: jobs.map((job) => jobBody(job, live)),
       next_cursor: page.nextCursor || null,
     } satisfies z.input<typeof JobList>;
   };

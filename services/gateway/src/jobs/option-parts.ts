@@ -1,5 +1,5 @@
-import { z } from "@pressroom/platform";
-import { DISPOSITIONS, WATERMARK_DEFAULTS } from "@pressroom/domain";
+import { AppError, MAX_OUTPUT_TTL_SECONDS, z } from "@pressroom/platform";
+import { DISPOSITIONS, isPlanId, MIN_OUTPUT_TTL_SECONDS, PLAN_ORDER, PLANS, WATERMARK_DEFAULTS } from "@pressroom/domain";
 
 /** What a PDF says about itself, its watermark, its encryption, its download and its dates: parts of a render's `options` (see options.ts). */
 
@@ -84,6 +84,31 @@ export const Disposition = z.enum(DISPOSITIONS, { error: `must be ${DISPOSITIONS
     "How downloads of the output answer: Content-Disposition inline (shown in the browser) or attachment (saved), with its file name. " +
     "Default: attachment when filename is given, inline otherwise.",
 });
+
+const LIFETIME_RULE = `must be a whole number of seconds from ${MIN_OUTPUT_TTL_SECONDS} to ${MAX_OUTPUT_TTL_SECONDS} (7 days)`;
+
+export const OutputTtlSeconds = z
+  .int({ error: LIFETIME_RULE })
+  .min(MIN_OUTPUT_TTL_SECONDS, LIFETIME_RULE)
+  .max(MAX_OUTPUT_TTL_SECONDS, LIFETIME_RULE)
+  .meta({
+    description:
+      `How long the output is kept, and its signed URL valid, in seconds: ${MIN_OUTPUT_TTL_SECONDS} up to the key's plan's maximum ` +
+      `(${PLAN_ORDER.map((id) => `${PLANS[id].name} ${PLANS[id].maxOutputTtlSeconds}`).join(", ")}); over it, 422 PAYLOAD_INVALID naming the maximum. ` +
+      "Default: 24 hours (the service's OUTPUT_TTL_SECONDS). DELETE /v1/outputs/{id} removes it sooner.",
+  });
+
+/** options.output_ttl_seconds over the key's plan's maximum: 422 naming the field and that maximum. */
+export function outputTtlBeyondPlan(ttlSeconds: number | undefined, planId: string): AppError | undefined {
+  if (ttlSeconds === undefined || !isPlanId(planId)) return undefined;
+  const { name, maxOutputTtlSeconds: max } = PLANS[planId];
+  if (ttlSeconds <= max) return undefined;
+  return new AppError(
+    "PAYLOAD_INVALID",
+    `options.output_ttl_seconds: ${ttlSeconds} is over the ${name} plan's maximum of ${max} seconds`,
+    `Ask for at most ${max} seconds, or upgrade the plan (POST /v1/billing/checkout) to keep outputs longer.`,
+  );
+}
 
 /** Whether Intl takes `make()` without throwing (a locale or time zone it knows). */
 function intlTakes(make: () => unknown): boolean {

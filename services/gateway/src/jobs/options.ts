@@ -22,7 +22,7 @@ import {
   safeFilename,
 } from "@pressroom/domain";
 import { cssLength, paperFormat, pageProblems, type PageShape } from "../paper";
-import { Disposition, Encryption, Locale, PdfMetadata, TimeZone, Watermark, flag } from "./option-parts";
+import { Disposition, Encryption, Locale, OutputTtlSeconds, PdfMetadata, TimeZone, Watermark, flag } from "./option-parts";
 
 export { Encryption, PdfMetadata, Watermark };
 
@@ -153,6 +153,7 @@ const STRICTNESS_SHAPE = {
 const DOCUMENT_SHAPE = {
   ...STRICTNESS_SHAPE,
   disposition: Disposition.optional(),
+  output_ttl_seconds: OutputTtlSeconds.optional(),
   metadata: PdfMetadata.optional(),
   filename: Filename.optional(),
   pdfa: z
@@ -247,6 +248,7 @@ export const IMAGE_SHAPE = {
   wait_for: WaitFor.optional(),
   filename: Filename.optional(),
   disposition: Disposition.optional(),
+  output_ttl_seconds: OutputTtlSeconds.optional(),
   ...STRICTNESS_SHAPE,
 };
 

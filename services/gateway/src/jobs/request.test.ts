@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppError } from "@pressroom/platform";
 import { MAX_HTML_BYTES } from "../limits";
+import { outputTtlBeyondPlan } from "./option-parts";
 import { validateJobRequest } from "./request";
 
 function problem(result: ReturnType<typeof validateJobRequest>): string {
@@ -311,5 +312,38 @@ describe("validateJobRequest: documents (a merged PDF)", () => {
 
   it("refuses pdfa with pdfua", () => {
     assert.match(message({ html: "x", options: { pdfa: "PDF/A-1b", pdfua: true } }), /^options\.pdfua: PDF\/A and PDF\/UA cannot be combined/);
+  });
+});
+
+describe("options.output_ttl_seconds", () => {
+  it("takes whole seconds from 60 to 7 days on render and image, carried to the job's options; none on a merged part", () => {
+    for (const seconds of [60, 3_600, 604_800]) {
+      const render = validateJobRequest("render", { html: "x", data: {}, options: { output_ttl_seconds: seconds } });
+      assert.ok(!(render instanceof AppError));
+      assert.equal(render.options?.outputTtlSeconds, seconds);
+      const image = validateJobRequest("image", { url: "https://example.com/", options: { output_ttl_seconds: seconds } });
+      assert.ok(!(image instanceof AppError));
+      assert.equal(image.options?.outputTtlSeconds, seconds);
+    }
+    for (const seconds of [59, 604_801, 90.5, "3600", null]) {
+      assert.match(
+        problem(validateJobRequest("render", { html: "x", data: {}, options: { output_ttl_seconds: seconds } })),
+        /^options\.output_ttl_seconds: must be a whole number of seconds from 60 to 604800/,
+      );
+    }
+    const part = validateJobRequest("render", { data: {}, documents: [{ html: "x", options: { output_ttl_seconds: 60 } }, { html: "y" }] });
+    assert.equal(problem(part), "documents.0.options: unknown option: output_ttl_seconds");
+  });
+
+  it("is bounded by the key's plan: over its maximum is PAYLOAD_INVALID naming the field, the plan and the maximum", () => {
+    assert.equal(outputTtlBeyondPlan(undefined, "demo"), undefined);
+    assert.equal(outputTtlBeyondPlan(86_400, "free"), undefined);
+    assert.equal(outputTtlBeyondPlan(259_200, "starter"), undefined);
+    assert.equal(outputTtlBeyondPlan(604_800, "pro"), undefined);
+    const over = outputTtlBeyondPlan(86_401, "demo");
+    assert.ok(over instanceof AppError);
+    assert.equal(over.code, "PAYLOAD_INVALID");
+    assert.equal(over.message, "options.output_ttl_seconds: 86401 is over the Demo plan's maximum of 86400 seconds");
+    assert.match(outputTtlBeyondPlan(604_800, "starter")!.message, /Starter plan's maximum of 259200 seconds/);
   });
 });

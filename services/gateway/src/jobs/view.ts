@@ -1,4 +1,5 @@
-import { AppError, type z } from "@pressroom/platform";
+import type { storageV1 } from "@pressroom/contracts";
+import { AppError, call, type z } from "@pressroom/platform";
 import { loadJob, type JobState } from "@pressroom/domain";
 import type { Context } from "koa";
 import type { JetStreamManager } from "nats";
@@ -7,8 +8,19 @@ import type { Job } from "./api";
 
 const JOB_ID = /^job_[0-9a-z]{26}$/;
 
-/** GET /v1/jobs/<id>: the caller's own jobs only. */
-export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
+/** An output's URL as storage signs it now: absent once the output expired or was deleted. */
+export type LiveOutputs = Map<string, storageV1.SignedOutput>;
+
+/** Storage's fresh signed URLs of the succeeded jobs' outputs that still live (one call for a page of jobs). */
+export async function liveOutputs(storage: storageV1.StorageServiceClient, keyId: string, jobs: JobState[]): Promise<LiveOutputs> {
+  const outputIds = jobs.flatMap((job) => (job.result?.outputId ? [job.result.outputId] : []));
+  if (outputIds.length === 0) return new Map();
+  const signed = await call(storage, storage.signOutputs, { keyId, outputIds });
+  return new Map(signed.outputs.map((output) => [output.outputId, output]));
+}
+
+/** GET /v1/jobs/<id>: the caller's own jobs only, with a URL signed now while its output lives. */
+export function jobView(deps: KeyedDeps & { jsm: JetStreamManager; storage: storageV1.StorageServiceClient }) {
   return async (ctx: Context): Promise<void> => {
     const principal = await keyed(deps, ctx);
     const id = ctx.params.id as string;
@@ -17,12 +29,13 @@ export function jobView(deps: KeyedDeps & { jsm: JetStreamManager }) {
       throw new AppError("NOT_FOUND", `job "${id}" not found`, "Use the id returned by POST /v1/render or /v1/image with the same key.");
     }
     ctx.set("Cache-Control", "no-store");
-    ctx.body = jobBody(job);
+    ctx.body = jobBody(job, await liveOutputs(deps.storage, principal.keyId, [job]));
   };
 }
 
-/** A job as GET /v1/jobs/{id} answers it (and each entry of GET /v1/jobs). */
-export function jobBody(job: JobState): z.input<typeof Job> {
+/** A job as GET /v1/jobs/{id} answers it (and each entry of GET /v1/jobs): its output's URL only while the output lives. */
+export function jobBody(job: JobState, live: LiveOutputs): z.input<typeof Job> {
+  const output = job.result?.outputId ? live.get(job.result.outputId) : undefined;
   return {
     id: job.id,
     status: job.status,
@@ -33,8 +46,9 @@ export function jobBody(job: JobState): z.input<typeof Job> {
     created_at: job.createdAt,
     started_at: job.startedAt ?? null,
     finished_at: job.finishedAt ?? null,
-    url: job.result?.url ?? null,
-    expires_at: job.result?.expiresAt ?? null,
+    output_id: job.result?.outputId || null,
+    url: output?.url ?? null,
+    expires_at: output?.expiresAt ?? null,
     content_type: job.result?.contentType ?? null,
     size_bytes: job.result ? Number(job.result.sizeBytes) : null,
     error: job.error ? { code: job.error.code, message: job.error.message } : null,

@@ -127,7 +127,7 @@ describe("render worker: delivery, against a fake producer", () => {
   });
 
   /** The acceptance of a job, as the gateway makes it. */
-  function acceptance(jobId: string, webhookUrl = ""): JobEvent {
+  function acceptance(jobId: string, webhookUrl = "", options?: jobEventsV1.RenderOptions): JobEvent {
     return jobEvent("job.accepted", {
       jobId,
       keyId: "key_test",
@@ -138,6 +138,7 @@ describe("render worker: delivery, against a fake producer", () => {
         dataJson: '{"n":1}',
         plan: "pro",
         webhookUrl,
+        options,
       }),
     });
   }
@@ -204,9 +205,18 @@ describe("render worker: delivery, against a fake producer", () => {
     assert.equal(call?.job.request.html, "<p>{{n}}</p>", "the producer gets the request as admitted, html and data included");
     assert.deepEqual(
       stored.find((m) => m.jobId === jobId),
-      { outputId: "", contentType: "application/pdf", filename: `invoice-${jobId}.pdf`, jobId, keyId: "key_test", attachment: false },
+      { outputId: "", contentType: "application/pdf", filename: `invoice-${jobId}.pdf`, jobId, keyId: "key_test", attachment: false, ttlSeconds: 0 },
+      "no lifetime asked: storage's default",
     );
     assert.ok(producer.released.includes(jobId), "released once stored and announced");
+  });
+
+  it("asks storage to keep the output as long as the request's options.output_ttl_seconds", async () => {
+    const jobId = `job_${randomUUID()}`;
+    await (
+      await submit(acceptance(jobId, "", jobEventsV1.RenderOptions.fromPartial({ outputTtlSeconds: 600 })))
+    ).outcome;
+    assert.equal(stored.find((m) => m.jobId === jobId)?.ttlSeconds, 600);
   });
 
   it("ends a cancelled batch item's job failed (CANCELLED, refunded) without making it", async () => {

@@ -244,7 +244,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
    */
   private async succeed(job: JobState, accepted: jobEventsV1.JobAccepted, document: ProducedDocument, lastSeq: number, inbox: string): Promise<void> {
     const { data, contentType, filename, attachment, pages, renderMs, scriptErrors } = document;
-    const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment }, data);
+    const ttlSeconds = accepted.options?.outputTtlSeconds ?? 0;
+    const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment, ttlSeconds }, data);
     const destination = accepted.destination?.url ? accepted.destination : undefined;
     const succeeded = jobEvent(destination ? "job.rendered" : "job.succeeded", {
       jobId: job.id,

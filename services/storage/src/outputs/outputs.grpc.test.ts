@@ -39,6 +39,8 @@ interface Served {
   /** A client with render's certificate (registers outputs) and one with the gateway's (downloads them). */
   render: storageV1.StorageServiceClient;
   gateway: storageV1.StorageServiceClient;
+  /** The gateway's too: it deletes and signs outputs for their keys. */
+  deleter: storageV1.StorageServiceClient;
   deps: StorageDeps;
 }
 
@@ -46,7 +48,7 @@ interface Served {
 async function serve(deps: StorageDeps, certificates: GrpcCertificates): Promise<Served> {
   const server = await startGrpcServer({ port: 0, host: "127.0.0.1", tls: certificates.storage, services: createServer(deps) });
   const client = (peer: "render" | "gateway") => createGrpcClient(storageV1.StorageServiceClient, `127.0.0.1:${server.port}`, certificates[peer], "storage");
-  return { server, render: client("render"), gateway: client("gateway"), deps };
+  return { server, render: client("render"), gateway: client("gateway"), deleter: client("gateway"), deps };
 }
 
 const METADATA: storageV1.OutputMetadata = {
@@ -56,12 +58,14 @@ const METADATA: storageV1.OutputMetadata = {
   jobId: "job_test",
   keyId: "key_test",
   attachment: false,
+  ttlSeconds: 0,
 };
 
 /** Downloads through a signed URL's parameters, as the gateway does. */
 async function download(client: storageV1.StorageServiceClient, url: string): Promise<{ info: storageV1.OutputInfo; bytes: Buffer; chunks: number }> {
   const { pathname, searchParams } = new URL(url);
-  const stream = client.getOutput({ outputId: decodeURIComponent(pathname.split("/").pop()!), exp: searchParams.get("exp")!, sig: searchParams.get("sig")! });
+  const outputId = decodeURIComponent(pathname.split("/").pop()!);
+  const stream = client.getOutput({ outputId, exp: searchParams.get("exp")!, sig: searchParams.get("sig")!, infoOnly: false });
   let info: storageV1.OutputInfo | undefined;
   const chunks: Buffer[] = [];
   try {
@@ -130,6 +134,7 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
     for (const side of [cached, uncached]) {
       side?.render.close();
       side?.gateway.close();
+      side?.deleter.close();
       await side?.server.stop(1_000);
     }
     await store?.destroy();
@@ -231,5 +236,88 @@ describe("storage gRPC: outputs registered from written chunks, recent ones serv
     assert.ok((await sweepExpired(cached.deps)) >= 1);
     assert.equal(cached.deps.recentOutputs.get(stored.outputId), undefined);
     await expectExpired(download(cached.gateway, stored.url));
+  });
+
+  it("an output lives as long as its metadata asks (60 s to 7 days), its URL with it; out of those bounds is PAYLOAD_INVALID", async () => {
+    const stored = await put(cached, randomBytes(1_000), { ttlSeconds: 120 });
+    const exp = Number(new URL(stored.url).searchParams.get("exp"));
+    assert.ok(Math.abs(exp - (Date.now() / 1000 + 120)) < 5, "exp is 120 s ahead");
+    assert.equal(stored.expiresAt, new Date(exp * 1000).toISOString());
+    const [row] = await db.selectFrom("outputs").select("expires_at").where("output_id", "=", stored.outputId).execute();
+    assert.equal(row!.expires_at.toISOString(), stored.expiresAt, "the row expires with the URL");
+    const long = await put(cached, randomBytes(1_000), { ttlSeconds: 604_800 });
+    assert.ok(Math.abs(Date.parse(long.expiresAt) - (Date.now() + 604_800_000)) < 5_000);
+    const byDefault = await put(cached, randomBytes(1_000));
+    assert.ok(Math.abs(Date.parse(byDefault.expiresAt) - (Date.now() + 3_600_000)) < 5_000, "0: storage's own lifetime");
+    for (const ttlSeconds of [59, 604_801, -1]) {
+      await assert.rejects(
+        put(cached, randomBytes(1_000), { ttlSeconds }),
+        (err: unknown) => (err as { code?: string }).code === "PAYLOAD_INVALID",
+        String(ttlSeconds),
+      );
+    }
+  });
+
+  it("info_only answers the info without the bytes, after the same checks", async () => {
+    const stored = await put(cached, randomBytes(1_000));
+    const { pathname, searchParams } = new URL(stored.url);
+    const request = { outputId: pathname.split("/").pop()!, exp: searchParams.get("exp")!, sig: searchParams.get("sig")!, infoOnly: true };
+    const read = async (r: storageV1.GetOutputRequest) => {
+      const messages: storageV1.GetOutputResponse[] = [];
+      for await (const message of cached.gateway.getOutput(r) as AsyncIterable<storageV1.GetOutputResponse>) messages.push(message);
+      return messages;
+    };
+    const messages = await read(request);
+    assert.equal(messages.length, 1);
+    assert.equal(messages[0]!.info?.sizeBytes, "1000");
+    await assert.rejects(read({ ...request, sig: "0".repeat(64) }), (err: unknown) => fromGrpcError(err).code === "URL_INVALID");
+  });
+
+  it("a delete by the output's key removes its row and bytes at once; every replica then answers 410, whatever its memory holds", async () => {
+    const bytes = randomBytes(1_000);
+    const stored = await put(cached, bytes, { keyId: "key_owner" });
+    // Downloaded once through the first replica, which keeps it in memory.
+    assert.ok((await download(cached.gateway, stored.url)).bytes.equals(bytes));
+    assert.ok(cached.deps.recentOutputs.get(stored.outputId), "in the first replica's memory");
+    const remove = (side: Served, outputId: string, keyId: string) => call(side.deleter, side.deleter.deleteOutput, { outputId, keyId });
+    const notFound = (err: unknown) => (err as { code?: string }).code === "NOT_FOUND";
+
+    await assert.rejects(remove(uncached, stored.outputId, "key_other"), notFound, "another key's output is not found");
+    await assert.rejects(remove(uncached, stored.outputId, ""), notFound);
+    assert.ok((await download(cached.gateway, stored.url)).bytes.equals(bytes), "and stays");
+
+    // Deleted through the other replica: this one's memory still holds the bytes, its downloads answer 410.
+    await remove(uncached, stored.outputId, "key_owner");
+    assert.ok(cached.deps.recentOutputs.get(stored.outputId), "still in the first replica's memory");
+    await expectExpired(download(cached.gateway, stored.url));
+    await expectExpired(download(uncached.gateway, stored.url));
+    assert.deepEqual(await db.selectFrom("outputs").selectAll().where("output_id", "=", stored.outputId).execute(), [], "no row");
+    assert.equal(await store.get(stored.outputId), null, "no object");
+    assert.deepEqual(
+      (await store.list()).filter((entry) => entry.name === stored.outputId),
+      [],
+      "nothing of it listed",
+    );
+    await assert.rejects(remove(cached, stored.outputId, "key_owner"), notFound, "deleted once: not found after");
+  });
+
+  it("signs fresh URLs for the key's outputs that live, to their expiry, and for no other", async () => {
+    const live = await put(cached, randomBytes(1_000), { keyId: "key_signer", ttlSeconds: 600 });
+    const other = await put(cached, randomBytes(1_000), { keyId: "key_else" });
+    const expiredOne = await put(cached, randomBytes(1_000), { keyId: "key_signer" });
+    await db
+      .updateTable("outputs")
+      .set({ expires_at: new Date(Date.now() - 1_000) })
+      .where("output_id", "=", expiredOne.outputId)
+      .execute();
+    const deleted = await put(cached, randomBytes(1_000), { keyId: "key_signer" });
+    await call(cached.deleter, cached.deleter.deleteOutput, { outputId: deleted.outputId, keyId: "key_signer" });
+    const signed = await call(cached.deleter, cached.deleter.signOutputs, {
+      keyId: "key_signer",
+      outputIds: [live.outputId, other.outputId, expiredOne.outputId, deleted.outputId, "out_never", live.outputId],
+    });
+    assert.deepEqual(signed.outputs, [{ outputId: live.outputId, url: live.url, expiresAt: live.expiresAt }], "the same URL, signed again to the same expiry");
+    assert.ok((await download(cached.gateway, signed.outputs[0]!.url)).bytes.length === 1_000);
+    assert.deepEqual((await call(cached.deleter, cached.deleter.signOutputs, { keyId: "key_signer", outputIds: [] })).outputs, []);
   });
 });

@@ -1,9 +1,21 @@
 import type { ServerUnaryCall, ServerWritableStream, ServiceError, sendUnaryData } from "@grpc/grpc-js";
 import { storageV1 } from "@pressroom/contracts";
-import { AppError, commitObject, findObject, newId, purgeObjectChunks, readObject, toGrpcError, withSpan } from "@pressroom/platform";
+import { MIN_OUTPUT_TTL_SECONDS } from "@pressroom/domain";
+import {
+  AppError,
+  commitObject,
+  findObject,
+  MAX_OUTPUT_TTL_SECONDS,
+  newId,
+  purgeObject,
+  purgeObjectChunks,
+  readObject,
+  toGrpcError,
+  withSpan,
+} from "@pressroom/platform";
 import type { StorageDeps } from "../deps";
 import { storageMetrics } from "./metrics";
-import { deleteOutput, findOutput, insertOutput } from "./outputs.repository";
+import { deleteOutput, findLiveOutputs, findOutput, insertOutput, markDeleted } from "./outputs.repository";
 import { checkSignature, signedUrl } from "./signing";
 
 const CHUNK_SIZE = 128 * 1024;
@@ -14,8 +26,11 @@ const DIGEST = /^SHA-256=[A-Za-z0-9_-]{43}=$/;
 const expired = () => new AppError("URL_EXPIRED", "this download link has expired or the output was deleted", "Render the document again to get a new link.");
 const invalid = () => new AppError("URL_INVALID", "this download link is not valid", "Use the exact URL returned by the API; it must not be modified.");
 const badRequest = (message: string) => new AppError("PAYLOAD_INVALID", message, "Write the chunks first, then register them with the output's metadata.");
+const notFound = (outputId: string) =>
+  new AppError("NOT_FOUND", `output "${outputId}" not found`, "Use the id in the output's URL (/v1/outputs/{id}), with the key that rendered it.");
+/** At most this many outputs signed in one call (a page of GET /v1/jobs). */
+const MAX_SIGNED = 1_000;
 
-type RegisterCall = ServerUnaryCall<storageV1.RegisterOutputRequest, storageV1.RegisterOutputResponse>;
 type GetCall = ServerWritableStream<storageV1.GetOutputRequest, storageV1.GetOutputResponse>;
 
 /**
@@ -28,11 +43,13 @@ async function registerOutput(deps: StorageDeps, { metadata, chunks }: storageV1
   const { js, jsm, name: bucket } = deps.bucket;
   const size = Number(chunks.sizeBytes);
   const outputId = metadata?.outputId || newId("out");
-  const exp = Math.floor(Date.now() / 1000) + deps.ttlSeconds;
+  const exp = Math.floor(Date.now() / 1000) + (metadata?.ttlSeconds || deps.ttlSeconds);
   const expiresAt = new Date(exp * 1000);
   let rowInserted = false;
   try {
     if (!metadata?.contentType) throw badRequest("the output's metadata and content type are required");
+    if (metadata.ttlSeconds !== 0 && (metadata.ttlSeconds < MIN_OUTPUT_TTL_SECONDS || metadata.ttlSeconds > MAX_OUTPUT_TTL_SECONDS))
+      throw badRequest(`the output's lifetime must be from ${MIN_OUTPUT_TTL_SECONDS} to ${MAX_OUTPUT_TTL_SECONDS} seconds`);
     if (!Number.isSafeInteger(size) || size <= 0 || chunks.chunks <= 0 || !DIGEST.test(chunks.digest))
       throw badRequest("the chunks' size, count or digest is malformed");
     const contentType = metadata.contentType;
@@ -68,27 +85,34 @@ async function registerOutput(deps: StorageDeps, { metadata, chunks }: storageV1
   }
 }
 
+/**
+ * Streams an output to a download: its info, then its bytes (none when the caller holds them,
+ * info_only). The output's row is read first on every download: an output deleted through any
+ * replica (by its key, or the sweep) is gone here too, whatever this replica's memory holds.
+ */
 async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
-  const { outputId, exp, sig } = call.request;
+  const { outputId, exp, sig, infoOnly } = call.request;
   const check = checkSignature(deps.signingSecret, outputId, exp, sig, Math.floor(Date.now() / 1000));
   if (check === "invalid") throw invalid();
   if (check === "expired") throw expired();
-  // Outputs are deleted only by the sweep, after their expires_at (the instant
-  // kept with a recent output), so an unexpired recent output is still the stored one.
+  const row = await findOutput(deps.db, outputId);
+  if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
+  const info = { contentType: row.content_type, filename: row.filename, attachment: row.attachment, expiresAt: row.expires_at };
+  const writeInfo = () => call.write({ info: { ...info, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
+  if (infoOnly) {
+    writeInfo();
+    return;
+  }
   const recent = deps.recentOutputs.get(outputId);
   storageMetrics.lookup(recent !== undefined);
   if (recent) {
-    const { contentType, filename, attachment, expiresAt } = recent.info;
-    call.write({ info: { contentType, filename, attachment, sizeBytes: String(recent.bytes.length), expiresAt: expiresAt.toISOString() } });
+    writeInfo();
     await writeChunks(call, recent.bytes);
     return;
   }
-  const row = await findOutput(deps.db, outputId);
-  if (!row || row.deleted_at || row.expires_at.getTime() < Date.now()) throw expired();
   const object = await findObject(deps.bucket.jsm, deps.bucket.name, outputId);
   if (!object) throw expired();
-  const info = { contentType: row.content_type, filename: row.filename, attachment: row.attachment, expiresAt: row.expires_at };
-  call.write({ info: { ...info, sizeBytes: String(row.size_bytes), expiresAt: row.expires_at.toISOString() } });
+  writeInfo();
   // The chunks, kept for the recent outputs when the whole output is small enough.
   const kept: Uint8Array[] | undefined = deps.recentOutputs.accepts(Number(row.size_bytes)) ? [] : undefined;
   // Its last step checks the digest: an object that does not match fails the download.
@@ -99,6 +123,34 @@ async function getOutput(deps: StorageDeps, call: GetCall): Promise<void> {
   }
   // Only once the object was read whole and its digest checked: its next downloads come from memory.
   if (kept) deps.recentOutputs.add(outputId, { info, bytes: Buffer.concat(kept) });
+}
+
+/**
+ * Deletes a key's output at once: its row is marked deleted (from then on every replica's
+ * downloads answer 410, getOutput reading the row first), its bytes leave this replica's memory
+ * and the bucket, and its row goes last, so that a failure part-way leaves a row the same call
+ * finishes when asked again.
+ */
+async function removeOutput(deps: StorageDeps, { outputId, keyId }: storageV1.DeleteOutputRequest): Promise<storageV1.DeleteOutputResponse> {
+  if (!outputId || !keyId || !(await markDeleted(deps.db, outputId, keyId))) throw notFound(outputId);
+  deps.recentOutputs.delete(outputId);
+  await purgeObject(deps.bucket.jsm, deps.bucket.name, outputId);
+  await deleteOutput(deps.db, outputId);
+  return {};
+}
+
+/** A fresh signed URL for each of the key's outputs that still lives, to its expiry. */
+async function signOutputs(deps: StorageDeps, { keyId, outputIds }: storageV1.SignOutputsRequest): Promise<storageV1.SignOutputsResponse> {
+  if (!keyId) throw notFound("");
+  if (outputIds.length > MAX_SIGNED) throw new AppError("PAYLOAD_INVALID", `at most ${MAX_SIGNED} outputs at once`, "Ask for fewer outputs.");
+  const live = await findLiveOutputs(deps.db, keyId, [...new Set(outputIds)], new Date());
+  return {
+    outputs: live.map((row) => ({
+      outputId: row.output_id,
+      url: signedUrl(deps.publicBaseUrl, deps.signingSecret, row.output_id, Math.floor(row.expires_at.getTime() / 1000)),
+      expiresAt: row.expires_at.toISOString(),
+    })),
+  };
 }
 
 /**
@@ -123,17 +175,24 @@ async function writeChunks(call: GetCall, bytes: Uint8Array): Promise<boolean> {
   return !call.cancelled;
 }
 
+/** A unary method: its answer, or its error as a gRPC status (logged when it is not one of ours). */
+function unary<Req, Res>(deps: StorageDeps, failure: string, handle: (request: Req) => Promise<Res>) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    handle(call.request).then(
+      (response) => callback(null, response),
+      (err: unknown) => {
+        if (!(err instanceof AppError)) deps.logger.error({ err }, failure);
+        callback(toGrpcError(err) as ServiceError);
+      },
+    );
+  };
+}
+
 export function storageService(deps: StorageDeps): storageV1.StorageServiceServer {
   return {
-    registerOutput: (call: RegisterCall, callback: sendUnaryData<storageV1.RegisterOutputResponse>) => {
-      registerOutput(deps, call.request).then(
-        (response) => callback(null, response),
-        (err: unknown) => {
-          if (!(err instanceof AppError)) deps.logger.error({ err }, "registering an output failed");
-          callback(toGrpcError(err) as ServiceError);
-        },
-      );
-    },
+    registerOutput: unary(deps, "registering an output failed", (request: storageV1.RegisterOutputRequest) => registerOutput(deps, request)),
+    deleteOutput: unary(deps, "deleting an output failed", (request: storageV1.DeleteOutputRequest) => removeOutput(deps, request)),
+    signOutputs: unary(deps, "signing outputs failed", (request: storageV1.SignOutputsRequest) => signOutputs(deps, request)),
     getOutput: (call) => {
       getOutput(deps, call).then(
         () => call.end(),
