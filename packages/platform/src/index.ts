@@ -131,3 +131,14 @@ export {
   resolvePublicAll,
   WEB_PORTS,
 } from "./netguard";
+export {
+  ensureSealingKey,
+  isSealed,
+  readSealingPrivateKey,
+  readSealingPublicKey,
+  seal,
+  sealingPrivateKey,
+  sealingPublicKey,
+  unseal,
+  type SealingKeyFiles,
+} from "./sealing";
