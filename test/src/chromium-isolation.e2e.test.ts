@@ -122,7 +122,26 @@ describe("a Chromium launched by the render worker", () => {
       descendantsOf(worker)
         .map(processInfo)
         .find((p) => p?.args.some((a) => a.endsWith("postprocess-main.js")));
-    await waitFor("the worker's post-processing process", async () => postprocess() !== undefined, 30_000);
+    // Its TCP sockets: its server's listening socket and the worker's connections to it, nothing inherited (NATS, PostgreSQL).
+    const tcpOf = (pid: number) => {
+      const sockets = new Set(readdirSync(`/proc/${pid}/fd`).flatMap((fd) => /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.slice(1) ?? []));
+      return ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .slice(1)
+          .map((line) => line.trim().split(/\s+/))
+          .filter((f) => f.length > 9 && sockets.has(f[9]!))
+          .map((f) => ({ local: f[1]!, state: f[3]! })),
+      );
+    };
+    await waitFor(
+      "the worker's post-processing process to listen",
+      async () => {
+        const found = postprocess();
+        return found !== undefined && tcpOf(found.pid).some((s) => s.state === "0A");
+      },
+      60_000,
+    );
     const found = postprocess()!;
     assert.ok(found.env.PATH, "its environment was not read");
     assert.deepEqual(
@@ -130,18 +149,7 @@ describe("a Chromium launched by the render worker", () => {
       [],
     );
     assert.deepEqual(leaksOf([found], credentialsOf(stack, extra)), []);
-    // Its TCP sockets: its server's listening socket and the worker's connections to it, nothing inherited (NATS, PostgreSQL).
-    const sockets = new Set(
-      readdirSync(`/proc/${found.pid}/fd`).flatMap((fd) => /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${found.pid}/fd/${fd}`))?.slice(1) ?? []),
-    );
-    const tcp = ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((file) =>
-      readFileSync(file, "utf8")
-        .split("\n")
-        .slice(1)
-        .map((line) => line.trim().split(/\s+/))
-        .filter((f) => f.length > 9 && sockets.has(f[9]!))
-        .map((f) => ({ local: f[1]!, state: f[3]! })),
-    );
+    const tcp = tcpOf(found.pid);
     const listening = tcp.filter((s) => s.state === "0A").map((s) => s.local);
     assert.equal(listening.length, 1, `one listening socket: ${JSON.stringify(tcp)}`);
     assert.match(listening[0]!, /^0100007F:/, "it listens on 127.0.0.1");
