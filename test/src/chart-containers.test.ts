@@ -15,14 +15,14 @@ describe("containers are locked down", () => {
       }),
     );
 
-  it("every container runs as non-root, ours as uid 10001 but Chromium's", () => {
+  it("every container runs as non-root, ours as uid 10001 but Chromium's and post-processing's", () => {
     assert.deepEqual(
       each((c, pod) => {
         const nonRoot = c.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot;
         const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
         if (nonRoot !== true) return "runAsNonRoot is not true";
         if (uid === 0) return "runAsUser 0";
-        if (pressroomImage(c) && c.name !== "chromium" && uid !== UID) return `runAsUser ${uid}, not ${UID}`;
+        if (pressroomImage(c) && c.name !== "chromium" && c.name !== "postprocess" && uid !== UID) return `runAsUser ${uid}, not ${UID}`;
         return undefined;
       }),
       [],
@@ -140,17 +140,6 @@ describe("a compromised renderer reaches no credential: Chromium in a container 
     );
   });
 
-  it("bounds the worker's scratch: its /tmp is an emptyDir with a sizeLimit (issue 39)", () => {
-    assert.deepEqual(
-      eachRender((_, { pod, worker }) => {
-        const tmp = (worker.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
-        const volume = (pod.volumes ?? []).find((v) => v.name === tmp?.name) as { emptyDir?: { sizeLimit?: string } } | undefined;
-        return volume?.emptyDir?.sizeLimit ? [] : [`the worker's /tmp (${tmp?.name ?? "none"}) has no sizeLimit`];
-      }),
-      [],
-    );
-  });
-
   it("runs as a user and group of its own, not the worker's, non-root", () => {
     assert.deepEqual(
       eachRender((_, { pod, worker, chromium }) => {
@@ -224,5 +213,105 @@ describe("a compromised renderer reaches no credential: Chromium in a container 
 
   it("refuses Chromium the worker's uid", () => {
     assert.match(renderError({ set: [FREE_UPGRADES, `render.chromium.uid=${UID}`] }), /chromium.*uid|uid.*10001|schema/i);
+  });
+});
+
+describe("no credential where customers' PDFs are parsed: post-processing in a container of its own (issue 39)", () => {
+  const renderPod = (objects: K8sObject[]) => {
+    const pod = deploymentOf(objects, "render").spec.template.spec;
+    const worker = pod.containers.find((c) => c.name === "render");
+    const chromium = pod.containers.find((c) => c.name === "chromium");
+    const postprocess = pod.containers.find((c) => c.name === "postprocess");
+    assert.ok(worker && chromium && postprocess, `render's containers: ${pod.containers.map((c) => c.name).join(", ")}`);
+    return { pod, worker, chromium, postprocess };
+  };
+  const eachRender = (check: (objects: K8sObject[], parts: ReturnType<typeof renderPod>) => string[]): string[] =>
+    everyRender().flatMap(([name, objects]) => check(objects, renderPod(objects)).map((problem) => `${name}: ${problem}`));
+
+  it("runs the render image's dist/postprocess-main.js beside the worker, which reaches it on the pod's loopback only", () => {
+    assert.deepEqual(
+      eachRender((objects, { worker, postprocess }) => {
+        const port = effectiveEnv(postprocess, objects).RENDER_POSTPROCESS_PORT;
+        const url = effectiveEnv(worker, objects).RENDER_POSTPROCESS_URL;
+        const services = ofKind<K8sObject & { spec: { ports: { port: number; targetPort?: number | string }[] } }>(objects, "Service").filter(
+          (s) => component(s) === "render",
+        );
+        return [
+          ...(postprocess.image === worker.image ? [] : [`image ${postprocess.image}, not the worker's ${worker.image}`]),
+          ...(/dist\/postprocess-main\.js/.test([...(postprocess.command ?? []), ...(postprocess.args ?? [])].join(" "))
+            ? []
+            : ["does not run dist/postprocess-main.js"]),
+          ...(port !== undefined && url === `http://127.0.0.1:${port}` ? [] : [`the worker sends to ${url}, post-processing listens on ${port}`]),
+          ...((postprocess.ports ?? []).length > 0 ? [`declares container ports ${JSON.stringify(postprocess.ports)}`] : []),
+          ...services.flatMap((s) => s.spec.ports.filter((p) => String(p.targetPort ?? p.port) === port).map(() => `${s.metadata.name} targets it`)),
+          ...(postprocess.livenessProbe?.exec?.command.join(" ").includes(`127.0.0.1:${port}`) ? [] : ["no liveness probe of its endpoint"]),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("references no Secret and mounts no token: no secret env, no envFrom, only its own emptyDir /tmp, none shared", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, worker, chromium, postprocess }) => {
+        const volume = (name: string) => (pod.volumes ?? []).find((v) => v.name === name);
+        const others = new Set([...(worker.volumeMounts ?? []), ...(chromium.volumeMounts ?? [])].map((m) => m.name));
+        return [
+          ...(postprocess.envFrom ? ["has envFrom"] : []),
+          ...(postprocess.env ?? []).filter((e) => e.valueFrom).map((e) => `${e.name} comes from ${JSON.stringify(e.valueFrom)}`),
+          ...(postprocess.volumeMounts ?? []).flatMap((m) => [
+            ...(volume(m.name)?.emptyDir ? [] : [`mounts ${m.name}, which is not an emptyDir`]),
+            ...(others.has(m.name) ? [`shares ${m.name} with another container`] : []),
+          ]),
+          ...(pod.automountServiceAccountToken === false ? [] : ["the pod mounts a service-account token"]),
+          ...(pod.shareProcessNamespace || pod.hostPID || pod.hostIPC ? ["the pod shares a process or IPC namespace"] : []),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("runs as a user and group of its own (not the worker's, not Chromium's), non-root, read-only, with no capabilities", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, worker, chromium, postprocess }) => {
+        const uid = (c: Container) => c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+        const gid = (c: Container) => c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup;
+        const sc = postprocess.securityContext ?? {};
+        return [
+          ...([undefined, 0, uid(worker), uid(chromium)].includes(uid(postprocess)) ? [`uid ${uid(postprocess)}`] : []),
+          ...([undefined, 0, gid(worker), gid(chromium)].includes(gid(postprocess)) ? [`gid ${gid(postprocess)}`] : []),
+          ...(sc.readOnlyRootFilesystem === true ? [] : ["root filesystem is writable"]),
+          ...(sc.allowPrivilegeEscalation === false ? [] : ["may escalate privileges"]),
+          ...((sc.capabilities?.drop ?? []).includes("ALL") && (sc.capabilities?.add ?? []).length === 0 ? [] : ["keeps or adds capabilities"]),
+        ];
+      }),
+      [],
+    );
+  });
+
+  it("bounds its scratch: its /tmp is an emptyDir with a sizeLimit (issue 39, item 4)", () => {
+    assert.deepEqual(
+      eachRender((_, { pod, postprocess }) => {
+        const tmp = (postprocess.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+        const volume = (pod.volumes ?? []).find((v) => v.name === tmp?.name) as { emptyDir?: { sizeLimit?: string } } | undefined;
+        return volume?.emptyDir?.sizeLimit ? [] : [`post-processing's /tmp (${tmp?.name ?? "none"}) has no sizeLimit`];
+      }),
+      [],
+    );
+  });
+
+  it("outlives the worker's drain: its preStop waits until the worker's health port stops answering", () => {
+    assert.deepEqual(
+      eachRender((_, { postprocess }) => {
+        const preStop =
+          (postprocess as Container & { lifecycle?: { preStop?: { exec?: { command: string[] } } } }).lifecycle?.preStop?.exec?.command.join(" ") ?? "";
+        return preStop.includes(`127.0.0.1:${HEALTH_PORT}/livez`) ? [] : [`preStop: ${preStop || "none"}`];
+      }),
+      [],
+    );
+  });
+
+  it("refuses post-processing the worker's uid", () => {
+    assert.match(renderError({ set: [FREE_UPGRADES, `render.postprocess.uid=${UID}`] }), /postprocess.*uid|uid.*10001|schema/i);
   });
 });

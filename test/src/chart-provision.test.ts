@@ -116,7 +116,7 @@ describe("each service's own database credential (issue 30)", () => {
           const database = secretRefs(c).filter((key) => key.startsWith("DATABASE"));
           assert.deepEqual(
             database,
-            service === "gateway" || c.name === "chromium" ? [] : [`DATABASE_URL_${service.toUpperCase()}`],
+            service === "gateway" || c.name === "chromium" || c.name === "postprocess" ? [] : [`DATABASE_URL_${service.toUpperCase()}`],
             `${name}: ${service} ${c.name}`,
           );
           for (const key of database) {

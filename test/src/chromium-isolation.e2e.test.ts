@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { descendantsOf, freePort, REPO_ROOT, startTestStack, stopChild, waitFor, type TestStack } from "@pressroom/stack";
@@ -9,7 +9,8 @@ import { startHarness, type Harness } from "./test-support/harness";
 import { pdfText } from "./test-support/pdf";
 
 /**
- * Issue 30, item 2: Chromium holds no secret. A real render worker, with real
+ * Issue 30, item 2: Chromium holds no secret; issue 39, item 3: nor does the process that
+ * parses what it prints. A real render worker, with real
  * credentials (its database URL, its NATS user and password) and more planted
  * in its environment; every Chromium process it runs, or that runs for it,
  * is read from /proc: none of them was given any of it.
@@ -113,6 +114,57 @@ describe("a Chromium launched by the render worker", () => {
   it("gets none of them: no DATABASE_URL, NATS_*, *_SECRET*, *_KEY or *PASSWORD*, in any of its processes", () => {
     const processes = chromiumUnder([stack.services.processes.get("render")!.child.pid!]);
     assertHoldsNothing(processes, credentialsOf(stack, extra));
+  });
+
+  it("nor does the post-processing process that parses its PDFs: an allow-listed environment, no socket but its own server's, no gRPC key it can read (issue 39)", async () => {
+    const worker = stack.services.processes.get("render")!.child.pid!;
+    const postprocess = () =>
+      descendantsOf(worker)
+        .map(processInfo)
+        .find((p) => p?.args.some((a) => a.endsWith("postprocess-main.js")));
+    // Its TCP sockets: its server's listening socket and the worker's connections to it, nothing inherited (NATS, PostgreSQL).
+    const tcpOf = (pid: number) => {
+      const sockets = new Set(readdirSync(`/proc/${pid}/fd`).flatMap((fd) => /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.slice(1) ?? []));
+      return ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .slice(1)
+          .map((line) => line.trim().split(/\s+/))
+          .filter((f) => f.length > 9 && sockets.has(f[9]!))
+          .map((f) => ({ local: f[1]!, state: f[3]! })),
+      );
+    };
+    await waitFor(
+      "the worker's post-processing process to listen",
+      async () => {
+        const found = postprocess();
+        return found !== undefined && tcpOf(found.pid).some((s) => s.state === "0A");
+      },
+      60_000,
+    );
+    const found = postprocess()!;
+    assert.ok(found.env.PATH, "its environment was not read");
+    assert.deepEqual(
+      Object.keys(found.env).filter((name) => !["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LOG_LEVEL", "RENDER_POSTPROCESS_PORT"].includes(name)),
+      [],
+    );
+    assert.deepEqual(leaksOf([found], credentialsOf(stack, extra)), []);
+    const tcp = tcpOf(found.pid);
+    const listening = tcp.filter((s) => s.state === "0A").map((s) => s.local);
+    assert.equal(listening.length, 1, `one listening socket: ${JSON.stringify(tcp)}`);
+    assert.match(listening[0]!, /^0100007F:/, "it listens on 127.0.0.1");
+    const port = listening[0]!.split(":")[1];
+    assert.deepEqual(
+      tcp.filter((s) => s.local.split(":")[1] !== port),
+      [],
+      "a socket that is not its own server's",
+    );
+    if (process.getuid?.() === 0) {
+      assert.equal(found.uid, 65534, "a worker running as root starts it as nobody");
+      const read = spawnSync("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "cat", stack.certificates.render.key], { encoding: "utf8" });
+      assert.notEqual(read.status, 0, "nobody can read the worker's gRPC key");
+      assert.doesNotMatch(read.stdout, /PRIVATE KEY/);
+    }
   });
 });
 

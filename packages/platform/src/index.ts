@@ -133,3 +133,14 @@ export {
   resolvePublicAll,
   WEB_PORTS,
 } from "./netguard";
+export {
+  ensureSealingKey,
+  isSealed,
+  readSealingPrivateKey,
+  readSealingPublicKey,
+  seal,
+  sealingPrivateKey,
+  sealingPublicKey,
+  unseal,
+  type SealingKeyFiles,
+} from "./sealing";

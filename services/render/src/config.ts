@@ -30,6 +30,13 @@ export const configSchema = z.object({
    * the worker launches Chromium itself, over a pipe, with a minimal environment.
    */
   RENDER_CHROMIUM_URL: z.string().url().optional(),
+  /**
+   * The loopback endpoint of the post-processing process run by `dist/postprocess-main.js` (the
+   * chart runs it in a container of its own in the render pod, as another user, with no Secret),
+   * e.g. http://127.0.0.1:9223. Unset: the worker starts that process itself, as a child with an
+   * environment of a few allowed names and, when the worker runs as root, as the user nobody.
+   */
+  RENDER_POSTPROCESS_URL: z.string().url().optional(),
   /** Renders one worker runs at once; each has its own browser context. */
   RENDER_SLOTS: env.int(2, 1),
   /** Windows kept beyond the slots for API keys that rendered: each key's next job reuses its own (reset), never another key's. */
@@ -94,3 +101,12 @@ export type ChromiumHostConfig = z.infer<typeof chromiumHostConfigSchema>;
 export const loadRenderConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<Config> => loadConfig(configSchema, source);
 
 export const loadChromiumHostConfig = (source: NodeJS.ProcessEnv = process.env): Readonly<ChromiumHostConfig> => loadConfig(chromiumHostConfigSchema, source);
+
+/** The settings of `dist/postprocess-main.js`: merging and post-processing (qpdf, Ghostscript, pdf-lib), its endpoint on loopback. */
+export const postProcessHostConfigSchema = z.object({
+  LOG_LEVEL: baseConfigShape.LOG_LEVEL,
+  /** 0: any free port, which the process writes on its standard output (the worker's own child). */
+  RENDER_POSTPROCESS_PORT: env.port(9223),
+});
+
+export const loadPostProcessHostConfig = (source: NodeJS.ProcessEnv = process.env) => loadConfig(postProcessHostConfigSchema, source);

@@ -1,7 +1,8 @@
 import { storeOutput } from "@pressroom/domain";
 import type { ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
-import { sweepAbandonedScratch } from "./postprocess";
+import { PostProcessClient } from "./postprocess/client";
+import { PostProcessHost } from "./postprocess/host";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
 import { attemptLog } from "./worker/attempts";
@@ -19,16 +20,16 @@ import { RenderWorker } from "./worker/worker";
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
   const { config, engine, logger } = deps;
-  // Scratch files of a process killed before it could remove them (post-processing's, a merge's parts).
-  void sweepAbandonedScratch().then(
-    (swept) => swept.length > 0 && logger.info({ swept: swept.length }, "swept scratch directories left by processes that are gone"),
-    (err: unknown) => logger.warn({ err }, "could not sweep abandoned scratch directories"),
-  );
+  // The chart's post-processing container, or a child process of this worker's own (postprocess/host.ts).
+  const remote = config.RENDER_POSTPROCESS_URL;
+  const host = remote === undefined ? new PostProcessHost(logger) : undefined;
+  const postprocessor = new PostProcessClient(() => (host ? host.url() : Promise.resolve(remote!)));
   const { nc, js, jsm } = deps.bus;
   const producer = new EngineProducer({
     engine,
     templates: deps.catalog,
     expander: deps.expander,
+    postprocessor,
     deadlineMs: config.RENDER_DEADLINE_MS,
     maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
   });
@@ -49,7 +50,13 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
   observeRenderPool({ engine, slots: config.RENDER_SLOTS });
   return {
     consumers: { "render queue": worker, "job expiry requests": expiry, "destination settled requests": new DestinationSettler({ nc, js, jsm, logger }) },
-    afterWork: { chromium: () => engine.close(), "template threads": () => deps.expander.close() },
+    afterWork: {
+      chromium: () => engine.close(),
+      "template threads": () => deps.expander.close(),
+      "post-processing": async () => {
+        await host?.close();
+      },
+    },
     ready: { slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid },
   };
 }

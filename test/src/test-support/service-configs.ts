@@ -4,12 +4,12 @@ import type { z } from "@pressroom/platform";
 import { configSchema as gateway } from "../../../services/gateway/src/config";
 import { configSchema as identity } from "../../../services/identity/src/config";
 import { configSchema as metering } from "../../../services/metering/src/config";
-import { chromiumHostConfigSchema as chromium, configSchema as render } from "../../../services/render/src/config";
+import { chromiumHostConfigSchema as chromium, configSchema as render, postProcessHostConfigSchema as postprocess } from "../../../services/render/src/config";
 import { configSchema as storage } from "../../../services/storage/src/config";
 import { configSchema as webhook } from "../../../services/webhook/src/config";
 
-/** Each container's own config schema: the six services', and Chromium's host in the render pod. */
-export const CONFIG_SCHEMAS: Record<string, z.ZodType> = { gateway, identity, metering, render, storage, webhook, chromium };
+/** Each container's own config schema: the six services', and Chromium's host and post-processing's in the render pod. */
+export const CONFIG_SCHEMAS: Record<string, z.ZodType> = { gateway, identity, metering, render, storage, webhook, chromium, postprocess };
 
 /**
  * A container's environment parsed by its config schema, as the service parses it at start: the

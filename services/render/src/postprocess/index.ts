@@ -1,10 +1,9 @@
-import { withSpan } from "@pressroom/platform";
 import { runPdfStep } from "./pdf-steps";
 import { convertToPdfa } from "./pdfa";
 import { encrypt, mergeParts, type AddPart } from "./qpdf";
 import type { ToolLimits } from "./tools";
 import { metadataOver, TEST_STAMP, type PostProcessing } from "./options";
-import { postProcessMetrics } from "./metrics";
+import type { StepTimes } from "./wire";
 
 export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
 export { sweepAbandonedScratch, type ToolLimits } from "./tools";
@@ -12,15 +11,18 @@ export type { AddPart } from "./qpdf";
 export { pngPixel, stampPng } from "./png-stamp";
 
 /**
- * Applies what the job asked for to its printed PDF, in this order: the watermark, then test
+ * What runs in the post-processing process (postprocess-main.ts; the worker reaches it through
+ * client.ts). Applies what the job asked for to its printed PDF, in this order: the watermark, then test
  * mode's TEST stamp over it (both before PDF/A conversion, which embeds their font like any
  * other, and after the document's own content, which cannot hide them), PDF/A (Ghostscript), what the document says
  * about itself (information dictionary, XMP, PDF/A's output intent, PDF/UA's markers), and
  * encryption last (qpdf, AES-256). Only the steps asked for run; nothing runs when none is
  * asked. `limits` (the job's deadline, the output cap) bound every external tool, and the
- * pdf-lib steps run on threads of their own that the deadline stops (pdf-steps.ts).
+ * pdf-lib steps run on threads of their own that the deadline stops (pdf-steps.ts). Each step's
+ * duration is added to `times`.
  */
-export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits: ToolLimits): Promise<Uint8Array> {
+export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits: ToolLimits, times: StepTimes = []): Promise<Uint8Array> {
+  const step = timed(times);
   let out = pdf;
   if (steps.watermark) {
     const watermark = steps.watermark;
@@ -50,11 +52,14 @@ export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits
 }
 
 /** The pages of the parts `produce` adds, in order, as one PDF (a merged job's documents; see mergeParts). */
-export function merge(produce: (add: AddPart) => Promise<void>, limits: ToolLimits): Promise<Uint8Array> {
+export function merge(produce: (add: AddPart) => Promise<void>, limits: ToolLimits, times: StepTimes = []): Promise<Uint8Array> {
+  const step = timed(times);
   return mergeParts(produce, limits, (run) => step("merge", run));
 }
 
-function step(name: string, run: () => Promise<Uint8Array>): Promise<Uint8Array> {
-  const started = performance.now();
-  return withSpan(`postprocess.${name}`, {}, run).finally(() => postProcessMetrics.step(name, started));
+function timed(times: StepTimes) {
+  return (name: string, run: () => Promise<Uint8Array>): Promise<Uint8Array> => {
+    const started = performance.now();
+    return run().finally(() => times.push([name, (performance.now() - started) / 1000]));
+  };
 }

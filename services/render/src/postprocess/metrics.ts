@@ -1,4 +1,4 @@
-import { recordSince, secondsHistogram } from "@pressroom/platform";
+import { secondsHistogram } from "@pressroom/platform";
 
 const stepDuration = secondsHistogram(
   "pressroom.render.postprocess.duration",
@@ -6,7 +6,8 @@ const stepDuration = secondsHistogram(
 );
 
 export const postProcessMetrics = {
-  step(step: string, startedAt: number): void {
-    recordSince(stepDuration, startedAt, { step });
+  /** The steps' durations, as the post-processing process measured them. */
+  steps(times: [string, number][]): void {
+    for (const [step, seconds] of times) stepDuration.record(seconds, { step });
   },
 };

@@ -40,6 +40,12 @@ function takeThread(): Worker {
   const thread = spare ?? startThread();
   thread.removeAllListeners();
   thread.ref();
+  warmPdfSteps();
+  return thread;
+}
+
+/** Starts the spare thread now (the post-processing process does at its start), so that even the first step finds pdf-lib loaded. */
+export function warmPdfSteps(): void {
   const next = startThread();
   next.unref();
   next.once("error", () => undefined);
@@ -47,7 +53,6 @@ function takeThread(): Worker {
     if (spare === next) spare = undefined;
   });
   spare = next;
-  return thread;
 }
 
 /**

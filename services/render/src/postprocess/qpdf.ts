@@ -61,6 +61,11 @@ function withoutPasswords(err: unknown): unknown {
   );
 }
 
+/** A merge whose parts add up to more than the output cap. */
+export function partsOverCap(maxOutputBytes: number): RenderFailure {
+  return new RenderFailure("output_cap", `the documents add up to more than ${byteSize(maxOutputBytes)} (the output size cap)`);
+}
+
 /** Takes the next part of a merge: written to disk at once, its bytes not kept. */
 export type AddPart = (part: Uint8Array) => Promise<void>;
 
@@ -81,9 +86,7 @@ export async function mergeParts(
     let total = 0;
     await produce(async (part) => {
       total += part.byteLength;
-      if (total > limits.maxOutputBytes) {
-        throw new RenderFailure("output_cap", `the documents add up to more than ${byteSize(limits.maxOutputBytes)} (the output size cap)`);
-      }
+      if (total > limits.maxOutputBytes) throw partsOverCap(limits.maxOutputBytes);
       const input = join(dir, `part-${inputs.length}.pdf`);
       await writeFile(input, part, { mode: 0o600 });
       inputs.push(input);

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { optionsToContract, type RenderOptions } from "@pressroom/domain";
 import { createDb, migrateToLatest } from "@pressroom/platform";
+import { createLogger } from "@pressroom/platform/logger";
 import { isolatedDatabase } from "@pressroom/stack";
 import type { Kysely } from "kysely";
 import { loadBuiltinTemplates } from "../catalog/builtin-loader";
@@ -14,6 +15,8 @@ import { TemplateExpander } from "../catalog/expander";
 import type { RenderDb } from "../db";
 import { RenderFailure, type RenderEngine } from "../engine";
 import { migrations } from "../migrations";
+import { PostProcessClient } from "../postprocess/client";
+import { PostProcessHost } from "../postprocess/host";
 import { pdfInfo, pdfText, pngSize, startEngine } from "../test-support/engine";
 import { EngineProducer } from "./engine-producer";
 import type { DocumentJob, ProducedDocument } from "./producer";
@@ -23,7 +26,7 @@ import { createSubresourceFetcher } from "./subresources";
  * The producer makes a job's document from the request as admitted: its source (raw HTML,
  * a template of the catalog, a url, documents merged), the request's options, the
  * post-processing they ask for. Real Chromium, PostgreSQL (the catalog), a local web server
- * (the url source) and the PDF tools.
+ * (the url source) and the PDF tools, in a post-processing process of their own.
  */
 describe("engine producer: a job's document", () => {
   let database: { url: string; drop(): Promise<void> };
@@ -31,6 +34,8 @@ describe("engine producer: a job's document", () => {
   let engine: RenderEngine;
   let expander: TemplateExpander;
   let producer: EngineProducer;
+  let host: PostProcessHost;
+  let postprocessor: PostProcessClient;
   let server: http.Server;
   let origin: string;
   const documents: ProducedDocument[] = [];
@@ -49,13 +54,23 @@ describe("engine producer: a job's document", () => {
     origin = `http://127.0.0.1:${port}`;
     engine = await startEngine({ slots: 1, fetchSubresource: createSubresourceFetcher({ allowLoopback: true, ports: [port] }) });
     expander = new TemplateExpander({ threads: 1, maxOutputBytes: 1024 * 1024 });
-    producer = new EngineProducer({ engine, templates: new TemplateCatalog(db), expander, deadlineMs: 15_000, maxOutputBytes: 10 * 1024 * 1024 });
+    host = new PostProcessHost(createLogger("render-test", "warn"));
+    postprocessor = new PostProcessClient(() => host.url());
+    producer = new EngineProducer({
+      engine,
+      templates: new TemplateCatalog(db),
+      expander,
+      postprocessor,
+      deadlineMs: 60_000,
+      maxOutputBytes: 10 * 1024 * 1024,
+    });
   });
 
   after(async () => {
     for (const document of documents) document.release();
     await engine?.close();
     await expander?.close();
+    await host?.close();
     await new Promise((resolve) => server?.close(resolve));
     await db?.destroy();
     await database?.drop();
@@ -134,7 +149,8 @@ describe("engine producer: a job's document", () => {
       engine,
       templates: new TemplateCatalog(db),
       expander,
-      deadlineMs: 15_000,
+      postprocessor,
+      deadlineMs: 60_000,
       maxOutputBytes: printed.data.byteLength + 1_000,
     });
     const fits = await capped.produce(job({ html: "<p>body</p>" }), new AbortController().signal);

@@ -6,7 +6,8 @@ import { templateKey } from "../catalog/catalog";
 import { engineJob } from "../catalog/engine-job";
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, pageCredentials, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
-import { merge, postProcess, postProcessingOf, stampPng, wantsPostProcessing } from "../postprocess";
+import { postProcessingOf, wantsPostProcessing, type PostProcessor } from "../postprocess/client";
+import { stampPng } from "../postprocess/png-stamp";
 import { renderMetrics } from "./metrics";
 import type { DocumentJob, DocumentProducer, OutputFormat, ProducedDocument } from "./producer";
 
@@ -20,6 +21,8 @@ export interface EngineProducerDeps {
   engine: RenderEngine;
   templates: TemplateSource;
   expander: TemplateExpander;
+  /** Merging and post-processing, in a process that holds no credential (postprocess-main.ts). */
+  postprocessor: PostProcessor;
   /** The render deadline, template expansion and post-processing included. */
   deadlineMs: number;
   /** The output size cap, held again after a merge or post-processing (a PDF/A-1 page flattened into an image grows). */
@@ -30,7 +33,8 @@ export interface EngineProducerDeps {
  * Makes a job's document on the render engine: its source expanded (a template with the job's
  * data off the event loop, raw HTML the same way, a url's page fetched through the network
  * guard), rendered in a window only its key's jobs use, or each of its documents rendered and
- * their pages merged in order; then the post-processing its options ask for; all within one
+ * their pages merged in order; then the post-processing its options ask for (both in the
+ * post-processing process, which holds no credential); all within one
  * render deadline. The page a single document was rendered on is kept from its reset until
  * the document is released.
  */
@@ -53,7 +57,7 @@ export class EngineProducer implements DocumentProducer {
       signal.throwIfAborted();
       const output =
         printed.contentType === "application/pdf" && wantsPostProcessing(steps)
-          ? { ...printed, data: await postProcess(printed.data, steps, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes }) }
+          ? { ...printed, data: await this.deps.postprocessor.postProcess(printed.data, steps, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes }) }
           : request.test
             ? { ...printed, data: await stampedImage(printed) }
             : printed;
@@ -121,7 +125,7 @@ export class EngineProducer implements DocumentProducer {
     const scriptErrors: string[] = [];
     // What the whole request says of every part's script and sub-resources.
     const strictness = { failOnScriptError: options.failOnScriptError, failOnResourceError: options.failOnResourceError };
-    const data = await merge(
+    const data = await this.deps.postprocessor.merge(
       async (add) => {
         for (const [index, part] of parts.entries()) {
           const source = jobEventsV1.JobAccepted.fromPartial({ ...part, kind: jobEventsV1.JobKind.JOB_KIND_RENDER });
