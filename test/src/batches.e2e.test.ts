@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { verifyWebhookSignature } from "@pressroom/client";
 import { waitFor } from "@pressroom/stack";
+import { Webhook } from "standardwebhooks";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver } from "./test-support/webhook-receiver";
 
 /**
  * Batches end to end (issue 42), through the real stack and Chromium: a batch is admitted all
  * or none against the quota and once against the rate limit, its items are ordinary jobs that
  * run within the key's concurrency limit (waiting, never refused), another key's job is not
- * held up behind them, and a cancellation refunds exactly what had not started.
+ * held up behind them, and a cancellation refunds exactly what had not started. When every item
+ * has ended, one batch.completed callback (signed as job callbacks, with their retries).
  */
 
 const page = (i: number) => ({ html: "<h1>Item {{n}}</h1>", data: { n: i } });
@@ -21,6 +25,7 @@ interface BatchBody {
   total: number;
   counts: { queued: number; running: number; succeeded: number; failed: number };
   created_at: string;
+  archive: { url: string; expires_at: string; size_bytes: number } | null;
 }
 
 interface JobBody {
@@ -34,13 +39,16 @@ interface JobBody {
 
 describe("batches through the real stack", () => {
   let h: Harness;
+  const receiver = new WebhookReceiver();
 
   before(async () => {
-    h = await startHarness();
+    await receiver.start();
+    h = await startHarness({ serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }) } });
   });
 
   after(async () => {
     await h?.stop();
+    await receiver.stop();
   });
 
   const usage = async (apiKey: string) =>
@@ -177,6 +185,33 @@ describe("batches through the real stack", () => {
     assert.equal((await usage(apiKey)).renders.used, 6 - unstarted, "their failure events refunded nothing more");
     const again = await h.api.request("DELETE", `/v1/batches/${id}`, { key: apiKey });
     assert.equal((again.json as BatchBody).counts.failed, unstarted, "cancelling again changes nothing");
+  });
+
+  it("a batch's webhook_url is checked as a job's, and called back once when every item has ended, signed and retried as job callbacks", async () => {
+    const { apiKey } = await h.admin.createKey("pro");
+    const refused = await h.api.post("/v1/batches", { items: [page(0)], webhook_url: "http://example.com/hook" }, { key: apiKey });
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(errorShape(refused).error, /^webhook_url: /);
+
+    receiver.on("/hooks/batch", (n) => ({ status: n === 0 ? 503 : 200 }));
+    const response = await h.api.post("/v1/batches", { items: [page(0), page(1), page(2)], webhook_url: receiver.url("/hooks/batch") }, { key: apiKey });
+    assert.equal(response.status, 202, response.text);
+    const accepted = response.json as BatchBody;
+    assert.equal(accepted.archive, null);
+    const [failed, delivered] = await receiver.waitFor("/hooks/batch", 2, 120_000);
+    const batch = await batchOf(apiKey, accepted.id);
+    assert.equal(batch.status, "completed");
+    const body = JSON.parse(delivered!.rawBody) as { id: string; type: string; created_at: string; batch: BatchBody };
+    assert.deepEqual(Object.keys(body), ["id", "type", "created_at", "batch"]);
+    assert.equal(body.type, "batch.completed");
+    assert.deepEqual(body.batch, batch, "the batch object, as GET answers it");
+    assert.equal(failed!.rawBody, delivered!.rawBody, "every attempt sends the same bytes");
+    assert.equal(delivered!.headers["webhook-id"], body.id);
+    const { secret } = (await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json as { secret: string };
+    assert.equal(verifyWebhookSignature(delivered!.rawBody, delivered!.headers["x-service-signature"]!, secret), true);
+    assert.deepEqual(new Webhook(secret).verify(delivered!.rawBody, delivered!.headers), body, "the Standard Webhooks signature too");
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(receiver.requestsOn("/hooks/batch").length, 2, "delivered once: no callback after the 2xx");
   });
 
   it("Idempotency-Key: the same batch again replays it, charged once; another key sees no such batch", async () => {

@@ -11,7 +11,7 @@ import { configuredPoster } from "./delivery/http";
 import { identitySecrets } from "./delivery/identity-client";
 import { createServer } from "./server";
 import { createService } from "./service";
-const { JOBS, WEBHOOKS } = streams;
+const { JOBS, WEBHOOKS, BATCHES } = streams;
 
 runService({
   name: "webhook",
@@ -21,7 +21,8 @@ runService({
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
     const needs = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({ stream: JOBS, name }));
-    const bus = await nats({ streams: [JOBS, WEBHOOKS], consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }] });
+    needs.push({ stream: WEBHOOKS, name: consumers.webhookDelivery }, { stream: BATCHES, name: consumers.webhookBatchCallbacks });
+    const bus = await nats({ streams: [JOBS, WEBHOOKS, BATCHES], consumers: needs });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
     return { config, db, bus, logger, poster, secrets };
   },

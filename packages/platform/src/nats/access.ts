@@ -70,6 +70,11 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         subjects.jobExpiryRequested,
         // Batch items, dispatched to the RENDER queue as their keys' slots free up.
         subjects.renderRequested,
+        // A batch's end: its archive asked for, its archive recorded, its end announced.
+        subjects.batchEnded,
+        subjects.batchCompleted,
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.meteringBatches),
       ],
       subscribe: replies,
     },
@@ -104,6 +109,10 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         `${API}.CONSUMER.INFO.${objects}.>`,
         `${API}.CONSUMER.DELETE.${objects}.>`,
         "$JS.FC.>",
+        // Batch archives: asked for by metering, answered with the archive.
+        subjects.batchArchived,
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.storageArchives),
       ],
       subscribe: replies,
     },
@@ -119,6 +128,8 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         ...pullConsumer(streams.JOBS, consumers.readModels),
         ...pullConsumer(streams.WEBHOOKS, consumers.webhookDelivery),
         ...directGet(streams.JOBS),
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.webhookBatchCallbacks),
       ],
       subscribe: replies,
     },
