@@ -73,6 +73,7 @@ export {
   readObject,
   type StoredObject,
   writeObjectChunks,
+  writeObjectStream,
   type WrittenChunks,
 } from "./nats/object-chunks";
 export {
