@@ -1,4 +1,7 @@
-/** Storage: outputs' names, rows and signed URLs (server.ts), their expiry and batches' archives (service.ts); downloads of large outputs get 10 s to end at shutdown. */
+/**
+ * Storage: outputs' names, rows and signed URLs (server.ts), their expiry and batches' archives
+ * (service.ts); downloads of large outputs get 10 s to end at shutdown.
+ */
 import { consumers, runService, streams } from "@pressroom/platform";
 import { RecentOutputs } from "@pressroom/domain";
 import { loadStorageConfig } from "./config";

@@ -20,7 +20,10 @@ runService({
     const poster = configuredPoster(config, logger);
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
-    const needs = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({ stream: JOBS, name }));
+    const needs: { stream: string; name: string }[] = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({
+      stream: JOBS,
+      name,
+    }));
     needs.push({ stream: WEBHOOKS, name: consumers.webhookDelivery }, { stream: BATCHES, name: consumers.webhookBatchCallbacks });
     const bus = await nats({ streams: [JOBS, WEBHOOKS, BATCHES], consumers: needs });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
