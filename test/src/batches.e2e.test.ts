@@ -1,14 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { verifyWebhookSignature } from "@pressroom/client";
 import { waitFor } from "@pressroom/stack";
+import { Webhook } from "standardwebhooks";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
+import { WebhookReceiver } from "./test-support/webhook-receiver";
+import { fromBuffer, type Entry, type ZipFile } from "yauzl";
 
 /**
  * Batches end to end (issue 42), through the real stack and Chromium: a batch is admitted all
  * or none against the quota and once against the rate limit, its items are ordinary jobs that
  * run within the key's concurrency limit (waiting, never refused), another key's job is not
- * held up behind them, and a cancellation refunds exactly what had not started.
+ * held up behind them, and a cancellation refunds exactly what had not started. When every item
+ * has ended, one batch.completed callback (signed as job callbacks, with their retries).
  */
 
 const page = (i: number) => ({ html: "<h1>Item {{n}}</h1>", data: { n: i } });
@@ -21,6 +26,31 @@ interface BatchBody {
   total: number;
   counts: { queued: number; running: number; succeeded: number; failed: number };
   created_at: string;
+  archive: { url: string; expires_at: string; size_bytes: number } | null;
+}
+
+/** Every entry of a zip, by name. */
+async function unzip(zip: Buffer): Promise<Map<string, Buffer>> {
+  const file = await new Promise<ZipFile>((resolve, reject) => fromBuffer(zip, { lazyEntries: true }, (err, opened) => (err ? reject(err) : resolve(opened))));
+  const entries = new Map<string, Buffer>();
+  await new Promise<void>((resolve, reject) => {
+    file.on("error", reject);
+    file.on("end", resolve);
+    file.on("entry", (entry: Entry) => {
+      file.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        const chunks: Buffer[] = [];
+        stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+        stream.on("error", reject);
+        stream.on("end", () => {
+          entries.set(entry.fileName, Buffer.concat(chunks));
+          file.readEntry();
+        });
+      });
+    });
+    file.readEntry();
+  });
+  return entries;
 }
 
 interface JobBody {
@@ -34,13 +64,16 @@ interface JobBody {
 
 describe("batches through the real stack", () => {
   let h: Harness;
+  const receiver = new WebhookReceiver();
 
   before(async () => {
-    h = await startHarness();
+    await receiver.start();
+    h = await startHarness({ serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200" }) } });
   });
 
   after(async () => {
     await h?.stop();
+    await receiver.stop();
   });
 
   const usage = async (apiKey: string) =>
@@ -177,6 +210,83 @@ describe("batches through the real stack", () => {
     assert.equal((await usage(apiKey)).renders.used, 6 - unstarted, "their failure events refunded nothing more");
     const again = await h.api.request("DELETE", `/v1/batches/${id}`, { key: apiKey });
     assert.equal((again.json as BatchBody).counts.failed, unstarted, "cancelling again changes nothing");
+  });
+
+  it("a batch's webhook_url is checked as a job's, and called back once when every item has ended, signed and retried as job callbacks", async () => {
+    const { apiKey } = await h.admin.createKey("pro");
+    const refused = await h.api.post("/v1/batches", { items: [page(0)], webhook_url: "http://example.com/hook" }, { key: apiKey });
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(errorShape(refused).error, /^webhook_url: /);
+
+    receiver.on("/hooks/batch", (n) => ({ status: n === 0 ? 503 : 200 }));
+    const response = await h.api.post("/v1/batches", { items: [page(0), page(1), page(2)], webhook_url: receiver.url("/hooks/batch") }, { key: apiKey });
+    assert.equal(response.status, 202, response.text);
+    const accepted = response.json as BatchBody;
+    assert.equal(accepted.archive, null);
+    const [failed, delivered] = await receiver.waitFor("/hooks/batch", 2, 120_000);
+    const batch = await batchOf(apiKey, accepted.id);
+    assert.equal(batch.status, "completed");
+    const body = JSON.parse(delivered!.rawBody) as { id: string; type: string; created_at: string; batch: BatchBody };
+    assert.deepEqual(Object.keys(body), ["id", "type", "created_at", "batch"]);
+    assert.equal(body.type, "batch.completed");
+    assert.deepEqual(body.batch, batch, "the batch object, as GET answers it");
+    assert.equal(failed!.rawBody, delivered!.rawBody, "every attempt sends the same bytes");
+    assert.equal(delivered!.headers["webhook-id"], body.id);
+    const { secret } = (await h.api.get("/v1/keys/webhook-secret", { key: apiKey })).json as { secret: string };
+    assert.equal(verifyWebhookSignature(delivered!.rawBody, delivered!.headers["x-service-signature"]!, secret), true);
+    assert.deepEqual(new Webhook(secret).verify(delivered!.rawBody, delivered!.headers), body, "the Standard Webhooks signature too");
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(receiver.requestsOn("/hooks/batch").length, 2, "delivered once: no callback after the 2xx");
+  });
+
+  it("100 invoices with an archive, a render worker and a gateway killed during it: 100 outputs, one callback, a zip of the same bytes, each charged once", async (t) => {
+    const started = Date.now();
+    const { apiKey } = await h.admin.createKey("business");
+    const templates = (await h.api.get("/v1/templates")).json as { templates: { id: string; sample_data: Record<string, unknown> }[] };
+    const sample = templates.templates.find((t) => t.id === "invoice")!.sample_data;
+    // The first ten share a filename (made unique in the zip), the rest are named by their index.
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      template_id: "invoice",
+      data: sample,
+      ...(i < 10 ? { options: { filename: "invoice.pdf" } } : {}),
+    }));
+    const expectedName = (i: number) => (i === 0 ? "invoice.pdf" : i < 10 ? `invoice (${i + 1}).pdf` : `${i}.pdf`);
+    receiver.on("/hooks/month-end", () => ({ status: 200 }));
+    const response = await h.api.post("/v1/batches", { items, webhook_url: receiver.url("/hooks/month-end"), archive: true }, { key: apiKey });
+    assert.equal(response.status, 202, response.text);
+    const id = (response.json as BatchBody).id;
+
+    const { services } = h.stack;
+    await waitFor("the batch to be under way", async () => (await batchOf(apiKey, id)).counts.succeeded >= 5, 120_000, 250);
+    await services.kill("render");
+    await services.restart("render");
+    await services.kill("gateway");
+    await services.restart("gateway");
+
+    await waitFor("the batch to complete with its archive", async () => (await batchOf(apiKey, id)).archive !== null, 300_000, 1_000);
+    const batch = await batchOf(apiKey, id);
+    assert.equal(batch.status, "completed");
+    assert.deepEqual(batch.counts, { queued: 0, running: 0, succeeded: 100, failed: 0 }, "nothing lost");
+    const [callback] = await receiver.waitFor("/hooks/month-end", 1, 30_000);
+    assert.deepEqual((JSON.parse(callback!.rawBody) as { batch: BatchBody }).batch, batch, "called back after the archive was ready, with it");
+
+    const zip = await h.api.download(batch.archive!.url);
+    assert.equal(zip.status, 200, zip.text);
+    assert.equal(zip.headers["content-type"], "application/zip");
+    assert.equal(zip.body.length, batch.archive!.size_bytes);
+    const entries = await unzip(zip.body);
+    const listed = await allItems(apiKey, id, 100);
+    assert.equal(entries.size, 100);
+    for (const item of listed) {
+      const download = await h.api.download(item.url!);
+      assert.equal(download.status, 200);
+      assert.ok(entries.get(expectedName(item.index))?.equals(download.body), `the zip's ${expectedName(item.index)} is item ${item.index}'s download`);
+    }
+    await waitFor("slots freed", async () => (await usage(apiKey)).concurrency.in_flight === 0, 30_000, 500);
+    assert.equal((await usage(apiKey)).renders.used, 100, "each item charged once");
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(receiver.requestsOn("/hooks/month-end").length, 1, "one callback");
+    t.diagnostic(`100-item batch with kills: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 
   it("Idempotency-Key: the same batch again replays it, charged once; another key sees no such batch", async () => {

@@ -18,6 +18,7 @@ describe("Pressroom's batches over HTTP", () => {
       total: 2,
       counts: { queued: 2, running: 0, succeeded: 0, failed: 0 },
       created_at: "2026-11-28T00:00:00.000Z",
+      archive: null,
     };
     server.handler = (req, res) => {
       if (req.url === "/v1/batches/bat_01/items?limit=1&cursor=0")
@@ -29,6 +30,8 @@ describe("Pressroom's batches over HTTP", () => {
         { template_id: "invoice", data: { n: 1 } },
         { kind: "image" as const, template_id: "social-card", data: {} },
       ],
+      webhook_url: "https://example.com/hook",
+      archive: true,
     };
     assert.deepEqual(await client.createBatch(request, { idempotencyKey: "month-end" }), batch);
     assert.equal(server.last.method, "POST");

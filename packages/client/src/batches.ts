@@ -8,6 +8,18 @@ export type BatchItemRequest = (Omit<RenderRequest, "webhook_url"> & { kind?: "r
 /** The body of POST /v1/batches: 1 to 1,000 items. */
 export interface BatchRequest {
   items: BatchItemRequest[];
+  /** Called back once (a `BatchCompletedEvent`, signed as job callbacks) when every item has ended, after the archive is ready. */
+  webhook_url?: string;
+  /** true: a zip of the succeeded items' outputs is made when the batch ends (`Batch.archive`). */
+  archive?: boolean;
+}
+
+/** The zip of a batch's succeeded outputs, each named by its options.filename or its index (made unique with " (2)", …). */
+export interface BatchArchive {
+  /** Signed, expiring download URL. Treat it like the documents themselves. */
+  url: string;
+  expires_at: string;
+  size_bytes: number;
 }
 
 export interface BatchCounts {
@@ -27,6 +39,18 @@ export interface Batch {
   total: number;
   counts: BatchCounts;
   created_at: string;
+  /** With `archive: true`, once the zip is ready; null before, and without one. */
+  archive: BatchArchive | null;
+}
+
+/** The JSON body of a batch's callback (`type` "batch.completed"): check its signature as a job callback's (`constructEvent<BatchCompletedEvent>`). */
+export interface BatchCompletedEvent {
+  /** Event id: the same on every retry, so use it to deduplicate. */
+  id: string;
+  type: "batch.completed";
+  /** When the batch ended. */
+  created_at: string;
+  batch: Batch;
 }
 
 /** Query of GET /v1/batches/<id>/items. */

@@ -16,4 +16,14 @@ export {
 } from "./webhooks";
 export type * from "./types";
 export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";
-export type { Batch, BatchCounts, BatchItem, BatchItemList, BatchItemRequest, BatchItemsQuery, BatchRequest } from "./batches";
+export type {
+  Batch,
+  BatchArchive,
+  BatchCompletedEvent,
+  BatchCounts,
+  BatchItem,
+  BatchItemList,
+  BatchItemRequest,
+  BatchItemsQuery,
+  BatchRequest,
+} from "./batches";

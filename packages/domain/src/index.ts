@@ -74,3 +74,4 @@ export {
   WATERMARK_DEFAULTS,
   type Watermark,
 } from "./options";
+export { BatchArchive, BatchArchived, batchCallbackId, BatchCompleted, BatchEnded, BatchObject, decodeBatchEvent, publishBatchEvent } from "./batch-events";

@@ -75,6 +75,7 @@ export {
   readObject,
   type StoredObject,
   writeObjectChunks,
+  writeObjectStream,
   type WrittenChunks,
 } from "./nats/object-chunks";
 export {

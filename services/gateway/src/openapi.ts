@@ -1,4 +1,4 @@
-import { Batch, BatchId, BatchItem, BatchItemList, BatchItemRequest, BatchRequest } from "./jobs/batch-api";
+import { Batch, BatchArchive, BatchCompletedEvent, BatchId, BatchItem, BatchItemList, BatchItemRequest, BatchRequest, batchWebhooks } from "./jobs/batch-api";
 import { DEMO_API_KEY, PLANS, PLAN_ORDER } from "@pressroom/domain";
 import { createDocument, type ZodOpenApiPathsObject, type oas31 } from "zod-openapi";
 import { ErrorBody, JobId, TemplateId, errorResponse, headers } from "./api-shared";
@@ -123,6 +123,8 @@ const SCHEMAS = {
   UrlOptions,
   UrlCookie,
   Destination,
+  BatchArchive,
+  BatchCompletedEvent,
 };
 
 function paths(routes: readonly ApiRoute[]): ZodOpenApiPathsObject {
@@ -154,7 +156,7 @@ export function openApiDocument(routes: readonly ApiRoute[]): oas31.OpenAPIObjec
     ],
     security: [],
     paths: paths(routes),
-    webhooks: jobWebhooks,
+    webhooks: { ...jobWebhooks, ...batchWebhooks },
     components: {
       securitySchemes: {
         bearerAuth: {

@@ -64,6 +64,14 @@ export interface MeteringDb {
     total: number;
     created_at: ColumnType<Date, Date | undefined, never>;
     cancelled_at: Date | null;
+    webhook_url: string | null;
+    archive: ColumnType<boolean, boolean | undefined, boolean>;
+    ended_at: Date | null;
+    announced_at: Date | null;
+    completed_at: Date | null;
+    archive_url: string | null;
+    archive_expires_at: Date | null;
+    archive_size_bytes: ColumnType<string | null, number | null, number | null>;
   };
   batch_items: {
     batch_id: string;
@@ -74,6 +82,7 @@ export interface MeteringDb {
     command: Buffer | null;
     dispatched_at: Date | null;
     ended_at: Date | null;
+    filename: ColumnType<string, string | undefined, string>;
   };
   /** Stripe webhook events already handled (Stripe delivers at least once). */
   stripe_events: { event_id: string; type: string; outcome: string; received_at: ColumnType<Date, Date | undefined, never> };

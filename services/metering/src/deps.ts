@@ -1,5 +1,6 @@
 import type { Bus, Logger } from "@pressroom/platform";
 import type { Kysely } from "kysely";
+import type { BatchEnds } from "./batches/batch-ends";
 import type { BatchDispatcher } from "./batches/dispatcher";
 import type { BillingService } from "./billing/billing.service";
 import type { Config } from "./config";
@@ -14,4 +15,6 @@ export interface MeteringDeps {
   billing: BillingService;
   /** Sends batch items to the RENDER queue as their keys' slots free up (batches/dispatcher.ts). */
   batches: BatchDispatcher;
+  /** What follows a batch's end: its archive asked for, its end announced (batches/batch-ends.ts). */
+  batchEnds: BatchEnds;
 }

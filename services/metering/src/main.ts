@@ -5,6 +5,7 @@
  */
 import { identityV1 } from "@pressroom/contracts";
 import { consumers, runService, streams } from "@pressroom/platform";
+import { BatchEnds } from "./batches/batch-ends";
 import { BatchDispatcher } from "./batches/dispatcher";
 import { createBilling } from "./billing/create-billing";
 import { identityDirectory } from "./billing/identity-client";
@@ -19,10 +20,16 @@ runService({
   config: loadMeteringConfig,
   connect: async ({ config, logger, database, nats, grpcClient }): Promise<MeteringDeps> => {
     const db = database<MeteringDb>("metering");
-    const bus = await nats({ streams: [streams.JOBS, streams.ACCOUNTS], consumers: [{ stream: streams.JOBS, name: consumers.meteringJobs }] });
+    const { JOBS, ACCOUNTS, BATCHES } = streams;
+    const needs = [
+      { stream: JOBS, name: consumers.meteringJobs },
+      { stream: BATCHES, name: consumers.meteringBatches },
+    ];
+    const bus = await nats({ streams: [JOBS, ACCOUNTS, BATCHES], consumers: needs });
     const identity = grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity");
     const batches = new BatchDispatcher({ db, js: bus.js, logger, leaseSeconds: config.SLOT_LEASE_SECONDS, intervalMs: config.BATCH_DISPATCH_INTERVAL_MS });
-    return { config, db, bus, logger, billing: createBilling({ db, logger, keys: identityDirectory(identity), config }), batches };
+    const batchEnds = new BatchEnds({ db, js: bus.js, logger });
+    return { config, db, bus, logger, billing: createBilling({ db, logger, keys: identityDirectory(identity), config }), batches, batchEnds };
   },
   build: (deps) => ({ grpc: createServer(deps), ...createService(deps) }),
 });

@@ -49,7 +49,7 @@ export function createServer(deps: MeteringDeps): GrpcService[] {
       settleFinishedJobs: (keyId) => settleFinishedJobs({ db, jsm, logger }, keyId),
       onUsageCorrected: (correction) => publishUsageCorrected(js, correction),
     }),
-    ...batchHandlers({ db, js, dispatcher: deps.batches }),
+    ...batchHandlers({ db, js, dispatcher: deps.batches, ends: deps.batchEnds }),
     ...billingHandlers(deps.billing, logger),
   };
   return [{ definition: meteringV1.MeteringServiceService, implementation, callers: METERING_CALLERS }];

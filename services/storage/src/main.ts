@@ -1,5 +1,8 @@
-/** Storage: outputs' names, rows and signed URLs (server.ts) and their expiry (service.ts); downloads of large outputs get 10 s to end at shutdown. */
-import { runService } from "@pressroom/platform";
+/**
+ * Storage: outputs' names, rows and signed URLs (server.ts), their expiry and batches' archives
+ * (service.ts); downloads of large outputs get 10 s to end at shutdown.
+ */
+import { consumers, runService, streams } from "@pressroom/platform";
 import { RecentOutputs } from "@pressroom/domain";
 import { loadStorageConfig } from "./config";
 import type { StorageDb } from "./db";
@@ -13,7 +16,8 @@ runService({
   config: loadStorageConfig,
   connect: async ({ config, logger, database, nats }): Promise<StorageDeps> => {
     const db = database<StorageDb>("storage");
-    const { js, jsm } = await nats({ objectStores: [config.OUTPUT_BUCKET] });
+    const archives = { stream: streams.BATCHES, name: consumers.storageArchives };
+    const { js, jsm } = await nats({ objectStores: [config.OUTPUT_BUCKET], streams: [streams.BATCHES], consumers: [archives] });
     return {
       db,
       store: await openOutputStore(js, config.OUTPUT_BUCKET),

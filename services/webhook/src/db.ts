@@ -56,7 +56,24 @@ export interface DeliveryRow {
   replay: boolean;
 }
 
+/** A batch's callback (delivery/batch-callback.consumer.ts). */
+export interface BatchCallbackRow {
+  batch_id: string;
+  callback_id: string;
+  key_id: string;
+  url: string;
+  body: string;
+  ended_at: Date;
+  state: ColumnType<"pending" | "delivered" | "exhausted", "pending" | undefined, "delivered" | "exhausted">;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
 export interface WebhookDb {
+  batch_callbacks: BatchCallbackRow;
   audit_job_events: AuditJobEventRow;
   read_model_position: { name: string; last_seq: ColumnType<string, number | string, number | string> };
   job_list: JobListRow;

@@ -12,7 +12,7 @@ import { identitySecrets } from "./delivery/identity-client";
 import { storageOutputs } from "./destinations/output-reader";
 import { createServer } from "./server";
 import { createService } from "./service";
-const { JOBS, WEBHOOKS, DESTINATIONS } = streams;
+const { JOBS, WEBHOOKS, DESTINATIONS, BATCHES } = streams;
 
 runService({
   name: "webhook",
@@ -21,11 +21,16 @@ runService({
     const poster = configuredPoster(config, logger);
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
-    const needs = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({ stream: JOBS, name }));
-    const bus = await nats({
-      streams: [JOBS, WEBHOOKS, DESTINATIONS],
-      consumers: [...needs, { stream: WEBHOOKS, name: consumers.webhookDelivery }, { stream: DESTINATIONS, name: consumers.destinationDelivery }],
-    });
+    const needs: { stream: string; name: string }[] = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({
+      stream: JOBS,
+      name,
+    }));
+    needs.push(
+      { stream: WEBHOOKS, name: consumers.webhookDelivery },
+      { stream: DESTINATIONS, name: consumers.destinationDelivery },
+      { stream: BATCHES, name: consumers.webhookBatchCallbacks },
+    );
+    const bus = await nats({ streams: [JOBS, WEBHOOKS, DESTINATIONS, BATCHES], consumers: needs });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
     const outputs = storageOutputs(grpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, "storage"));
     return { config, db, bus, logger, poster, secrets, outputs };

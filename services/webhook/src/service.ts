@@ -1,5 +1,6 @@
 import type { ServiceParts } from "@pressroom/platform";
 import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
+import { BatchCallbackConsumer } from "./delivery/batch-callback.consumer";
 import { DeliveryConsumer } from "./delivery/delivery.consumer";
 import { DispatchConsumer } from "./delivery/dispatch.consumer";
 import { DestinationConsumer } from "./destinations/destination.consumer";
@@ -9,7 +10,7 @@ import { CatchUpLoop, Projector, ReadModelConsumer } from "./read-models/project
 /**
  * The webhook service's consumers of NATS; nothing runs until the runner starts them. Callback
  * delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the
- * customer's URL, with retries, and replays). Destinations (destinations/): a rendered job's output PUT to the
+ * customer's URL, with retries, and replays); a batch's end (batch.completed) → its one callback. Destinations (destinations/): a rendered job's output PUT to the
  * customer's presigned URL, on the same schedule, before render ends the job. The job audit projection: every JOBS event → a row
  * of webhook.audit_job_events (see audit/). The read models (jobs, daily usage, deliveries; see
  * read-models/): every JOBS event, from the consumer and a catch-up loop that rebuilds a lost model.
@@ -26,6 +27,7 @@ export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers"
       "callback dispatch": new DispatchConsumer({ js, jsm, logger }),
       "callback delivery": new DeliveryConsumer({ js, jsm, db, logger, poster, secrets, policy, concurrency, perKeyConcurrency }),
       "destination delivery": new DestinationConsumer({ nc, js, jsm, db, logger, poster, outputs, policy, concurrency, perKeyConcurrency }),
+      "batch callbacks": new BatchCallbackConsumer({ js, db, logger, poster, secrets, policy, concurrency }),
       "audit projection": new AuditProjectionConsumer({ js, db, logger }),
       "read models": new ReadModelConsumer({ js, projector, logger }),
     },

@@ -3,7 +3,7 @@
 Standard library only; Python 3.9 or later.
 """
 
-from ._batches import Batch, BatchItem, BatchItemPage
+from ._batches import Batch, BatchCompletedEvent, BatchItem, BatchItemPage
 from ._client import Pressroom
 from ._errors import PressroomError, PressroomSignatureError
 from ._http import DEFAULT_BASE_URL, DEFAULT_TIMEOUT, __version__
@@ -34,6 +34,7 @@ __all__ = [
     "ApiObject",
     "Destination",
     "Batch",
+    "BatchCompletedEvent",
     "BatchItem",
     "BatchItemPage",
     "CheckoutSession",

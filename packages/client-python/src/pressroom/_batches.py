@@ -8,13 +8,31 @@ from ._models import ApiObject
 
 
 class Batch(ApiObject):
-    """A batch: ``status`` accepted, running, completed or cancelled; ``counts`` of its items (queued, running, succeeded, failed)."""
+    """A batch: ``status`` accepted, running, completed or cancelled; ``counts`` of its items (queued, running, succeeded, failed).
+
+    ``archive`` (``archive=True`` batches, once the zip of the outputs is ready, else None): ``url`` (signed,
+    expiring), ``expires_at``, ``size_bytes``.
+    """
 
     id: str
     status: str
     total: int
     counts: ApiObject
     created_at: str
+    archive: Optional[ApiObject]
+
+
+class BatchCompletedEvent(ApiObject):
+    """The body of a batch's callback (``type`` "batch.completed"), verified as a job callback is: ``id``, ``type``, ``created_at``, ``batch``."""
+
+    id: str
+    type: str
+    created_at: str
+    batch: Batch
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self["batch"] = Batch(fields["batch"])
 
 
 class BatchItem(ApiObject):

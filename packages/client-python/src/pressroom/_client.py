@@ -432,14 +432,22 @@ class Pressroom:
         self,
         items: list[Mapping[str, Any]],
         *,
+        webhook_url: Optional[str] = None,
+        archive: Optional[bool] = None,
         idempotency_key: Optional[str] = None,
     ) -> Batch:
         """POST /v1/batches: 1 to 1,000 render or image requests (``"kind": "image"`` for an image), admitted all or none.
 
         One quota unit per item (QUOTA_EXCEEDED and nothing runs otherwise), counted once against the
         rate limit; the items run within the key's concurrency. Answers the batch, ``accepted``.
+        ``webhook_url``: one ``batch.completed`` callback (``BatchCompletedEvent``) when every item has ended;
+        ``archive=True``: a zip of the outputs, the batch's ``archive`` once it is ready.
         """
-        body = {"items": list(items)}
+        body: dict[str, Any] = {"items": list(items)}
+        if webhook_url is not None:
+            body["webhook_url"] = webhook_url
+        if archive is not None:
+            body["archive"] = archive
         return Batch(self._call("POST", "/v1/batches", body, self._idempotency_key(idempotency_key)))
 
     def batch(self, id: str) -> Batch:

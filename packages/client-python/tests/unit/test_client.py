@@ -347,9 +347,12 @@ class Endpoints(ServerTest):
         self.assertTrue(all(r.headers["authorization"] == f"Bearer {API_KEY}" for r in self.server.requests))
 
     def test_batches_create_read_page_and_cancel(self) -> None:
-        batch = {"id": "bat_1", "status": "accepted", "total": 2, "counts": {"queued": 2, "running": 0, "succeeded": 0, "failed": 0}, "created_at": "2026-11-28T00:00:00Z"}
+        batch = {"id": "bat_1", "status": "accepted", "total": 2, "counts": {"queued": 2, "running": 0, "succeeded": 0, "failed": 0}, "created_at": "2026-11-28T00:00:00Z", "archive": None}
+        archive = {"url": "https://x/v1/outputs/out_1?exp=1&sig=2", "expires_at": "2026-11-29T00:00:00Z", "size_bytes": 10}
 
         def handler(request: Recorded) -> Reply:
+            if request.method == "GET" and request.path == "/v1/batches/bat_1":
+                return json_reply(200, {**batch, "status": "completed", "archive": archive})
             if request.path.endswith("/items?limit=1&cursor=0"):
                 return json_reply(200, {"data": [{"index": 1, "job_id": "job_2", "status": "failed", "error": {"code": "CANCELLED", "message": "x"}}], "next_cursor": None})
             if request.method == "DELETE":
@@ -358,12 +361,13 @@ class Endpoints(ServerTest):
 
         self.server.handler = handler
         items = [{"template_id": "invoice", "data": {"n": 1}}, {"kind": "image", "template_id": "social-card", "data": {}}]
-        created = self.client.create_batch(items, idempotency_key="month-end")
-        self.assertEqual((created.id, created.status, created.counts.queued), ("bat_1", "accepted", 2))
+        created = self.client.create_batch(items, webhook_url="https://example.com/hook", archive=True, idempotency_key="month-end")
+        self.assertEqual((created.id, created.status, created.counts.queued, created.archive), ("bat_1", "accepted", 2, None))
         first = self.server.requests[0]
         self.assertEqual((first.method, first.path, first.headers.get("idempotency-key")), ("POST", "/v1/batches", "month-end"))
-        self.assertEqual(first.json(), {"items": items})
-        self.assertEqual(self.client.batch("bat_1").total, 2)
+        self.assertEqual(first.json(), {"items": items, "webhook_url": "https://example.com/hook", "archive": True})
+        ended = self.client.batch("bat_1")
+        self.assertEqual((ended.total, ended.archive.url, ended.archive.size_bytes), (2, archive["url"], 10))
         page = self.client.batch_items("bat_1", limit=1, cursor="0")
         self.assertEqual((page.data[0].index, page.data[0].error.code, page.data[0].url, page.next_cursor), (1, "CANCELLED", None, None))
         self.assertEqual(self.client.cancel_batch("bat_1").status, "cancelled")

@@ -70,6 +70,11 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         subjects.jobExpiryRequested,
         // Batch items, dispatched to the RENDER queue as their keys' slots free up.
         subjects.renderRequested,
+        // A batch's end: its archive asked for, its archive recorded, its end announced.
+        subjects.batchEnded,
+        subjects.batchCompleted,
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.meteringBatches),
       ],
       subscribe: replies,
     },
@@ -106,6 +111,10 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         `${API}.CONSUMER.INFO.${objects}.>`,
         `${API}.CONSUMER.DELETE.${objects}.>`,
         "$JS.FC.>",
+        // Batch archives: asked for by metering, answered with the archive.
+        subjects.batchArchived,
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.storageArchives),
       ],
       subscribe: replies,
     },
@@ -124,6 +133,8 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         streamInfo(streams.DESTINATIONS),
         ...pullConsumer(streams.DESTINATIONS, consumers.destinationDelivery),
         subjects.destinationSettled,
+        streamInfo(streams.BATCHES),
+        ...pullConsumer(streams.BATCHES, consumers.webhookBatchCallbacks),
       ],
       subscribe: replies,
     },

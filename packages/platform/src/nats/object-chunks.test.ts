@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { connect, StorageType, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectStore } from "nats";
 import { DEFAULT_NATS_URL } from "../config";
-import { commitObject, findObject, purgeObject, purgeObjectChunks, readObject, writeObjectChunks, type StoredObject } from "./object-chunks";
+import { commitObject, findObject, purgeObject, purgeObjectChunks, readObject, writeObjectChunks, writeObjectStream, type StoredObject } from "./object-chunks";
 import { objectStoreStream } from "./topology";
 
 const NATS_URL = process.env.NATS_URL ?? DEFAULT_NATS_URL;
@@ -60,6 +60,19 @@ describe("object store chunks: written under no name, named, read by direct get"
     for (let next = await reader.read(); !next.done; next = await reader.read()) read.push(next.value);
     await viaNats!.error;
     assert.ok(Buffer.concat(read).equals(bytes), "nats.js checks the digest and agrees");
+  });
+
+  it("a stream of pieces of any size is written in 128 KiB chunks, as the same bytes would be at once", async () => {
+    const bytes = randomBytes(400_000);
+    async function* pieces() {
+      for (let offset = 0; offset < bytes.length; offset += 7_777) yield bytes.subarray(offset, offset + 7_777);
+    }
+    const streamed = await writeObjectStream(js, bucket, pieces());
+    const atOnce = await writeObjectChunks(js, bucket, bytes);
+    assert.deepEqual({ size: streamed.size, chunks: streamed.chunks, digest: streamed.digest }, { size: atOnce.size, chunks: 4, digest: atOnce.digest });
+    await commitObject(js, bucket, "out_streamed", streamed);
+    const object = await findObject(jsm, bucket, "out_streamed");
+    assert.ok((await readAll(jsm, bucket, object!)).equals(bytes));
   });
 
   it("reads an object nats.js put, and finds no object that is missing or deleted", async () => {

@@ -56,6 +56,40 @@ export async function writeObjectChunks(js: JetStreamClient, bucket: string, dat
 }
 
 /**
+ * As writeObjectChunks, for bytes that arrive as a stream (of any piece sizes): each
+ * MAX_CHUNK-sized chunk is published as soon as it is full, up to IN_FLIGHT ahead of their
+ * acknowledgements, so no more than a few chunks are ever held in memory, whatever the size.
+ */
+export async function writeObjectStream(js: JetStreamClient, bucket: string, source: AsyncIterable<Uint8Array>): Promise<WrittenChunks> {
+  const id = nuid.next();
+  const subject = objectChunkSubject(bucket, id);
+  const hash = createHash("sha256");
+  const acks: Promise<PubAck>[] = [];
+  let chunks = 0;
+  let size = 0;
+  const publish = async (payload: Uint8Array) => {
+    hash.update(payload);
+    chunks++;
+    size += payload.byteLength;
+    if (acks.length >= IN_FLIGHT) await acks.shift();
+    const ack = js.publish(subject, payload);
+    ack.catch(() => undefined);
+    acks.push(ack);
+  };
+  let pending = Buffer.alloc(0);
+  for await (const piece of source) {
+    pending = pending.length === 0 ? Buffer.from(piece) : Buffer.concat([pending, piece]);
+    while (pending.length >= MAX_CHUNK) {
+      await publish(pending.subarray(0, MAX_CHUNK));
+      pending = pending.subarray(MAX_CHUNK);
+    }
+  }
+  if (pending.length > 0) await publish(pending);
+  await Promise.all(acks);
+  return { nuid: id, size, chunks, digest: `SHA-256=${base64url(hash.digest())}` };
+}
+
+/**
  * Makes written chunks visible as the object `name`: its info on
  * `$O.<bucket>.M.<base64url name>` as a subject rollup, so `ObjectStore.get`
  * and any NATS client read it. Unlike `ObjectStore.put` it does not look the

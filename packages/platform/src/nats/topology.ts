@@ -62,6 +62,16 @@ export const subjects = {
    * render appends its job.succeeded or job.failed.
    */
   destinationSettled: "pressroom.render.destination.settled.v1",
+  /**
+   * A batch's lifecycle after its last item ended (JSON, packages/domain batch-events.ts), each
+   * published with the batch's id in its Nats-Msg-Id: metering asks storage for the batch's
+   * archive (ended, archive batches only), storage answers with it (archived), and metering
+   * announces the batch's end once its archive is ready (completed), which webhook calls back.
+   */
+  batchEnded: "pressroom.batch.ended.v1",
+  batchArchived: "pressroom.batch.archived.v1",
+  batchCompleted: "pressroom.batch.completed.v1",
+  allBatches: "pressroom.batch.*.v1",
 } as const;
 
 export const streams = {
@@ -70,6 +80,7 @@ export const streams = {
   ACCOUNTS: "ACCOUNTS",
   WEBHOOKS: "WEBHOOKS",
   DESTINATIONS: "DESTINATIONS",
+  BATCHES: "BATCHES",
 } as const;
 
 export const consumers = {
@@ -80,6 +91,9 @@ export const consumers = {
   destinationDelivery: "destination-delivery",
   auditProjection: "audit-projection",
   readModels: "read-models",
+  storageArchives: "storage-archives",
+  meteringBatches: "metering-batches",
+  webhookBatchCallbacks: "webhook-batch-callbacks",
 } as const;
 
 /**
@@ -155,6 +169,13 @@ export const STREAMS: StreamSpec[] = [
     name: streams.DESTINATIONS,
     subjects: [subjects.destinationDelivery],
     retention: RetentionPolicy.Workqueue,
+    max_age: nanos(3 * DAY),
+  }),
+  stream({
+    // Kept as long as WEBHOOKS: a batch.completed message is its callback's queue entry until delivered.
+    name: streams.BATCHES,
+    subjects: [subjects.allBatches],
+    retention: RetentionPolicy.Limits,
     max_age: nanos(3 * DAY),
   }),
 ];
@@ -243,6 +264,43 @@ export const CONSUMERS: ConsumerSpec[] = [
       filter_subject: subjects.allJobs,
       ack_wait: nanos(30_000),
       max_ack_pending: 1_000,
+    },
+  },
+  {
+    // Storage builds a batch's archive (one at a time per replica; the handler heartbeats while it writes).
+    stream: streams.BATCHES,
+    config: {
+      durable_name: consumers.storageArchives,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subjects.batchEnded,
+      ack_wait: nanos(60_000),
+      max_ack_pending: 100,
+    },
+  },
+  {
+    // Metering records a batch's archive and announces the batch's end.
+    stream: streams.BATCHES,
+    config: {
+      durable_name: consumers.meteringBatches,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subjects.batchArchived,
+      ack_wait: nanos(30_000),
+      max_ack_pending: 1_000,
+    },
+  },
+  {
+    // One message per batch callback, as webhook-delivery: a failed attempt naks it until the next one.
+    stream: streams.BATCHES,
+    config: {
+      durable_name: consumers.webhookBatchCallbacks,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subjects.batchCompleted,
+      ack_wait: nanos(30_000),
+      max_deliver: -1,
+      max_ack_pending: 100_000,
     },
   },
 ];

@@ -204,7 +204,7 @@ function documentOrJson(documentTypes: string[]) {
 const SIGNATURE = "^t=\\d+,v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})*$";
 
 /** How a callback is signed and delivered: one text for the callback of POST /v1/render and /v1/image and the document's webhooks. */
-const WEBHOOK_DELIVERY =
+export const WEBHOOK_DELIVERY =
   'Signed with the key\'s webhook secret (whsec_…) twice: X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of t + "." + raw body, keyed with the secret>; ' +
   "and the Standard Webhooks headers (standardwebhooks.com): webhook-id (the event id), webhook-timestamp (the same t) and " +
   'webhook-signature: v1,<base64 HMAC-SHA256 of id + "." + t + "." + raw body, keyed with the base64 after whsec_, decoded>. ' +
@@ -215,7 +215,7 @@ const WEBHOOK_DELIVERY =
   "exponential backoff and full jitter (the first retry within 5 s, waits growing to at most 4 h; a Retry-After is honoured) " +
   "until 24 h after the job finished, the last attempt at the window's end; 410 Gone stops the deliveries at once.";
 
-const webhookHeaders = z.object({
+export const webhookHeaders = z.object({
   "X-Service-Signature": z.string().regex(new RegExp(SIGNATURE)),
   "webhook-id": z.string().meta({ description: "The event id (the body's id)." }),
   "webhook-timestamp": z.string().regex(/^\d+$/).meta({ description: "Unix seconds: the t of X-Service-Signature." }),

@@ -20,6 +20,8 @@ import {
   rateLimited,
   unauthorized,
 } from "../api-shared";
+import { WEBHOOK_DELIVERY, webhookHeaders } from "./api";
+import { WebhookUrl } from "./request";
 
 /** POST /v1/batches, GET /v1/batches/{id}, its items and DELETE (issue 42): the pinned shapes. */
 
@@ -47,8 +49,27 @@ export const BatchRequest = z
       .array(BatchItemRequest, { error: "must be an array of render or image requests" })
       .min(1, "must have at least one item")
       .max(MAX_BATCH_ITEMS, `must have at most ${MAX_BATCH_ITEMS} items`),
+    webhook_url: WebhookUrl.optional().meta({
+      description: "Called back once (batch.completed, signed as job callbacks are) when every item has ended, after the archive is ready.",
+    }),
+    archive: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "true: when the batch ends, a zip of the succeeded items' outputs is made, each named by its options.filename or its index " +
+          '(made unique with a " (2)" suffix), behind a signed, expiring URL: the batch\'s archive.',
+      }),
   })
   .meta({ id: "BatchRequest" });
+
+export const BatchArchive = z
+  .strictObject({
+    url: z.url().meta({ description: "Signed download URL of the zip (Range requests answered)." }),
+    expires_at: dateTime().meta({ description: "When the URL, and the zip, expire." }),
+    size_bytes: z.int().min(0),
+  })
+  .meta({ id: "BatchArchive" });
 
 const Counts = z.strictObject({ queued: z.int().min(0), running: z.int().min(0), succeeded: z.int().min(0), failed: z.int().min(0) });
 
@@ -63,8 +84,38 @@ export const Batch = z
         "succeeded; failed (a cancelled item included).",
     }),
     created_at: dateTime(),
+    archive: BatchArchive.nullable().meta({ description: "The zip of the succeeded items' outputs (archive: true), null until it is ready." }),
   })
   .meta({ id: "Batch" });
+
+export const BatchCompletedEvent = z
+  .strictObject({
+    id: z.string().meta({ description: "The event id: the same on every attempt; deduplicate on it." }),
+    type: z.literal("batch.completed"),
+    created_at: dateTime().meta({ description: "When the batch ended (its last item, or its cancellation)." }),
+    batch: Batch,
+  })
+  .meta({ id: "BatchCompletedEvent", description: "The body of a batch's callback, exactly these fields in this order." });
+
+const BATCH_CALLBACK_RESPONSES = {
+  "2XX": { description: "Delivered, when it arrives within 10 s. Any other answer (or none within 10 s) is retried for 24 h." },
+  "410": { description: "Gone: no more attempts for this batch." },
+};
+
+const batchCompletedPost = (summary: string, description: string) => ({
+  post: {
+    summary,
+    description,
+    requestParams: { header: webhookHeaders },
+    requestBody: { required: true, content: { "application/json": { schema: BatchCompletedEvent } } },
+    responses: BATCH_CALLBACK_RESPONSES,
+  },
+});
+
+const BATCH_DELIVERY = `Sent once per batch, when every item has ended (and its archive is ready), retried as a job's callback, counting from the batch's end. ${WEBHOOK_DELIVERY}`;
+
+/** The webhook a batch with webhook_url sends when it ends. */
+export const batchWebhooks = { batchCompleted: batchCompletedPost("A batch with webhook_url ended", `POSTed to the batch's webhook_url. ${BATCH_DELIVERY}`) };
 
 export const BatchItem = z
   .strictObject({
@@ -130,6 +181,11 @@ export const createBatchOperation: ZodOpenApiOperationObject = {
       { ...RATE_HEADERS, "Retry-After": headers.retryAfter },
     ),
     "500": internal,
+  },
+  callbacks: {
+    batchCompleted: {
+      "{$request.body#/webhook_url}": batchCompletedPost("The batch ended (only when webhook_url was given)", BATCH_DELIVERY),
+    },
   },
 };
 

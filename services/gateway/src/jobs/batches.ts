@@ -42,7 +42,7 @@ interface CheckedItem {
   checked: Awaited<ReturnType<typeof checkJobBody>>;
 }
 
-/** Every item checked as its own operation checks it (an item's webhook_url refused; all items' Handlebars in one check); the first failure names its item. */
+/** Every item checked as its own operation checks it (an item's webhook_url refused: the batch calls back once; all items' Handlebars in one check); the first failure names its item. */
 async function checkItems(deps: BatchDeps, principal: Principal, items: Record<string, unknown>[]): Promise<CheckedItem[]> {
   const checkedItems: CheckedItem[] = [];
   const ownData: OwnData[] = [];
@@ -53,7 +53,7 @@ async function checkItems(deps: BatchDeps, principal: Principal, items: Record<s
     if (body.webhook_url !== undefined) {
       throw errors.payload(
         `items[${index}].webhook_url: an item has no callback of its own`,
-        "Poll GET /v1/batches/{id} (its counts) or its items; each item is a job (GET /v1/jobs/{id}).",
+        "Give the batch a webhook_url (one batch.completed callback when every item has ended), or poll GET /v1/batches/{id}; each item is a job (GET /v1/jobs/{id}).",
       );
     }
     if (body.test !== undefined) {
@@ -91,6 +91,7 @@ function batchBody(batch: meteringV1.Batch): z.input<typeof Batch> {
     total: batch.total,
     counts: { queued: counts.queued, running: counts.running, succeeded: counts.succeeded, failed: counts.failed },
     created_at: batch.createdAt,
+    archive: batch.archive ? { url: batch.archive.url, expires_at: batch.archive.expiresAt, size_bytes: Number(batch.archive.sizeBytes) } : null,
   };
 }
 
@@ -162,14 +163,17 @@ export function batchRoutes(deps: BatchDeps) {
           templateOwner: template?.template.owner ?? "",
           outcomeInbox: "",
         });
-        return { jobId, renderCommand: Buffer.from(jobEventsV1.RenderCommand.encode(command).finish()), accepted: command.accepted! };
+        const filename = request!.options?.filename ?? "";
+        return { jobId, renderCommand: Buffer.from(jobEventsV1.RenderCommand.encode(command).finish()), accepted: command.accepted!, filename };
       });
       const decision = await call(metering, metering.createBatch, {
         keyId: principal.keyId,
         plan: principal.plan,
         batchId: newId("bat"),
-        items: items.map(({ jobId, renderCommand }) => ({ jobId, renderCommand })),
+        items: items.map(({ jobId, renderCommand, filename }) => ({ jobId, renderCommand, filename })),
         idempotency,
+        webhookUrl: (parsed.data.webhook_url as string | undefined) ?? "",
+        archive: parsed.data.archive ?? false,
       });
       if (decision.decision === meteringV1.Decision.DECISION_IDEMPOTENCY_KEY_REUSED) {
         throw new AppError(

@@ -4,6 +4,7 @@ import { isPlanId } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { MeteringDb } from "../db";
 import { cancelBatch, createBatch, listBatchItems, readBatch, type BatchView } from "./batches.repository";
+import type { BatchEnds } from "./batch-ends";
 import { publishCommand, type BatchDispatcher } from "./dispatcher";
 import type { JetStreamClient } from "nats";
 
@@ -11,6 +12,7 @@ export interface BatchHandlerDeps {
   db: Kysely<MeteringDb>;
   js: JetStreamClient;
   dispatcher: Pick<BatchDispatcher, "kick">;
+  ends: Pick<BatchEnds, "check">;
 }
 
 type BatchHandlers = Pick<meteringV1.MeteringServiceServer, "createBatch" | "getBatch" | "listBatchItems" | "cancelBatch">;
@@ -24,6 +26,7 @@ function toBatch(view: BatchView): meteringV1.Batch {
     total: view.total,
     counts: view.counts,
     createdAt: view.createdAt.toISOString(),
+    archive: view.archive ? { url: view.archive.url, expiresAt: view.archive.expiresAt.toISOString(), sizeBytes: String(view.archive.sizeBytes) } : undefined,
   };
 }
 
@@ -42,8 +45,10 @@ export function batchHandlers(deps: BatchHandlerDeps): BatchHandlers {
         keyId: req.keyId,
         plan: req.plan,
         batchId: req.batchId,
-        items: req.items.map((item) => ({ jobId: item.jobId, command: item.renderCommand })),
+        items: req.items.map((item) => ({ jobId: item.jobId, command: item.renderCommand, filename: item.filename })),
         idempotency: req.idempotency,
+        webhookUrl: req.webhookUrl || undefined,
+        archive: req.archive,
       });
       switch (result.decision) {
         case "allowed":
@@ -73,6 +78,8 @@ export function batchHandlers(deps: BatchHandlerDeps): BatchHandlers {
         await Promise.all(jobs.map(({ jobId, command }) => publishCommand(deps.js, jobId, command, true)));
       });
       if (cancelled === undefined) throw notFound();
+      // Nothing left running: the batch ended with its cancellation.
+      await deps.ends.check(req.batchId);
       const view = await readBatch(deps.db, req.keyId, req.batchId);
       return { batch: toBatch(view!), cancelled };
     }),

@@ -18,14 +18,20 @@ export interface BatchView {
   total: number;
   counts: BatchCounts;
   createdAt: Date;
+  /** The zip of the outputs, once storage has made it (archive batches only). */
+  archive: { url: string; expiresAt: Date; sizeBytes: number } | null;
 }
 
 export interface NewBatch {
   keyId: string;
   plan: string;
   batchId: string;
-  items: { jobId: string; command: Uint8Array }[];
+  items: { jobId: string; command: Uint8Array; filename: string }[];
   idempotency?: { key: string; requestDigest: string };
+  /** Called back once when every item has ended. */
+  webhookUrl?: string;
+  /** A zip of the succeeded items' outputs is made when the batch ends. */
+  archive: boolean;
 }
 
 export type CreateBatchResult =
@@ -78,7 +84,10 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
       .execute();
     await sql`insert into usage_periods as u (key_id, period_start, renders_used) values (${input.keyId}, ${period}::date, ${units})
       on conflict (key_id, period_start) do update set renders_used = u.renders_used + ${units}`.execute(trx);
-    await trx.insertInto("batches").values({ batch_id: input.batchId, key_id: input.keyId, plan: input.plan, total: units }).execute();
+    await trx
+      .insertInto("batches")
+      .values({ batch_id: input.batchId, key_id: input.keyId, plan: input.plan, total: units, webhook_url: input.webhookUrl ?? null, archive: input.archive })
+      .execute();
     await trx
       .insertInto("batch_items")
       .values(
@@ -89,6 +98,7 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
           key_id: input.keyId,
           status: "queued" as const,
           command: Buffer.from(item.command),
+          filename: item.filename,
         })),
       )
       .execute();
@@ -110,7 +120,7 @@ export async function createBatch(db: Db, input: NewBatch): Promise<CreateBatchR
 export async function readBatch(db: Db, keyId: string, batchId: string): Promise<BatchView | undefined> {
   const batch = await db
     .selectFrom("batches")
-    .select(["batch_id", "total", "created_at", "cancelled_at"])
+    .select(["batch_id", "total", "created_at", "cancelled_at", "archive_url", "archive_expires_at", "archive_size_bytes"])
     .where("batch_id", "=", batchId)
     .where("key_id", "=", keyId)
     .executeTakeFirst();
@@ -125,7 +135,11 @@ export async function readBatch(db: Db, keyId: string, batchId: string): Promise
   const counts = { queued: count("queued"), running: count("running"), succeeded: count("succeeded"), failed: count("failed") + count("cancelled") };
   const ended = counts.queued + counts.running === 0;
   const status = batch.cancelled_at ? "cancelled" : ended ? "completed" : counts.queued < batch.total ? "running" : "accepted";
-  return { id: batch.batch_id, status, total: batch.total, counts, createdAt: batch.created_at };
+  const archive =
+    batch.archive_url && batch.archive_expires_at
+      ? { url: batch.archive_url, expiresAt: batch.archive_expires_at, sizeBytes: Number(batch.archive_size_bytes ?? 0) }
+      : null;
+  return { id: batch.batch_id, status, total: batch.total, counts, createdAt: batch.created_at, archive };
 }
 
 export interface BatchItemRow {

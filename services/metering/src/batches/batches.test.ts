@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { createDb, createLogger, migrateToLatest, newId, streams } from "@pressroom/platform";
+import { createDb, createLogger, migrateToLatest, newId, streams, subjects } from "@pressroom/platform";
 import { PLANS, jobEvent } from "@pressroom/domain";
 import { isolatedDatabase, provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { sql, type Kysely } from "kysely";
@@ -14,6 +14,7 @@ import type { MeteringDb } from "../db";
 import { migrations } from "../migrations";
 import { admitRequest, readUsage, releaseForEvent, sweep } from "../admission/admission.repository";
 import { cancelBatch, createBatch, endBatchItem, listBatchItems, readBatch } from "./batches.repository";
+import { BatchEnds } from "./batch-ends";
 import { BatchDispatcher, publishCommand } from "./dispatcher";
 
 /**
@@ -63,12 +64,31 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
         accepted: jobEventsV1.JobAccepted.fromPartial({ html: "<p>x</p>", dataJson: "{}" }),
       });
       const command = jobEventsV1.RenderCommand.encode({ jobId, keyId, accepted, outcomeInbox: "", cancelled: false }).finish();
-      return { jobId, command };
+      return { jobId, command, filename: "" };
     });
   }
 
-  const create = (keyId: string, plan: string, n: number, idempotency?: { key: string; requestDigest: string }) =>
-    createBatch(db, { keyId, plan, batchId: newId("bat"), items: items(keyId, n), idempotency });
+  const create = (
+    keyId: string,
+    plan: string,
+    n: number,
+    idempotency?: { key: string; requestDigest: string },
+    end: { webhookUrl?: string; archive: boolean } = { archive: false },
+  ) => createBatch(db, { keyId, plan, batchId: newId("bat"), items: items(keyId, n), idempotency, ...end });
+
+  /** The BATCHES stream's events of one batch, in order. */
+  async function batchEvents(batchId: string): Promise<{ subject: string; body: Record<string, unknown> }[]> {
+    const found: { subject: string; body: Record<string, unknown> }[] = [];
+    const info = await jsm.streams.info(streams.BATCHES);
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+      const msg = await jsm.streams.getMessage(streams.BATCHES, { seq }).catch(() => undefined);
+      if (!msg) continue;
+      const body = msg.json<Record<string, unknown>>();
+      const id = (body.batch_id ?? (body.batch as { id: string }).id) as string;
+      if (id === batchId) found.push({ subject: msg.subject, body });
+    }
+    return found;
+  }
 
   /** The render commands in the RENDER stream for these jobs. */
   async function commandsFor(jobIds: string[]): Promise<jobEventsV1.RenderCommand[]> {
@@ -106,6 +126,7 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
         total: 3,
         counts: { queued: 3, running: 0, succeeded: 0, failed: 0 },
         createdAt: undefined,
+        archive: null,
       },
     );
   });
@@ -194,6 +215,87 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
     await sweep(db);
     assert.equal(await readBatch(db, k, batchId), undefined);
     assert.equal((await db.selectFrom("batch_items").select("job_id").where("batch_id", "=", batchId).execute()).length, 0);
+  });
+
+  it("a batch's end is seen once: its archive asked for with the succeeded items, then announced once, with the archive", async () => {
+    const logger = createLogger("metering-test", "silent");
+    // Two replicas: each sees the last item's end (a redelivery), only one marks the batch ended.
+    const [one, two] = [new BatchEnds({ db, js: nc.jetstream(), logger }), new BatchEnds({ db, js: nc.jetstream(), logger })];
+    const k = key();
+    const created = await create(k, "pro", 3, undefined, { webhookUrl: "https://example.com/hook", archive: true });
+    assert.ok(created.decision === "allowed");
+    const batchId = created.batch.id;
+    await db.updateTable("batch_items").set({ filename: "a.pdf" }).where("batch_id", "=", batchId).where("idx", "=", 2).execute();
+    await dispatcher.dispatch(k);
+    const jobs = (await listBatchItems(db, { keyId: k, batchId, afterIndex: -1, limit: 10 })).items.map((item) => item.jobId);
+    await endBatchItem(db, jobs[0]!, "succeeded");
+    await endBatchItem(db, jobs[1]!, "failed");
+    await Promise.all([one.afterItem(jobs[1]!), two.afterItem(jobs[1]!)]);
+    assert.deepEqual(await batchEvents(batchId), [], "an item still runs");
+    await endBatchItem(db, jobs[2]!, "succeeded");
+    await Promise.all([one.afterItem(jobs[2]!), two.afterItem(jobs[2]!), one.check(batchId)]);
+    const asked = await batchEvents(batchId);
+    assert.deepEqual(asked, [
+      {
+        subject: subjects.batchEnded,
+        body: {
+          v: 1,
+          batch_id: batchId,
+          key_id: k,
+          items: [
+            { index: 0, job_id: jobs[0], filename: "" },
+            { index: 2, job_id: jobs[2], filename: "a.pdf" },
+          ],
+        },
+      },
+    ]);
+    assert.equal((await readBatch(db, k, batchId))?.archive, null, "no archive until storage made it");
+
+    const archive = { url: "https://example.com/v1/outputs/out_x?exp=1&sig=2", expires_at: "2026-11-29T06:00:00.000Z", size_bytes: 1234 };
+    // Storage's answer, twice (a redelivery): recorded once, the end announced once.
+    await one.archived({ v: 1, batch_id: batchId, key_id: k, archive });
+    await two.archived({ v: 1, batch_id: batchId, key_id: k, archive: { ...archive, size_bytes: 1 } });
+    const events = await batchEvents(batchId);
+    assert.equal(events.length, 2);
+    assert.equal(events[1]!.subject, subjects.batchCompleted);
+    const completed = events[1]!.body as { id: string; webhook_url: string; batch: Record<string, unknown> };
+    assert.equal(completed.id, `evt_${batchId.slice(4)}`);
+    assert.equal(completed.webhook_url, "https://example.com/hook");
+    assert.deepEqual(
+      { ...completed.batch, created_at: undefined },
+      {
+        id: batchId,
+        status: "completed",
+        total: 3,
+        counts: { queued: 0, running: 0, succeeded: 2, failed: 1 },
+        created_at: undefined,
+        archive,
+      },
+    );
+    const view = await readBatch(db, k, batchId);
+    assert.equal(view?.archive?.sizeBytes, 1234, "the first answer was kept");
+  });
+
+  it("a cancelled batch with nothing running ends at once; without an archive its end is announced at once", async () => {
+    const ends = new BatchEnds({ db, js: nc.jetstream(), logger: createLogger("metering-test", "silent") });
+    const k = key();
+    const created = await create(k, "pro", 2, undefined, { webhookUrl: "https://example.com/hook", archive: false });
+    assert.ok(created.decision === "allowed");
+    const batchId = created.batch.id;
+    assert.equal(await cancelBatch(db, k, batchId, async () => undefined), 2);
+    await ends.check(batchId);
+    const events = await batchEvents(batchId);
+    assert.deepEqual(
+      events.map((event) => [event.subject, (event.body.batch as { status: string }).status]),
+      [[subjects.batchCompleted, "cancelled"]],
+    );
+    const silent = await create(k, "pro", 1);
+    assert.ok(silent.decision === "allowed");
+    await cancelBatch(db, k, silent.batch.id, async () => undefined);
+    await ends.check(silent.batch.id);
+    assert.deepEqual(await batchEvents(silent.batch.id), [], "no webhook_url: nothing to call back");
+    const row = await db.selectFrom("batches").select(["ended_at", "completed_at"]).where("batch_id", "=", silent.batch.id).executeTakeFirst();
+    assert.ok(row?.ended_at && row.completed_at);
   });
 
   it("records an Idempotency-Key with the batch: the same body replays it, another is a reuse", async () => {

@@ -6,6 +6,7 @@ import * as admitUnits from "./20261126T160000_admit_units";
 import * as previewAdmission from "./20261127T230000_preview_admission";
 import * as batches from "./20261128T023344_batches";
 import * as testMode from "./20261128T054307_test_mode";
+import * as batchEnds from "./20261128T054441_batch_ends";
 
 /** Every migration of the metering schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "20261127T230000_preview_admission": previewAdmission,
   "20261128T023344_batches": batches,
   "20261128T054307_test_mode": testMode,
+  "20261128T054441_batch_ends": batchEnds,
 };

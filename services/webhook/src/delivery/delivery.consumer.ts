@@ -315,9 +315,8 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
   }
 }
 
-/** Why an attempt failed, in words safe to record: the poster's, or a redirect's (never followed); "" for none. */
 /** Why an attempt failed, for the job's history: the transport's reason, or the HTTP status the receiver answered ("" when delivered). */
-function errorOf(result: PostResult): string {
+export function errorOf(result: PostResult): string {
   if (result.error !== undefined) return result.error;
   if (result.status >= 300 && result.status < 400) return `the receiver answered HTTP ${result.status}: redirects are not followed`;
   return result.status >= 400 ? `the receiver answered HTTP ${result.status}` : "";

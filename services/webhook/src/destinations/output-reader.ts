@@ -13,7 +13,7 @@ export function storageOutputs(storage: storageV1.StorageServiceClient): OutputR
       const url = new URL(signedUrl, "http://pressroom.invalid");
       const outputId = /^\/v1\/outputs\/([^/]+)$/.exec(url.pathname)?.[1] ?? "";
       const stream = storage.getOutput(
-        { outputId, exp: url.searchParams.get("exp") ?? "", sig: url.searchParams.get("sig") ?? "" },
+        { outputId, exp: url.searchParams.get("exp") ?? "", sig: url.searchParams.get("sig") ?? "", infoOnly: false },
         { deadline: Date.now() + 120_000 },
       );
       const chunks: Buffer[] = [];
