@@ -26,14 +26,11 @@ import type {
   RotatedKeyResponse,
   ScreenshotRequest,
   SignupResponse,
-  Template,
-  TemplateInput,
-  TemplatesResponse,
-  TemplateVersionsResponse,
   RotatedWebhookSecretResponse,
   UsageResponse,
   WebhookSecretResponse,
 } from "./types";
+import type { Template, TemplateInput, TemplatesResponse, TemplateVersionsResponse } from "./templates";
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 

@@ -15,6 +15,7 @@ export {
   type WebhookHeaders,
 } from "./webhooks";
 export type * from "./types";
+export type * from "./templates";
 export type { DailyUsage, DailyUsageQuery, Delivery, DeliveryList, DeliveryListQuery, JobList, JobListQuery } from "./lists";
 export type {
   Batch,

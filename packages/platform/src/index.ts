@@ -85,7 +85,6 @@ export {
   JOB_WRITERS,
   jobOverdueAfterMs,
   type JobWriter,
-  missingTopology,
   objectStoreStream,
   type OutputStoreSpec,
   type ProvisionOptions,
@@ -96,8 +95,8 @@ export {
   STREAMS,
   subjects,
   SUBMIT_GIVE_UP_MS,
-  type TopologyNeeds,
 } from "./nats/topology";
+export { missingTopology, type TopologyNeeds } from "./nats/bind";
 export {
   BYTES_BUCKETS,
   bytesHistogram,

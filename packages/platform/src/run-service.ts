@@ -10,7 +10,7 @@ import { Lifecycle, startHealthServer } from "./lifecycle";
 import { createLogger, type Logger } from "./logger";
 import { awaitTopology } from "./nats/bind";
 import { connectNats } from "./nats/connection";
-import type { TopologyNeeds } from "./nats/topology";
+import type { TopologyNeeds } from "./nats/bind";
 
 /** The settings the runner reads; the service's own schema holds them (baseConfigShape, grpcTlsShape, grpcServiceShape). */
 export interface ServiceConfig {

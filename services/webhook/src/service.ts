@@ -10,8 +10,9 @@ import { CatchUpLoop, Projector, ReadModelConsumer } from "./read-models/project
 /**
  * The webhook service's consumers of NATS; nothing runs until the runner starts them. Callback
  * delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the
- * customer's URL, with retries, and replays); a batch's end (batch.completed) → its one callback. Destinations (destinations/): a rendered job's output PUT to the
- * customer's presigned URL, on the same schedule, before render ends the job. The job audit projection: every JOBS event → a row
+ * customer's URL, with retries, and replays); a batch's end (batch.completed) → its one callback.
+ * Destinations (destinations/): a rendered job's output PUT to the customer's presigned URL, on
+ * the same schedule, before render ends the job. The job audit projection: every JOBS event → a row
  * of webhook.audit_job_events (see audit/). The read models (jobs, daily usage, deliveries; see
  * read-models/): every JOBS event, from the consumer and a catch-up loop that rebuilds a lost model.
  */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { JetStreamManager } from "nats";
 import type { Logger } from "../logger";
-import { missingTopology, type TopologyNeeds } from "./topology";
+import { isNotFound, objectStoreStream } from "./topology";
 
 /** How the operator provisions what a service found missing. */
 export const PROVISION_HINT =
@@ -36,4 +36,28 @@ export async function awaitTopology(jsm: JetStreamManager, needs: TopologyNeeds,
     }
     await sleep(recheckMs);
   }
+}
+
+/** The part of the topology one service binds to. */
+export interface TopologyNeeds {
+  streams?: string[];
+  consumers?: { stream: string; name: string }[];
+  objectStores?: string[];
+}
+
+/** The pieces of `needs` that do not exist, named for a log line; empty when all do. */
+export async function missingTopology(jsm: JetStreamManager, needs: TopologyNeeds): Promise<string[]> {
+  const missing: string[] = [];
+  const check = async (name: string, info: () => Promise<unknown>) => {
+    try {
+      await info();
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      missing.push(name);
+    }
+  };
+  for (const stream of needs.streams ?? []) await check(`stream ${stream}`, () => jsm.streams.info(stream));
+  for (const { stream, name } of needs.consumers ?? []) await check(`consumer ${stream}/${name}`, () => jsm.consumers.info(stream, name));
+  for (const bucket of needs.objectStores ?? []) await check(`object store ${bucket}`, () => jsm.streams.info(objectStoreStream(bucket)));
+  return missing;
 }

@@ -321,7 +321,8 @@ export interface OutputStoreSpec {
 /** The stream behind an object store bucket. */
 export const objectStoreStream = (bucket: string) => `OBJ_${bucket}`;
 
-function isNotFound(err: unknown): boolean {
+/** Whether a JetStream API error says the stream, consumer or bucket does not exist. */
+export function isNotFound(err: unknown): boolean {
   const e = err as { code?: string; api_error?: { err_code?: number } };
   return e.code === "404" || e.api_error?.err_code === 10059 || e.api_error?.err_code === 10014;
 }
@@ -392,28 +393,4 @@ export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManag
   );
   report.push({ name: `object store ${bucket}`, action });
   return report;
-}
-
-/** The part of the topology one service binds to. */
-export interface TopologyNeeds {
-  streams?: string[];
-  consumers?: { stream: string; name: string }[];
-  objectStores?: string[];
-}
-
-/** The pieces of `needs` that do not exist, named for a log line; empty when all do. */
-export async function missingTopology(jsm: JetStreamManager, needs: TopologyNeeds): Promise<string[]> {
-  const missing: string[] = [];
-  const check = async (name: string, info: () => Promise<unknown>) => {
-    try {
-      await info();
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      missing.push(name);
-    }
-  };
-  for (const stream of needs.streams ?? []) await check(`stream ${stream}`, () => jsm.streams.info(stream));
-  for (const { stream, name } of needs.consumers ?? []) await check(`consumer ${stream}/${name}`, () => jsm.consumers.info(stream, name));
-  for (const bucket of needs.objectStores ?? []) await check(`object store ${bucket}`, () => jsm.streams.info(objectStoreStream(bucket)));
-  return missing;
 }

@@ -122,12 +122,9 @@ export const BatchItem = z
     index: z.int().min(0),
     job_id: JobId,
     status: z.enum(["queued", "running", "succeeded", "failed"]),
-    url: z
-      .url()
-      .optional()
-      .meta({
-        description: "A download URL of a succeeded item, signed when this answer was made, while its output lives (absent once it expired or was deleted).",
-      }),
+    url: z.url().optional().meta({
+      description: "A download URL of a succeeded item, signed when this answer was made, while its output lives (absent once it expired or was deleted).",
+    }),
     error: z
       .strictObject({ code: z.string(), message: z.string() })
       .optional()

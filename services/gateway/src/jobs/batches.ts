@@ -42,7 +42,10 @@ interface CheckedItem {
   checked: Awaited<ReturnType<typeof checkJobBody>>;
 }
 
-/** Every item checked as its own operation checks it (an item's webhook_url refused: the batch calls back once; all items' Handlebars in one check); the first failure names its item. */
+/**
+ * Every item checked as its own operation checks it (an item's webhook_url refused: the batch calls back once; all
+ * items' Handlebars in one check); the first failure names its item.
+ */
 async function checkItems(deps: BatchDeps, principal: Principal, items: Record<string, unknown>[]): Promise<CheckedItem[]> {
   const checkedItems: CheckedItem[] = [];
   const ownData: OwnData[] = [];

@@ -57,7 +57,10 @@ describe("validateJobRequest", () => {
     const plain = validateJobRequest("render", { html: "x", data: {} });
     assert.ok(!(plain instanceof AppError) && plain.test === undefined);
     assert.match(problem(validateJobRequest("render", { html: "x", data: {}, test: "yes" })), /^test: must be true or false/);
-    assert.match(problem(validateJobRequest("image", { url: "https://example.com/", test: true, options: { format: "jpeg" } })), /^options\.format: a test-mode image is a png/);
+    assert.match(
+      problem(validateJobRequest("image", { url: "https://example.com/", test: true, options: { format: "jpeg" } })),
+      /^options\.format: a test-mode image is a png/,
+    );
   });
 
   it("names unknown fields", () => {
