@@ -61,7 +61,7 @@ describe("errors, check order and validation over HTTP", () => {
         ["DELETE", "/v1/templates", "HEAD, GET, POST, OPTIONS"],
         ["POST", "/v1/keys/usage", "HEAD, GET, OPTIONS"],
         ["PATCH", "/v1/jobs/job_00000000000000000000000000", "HEAD, GET, OPTIONS"],
-        ["POST", "/v1/outputs/out_abc", "HEAD, GET, OPTIONS"],
+        ["POST", "/v1/outputs/out_abc", "HEAD, GET, DELETE, OPTIONS"],
         ["GET", "/v1/signup", "POST, OPTIONS"],
         ["PROPFIND", "/v1/billing/checkout", "POST, OPTIONS"],
       ];
