@@ -7,6 +7,7 @@ const OUTPUT_CONTENT = {
   "image/png": { schema: z.string().meta({ contentMediaType: "image/png" }) },
   "image/jpeg": { schema: z.string().meta({ contentMediaType: "image/jpeg" }) },
   "image/webp": { schema: z.string().meta({ contentMediaType: "image/webp" }) },
+  "application/zip": { schema: z.string().meta({ contentMediaType: "application/zip", description: "A batch's archive (archive: true)." }) },
 };
 
 /** The operation of outputs/: the signed download. */
@@ -34,7 +35,7 @@ export const downloadOperation: ZodOpenApiOperationObject = {
   },
   responses: {
     "200": {
-      description: "The output file.",
+      description: "The output file: a document, an image, or a batch's archive (a zip of its items' outputs).",
       headers: z.object({
         "Request-Id": headers.requestId,
         "Content-Length": headers.contentLength,
