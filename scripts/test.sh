@@ -20,8 +20,5 @@ fi
 npx prettier --check --log-level warn . || { echo "test: files not formatted; run npm run format" >&2; exit 1; }
 npx turbo run typecheck lint --output-logs=errors-only
 # Two files at a time (TEST_CONCURRENCY), each stack on ports leased to it alone (packages/stack/src/ports.ts).
-# The longest first, so that no long file runs alone at the end: the container suite (it builds the
-# images), then the other end-to-end suites, then the rest, which fill the gaps.
-mapfile -t files < <(find packages services test bench -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print |
-  awk '{ rank = /containers\.e2e/ ? 0 : /\.e2e\.test\.ts$/ ? 1 : 2; print rank "\t" $0 }' | sort | cut -f2-)
+mapfile -t files < <(find packages services test bench -path '*/node_modules' -prune -o -path '*/dist' -prune -o -name '*.test.ts' -print | sort)
 node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-2}" "${files[@]}"
