@@ -8,7 +8,7 @@ import { descendantsOf, freePort, REPO_ROOT, waitFor } from "@pressroom/stack";
 import { DEFAULT_CHROMIUM_PATH, RenderEngine } from "@pressroom/render/engine";
 import { evaluation } from "./test-support/chart-renders";
 import { CHART_DIR, type K8sObject } from "./test-support/helm";
-import { podman, VERSION } from "./test-support/containers";
+import { IMAGE_BUILD_TIMEOUT_MS, podman, VERSION } from "./test-support/containers";
 import { deploymentOf, type Container } from "./test-support/workloads";
 
 /**
@@ -74,7 +74,7 @@ describe("Chromium's own sandbox under the chart's seccomp profile, in the rende
       () => true,
       () => false,
     );
-    if (!exists) await run(path.join(REPO_ROOT, "deploy", "images.sh"), [VERSION], { timeout: 20 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+    if (!exists) await run(path.join(REPO_ROOT, "deploy", "images.sh"), [VERSION], { timeout: IMAGE_BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
   });
   after(async () => {
     for (const name of names) await podman(["rm", "--force", "--time=0", name]).catch(() => undefined);

@@ -52,7 +52,7 @@ interface Callback {
   rawBody: string;
 }
 
-describe("the images under test: NATS, PostgreSQL and the six services in containers on one network", { timeout: 30 * 60_000 }, () => {
+describe("the images under test: NATS, PostgreSQL and the six services in containers on one network", { timeout: 50 * 60_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), "pressroom-containers-"));
   const prefix = `pressroom-ct-${randomBytes(3).toString("hex")}`;
   const running = new Map<string, StartedTestContainer>();

@@ -22,6 +22,9 @@ const CONTAINERS_CONF = path.join(REPO_ROOT, "deploy", "podman", "containers.con
 /** Where podman serves the Docker API when the suite starts it (rootful podman's usual socket). */
 export const PODMAN_SOCKET = "/run/podman/podman.sock";
 export const VERSION = (JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
+/** How long deploy/images.sh may take: a cold build (npm install and a turbo build in the image) has taken over 20 minutes here. */
+export const IMAGE_BUILD_TIMEOUT_MS = 40 * 60_000;
+
 /** The suite's own dependency images (test/containers/Containerfile), tagged locally. */
 export const DEPENDENCY_IMAGES = { nats: "localhost/pressroom-test/nats:trixie", postgres: "localhost/pressroom-test/postgres:trixie" } as const;
 
@@ -78,7 +81,7 @@ export async function ensurePodmanSocket(): Promise<() => Promise<void>> {
  * with podman's layer cache: a warm run goes through cached layers only.
  */
 export async function buildImages(): Promise<void> {
-  await run(path.join(REPO_ROOT, "deploy", "images.sh"), [VERSION], { timeout: 20 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+  await run(path.join(REPO_ROOT, "deploy", "images.sh"), [VERSION], { timeout: IMAGE_BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
   const context = path.join(REPO_ROOT, "test", "containers");
   // Both on the base images.sh made; side by side, as most of a cold build is apt's downloads.
   await Promise.all(
