@@ -180,7 +180,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
     assert.equal(response.status, 200);
     const headers = rateHeaders(response);
     const body = response.json;
-    assert.deepEqual(Object.keys(body).sort(), ["concurrency", "period", "plan", "previews", "rate_limit", "renders"]);
+    assert.deepEqual(Object.keys(body).sort(), ["concurrency", "period", "plan", "previews", "rate_limit", "renders", "test"]);
     assert.equal(body.plan, "starter");
     assert.equal(body.rate_limit.limit, headers.limit);
     assert.equal(body.rate_limit.remaining, headers.remaining);
