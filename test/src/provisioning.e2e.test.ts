@@ -86,8 +86,16 @@ describe("one-off NATS provisioning", () => {
     started.push(storage, metering);
 
     for (const [proc, healthPort, missing] of [
-      [storage, storageHealth, /JetStream topology missing: object store outputs; run the provisioning step/],
-      [metering, meteringHealth, /JetStream topology missing: stream JOBS, stream ACCOUNTS, consumer JOBS\/metering-jobs; run the provisioning step/],
+      [
+        storage,
+        storageHealth,
+        /JetStream topology missing: stream BATCHES, consumer BATCHES\/storage-archives, object store outputs; run the provisioning step/,
+      ],
+      [
+        metering,
+        meteringHealth,
+        /JetStream topology missing: stream JOBS, stream ACCOUNTS, stream BATCHES, consumer JOBS\/metering-jobs, consumer BATCHES\/metering-batches; run the provisioning step/,
+      ],
     ] as const) {
       await waitFor(`${proc.name} to report what is missing`, async () => missing.test(proc.output.join("")), 30_000);
       assert.equal((await fetch(`http://127.0.0.1:${healthPort}/livez`)).status, 200, `${proc.name} is live`);
