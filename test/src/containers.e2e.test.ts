@@ -28,6 +28,7 @@ import {
   imageSize,
   podContainer,
   podSpec,
+  type PodSpec,
   podman,
   removeAll,
   runToCompletion,
@@ -96,7 +97,18 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
       .withStartupTimeout(180_000);
     const started = await container.start();
     running.set(name, started);
+    if (name === "render") await startPostProcess(spec, podName, started);
     return started;
+  }
+
+  /** Render's pod's second container, post-processing, in the render container's network namespace as in the pod. */
+  async function startPostProcess(spec: PodSpec, podName: string, render: StartedTestContainer): Promise<void> {
+    const postprocess = await podContainer(objects, spec, spec.containers.find((c) => c.name === "postprocess")!, { podName: `${podName}-postprocess`, secretDirs })
+      .withNetworkMode(`container:${render.getId()}`)
+      .withWaitStrategy(Wait.forLogMessage(/post-processing listening/))
+      .withStartupTimeout(60_000)
+      .start();
+    running.set("render-postprocess", postprocess);
   }
 
   before(async () => {
@@ -138,6 +150,8 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
       nats: { enabled: false, url: "nats://nats:4222", auth: { enabled: false, insecureNoAuth: true } },
       postgresql: { enabled: false },
       render: { keda: { enabled: false } },
+      // The gateway refuses a webhook_url the webhook service would refuse: both allow the receiver's loopback address.
+      gateway: { env: { WEBHOOK_ALLOW_LOOPBACK: "true" } },
       webhook: { env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_DEV_TARGET_PORT: "8443", WEBHOOK_EXTRA_CA_FILE: `${RECEIVER_DIR}/cert.pem` } },
     };
     const valuesFile = path.join(dir, "values.json");
@@ -233,6 +247,8 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
     await eventually("the render starts", async () => ((await busyRenderSlots(renderContainer.getMappedPort(9090))) > 0 ? true : undefined), 60_000, 100);
     await podman(["kill", "--signal", "KILL", `${prefix}-render`]);
     await renderContainer.stop();
+    await running.get("render-postprocess")!.stop();
+    running.delete("render-postprocess");
     running.delete("render");
     // The one slot is the killed job's until it ends: another render is refused meanwhile.
     const refused = await api.post("/v1/render", { html: "<p>meanwhile</p>", data: {} }, { key: freeKey });
