@@ -30,7 +30,8 @@ describe("metrics: every documented metric from real traffic, with bounded label
     h = await startHarness({
       env: { RENDER_MAX_PAGES: "5" },
       serviceEnv: {
-        gateway: { SYNC_WAIT_MS: "2000" },
+        // Long enough for the stack's first render (a cold Chromium and post-processing: 5 s on a busy machine), short enough for the fallbacks below.
+        gateway: { SYNC_WAIT_MS: "10000" },
         storage: { SWEEP_INTERVAL_MS: "1000" },
         webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200", WEBHOOK_RETRY_CAP_MS: "1000" }),
       },
@@ -97,6 +98,7 @@ describe("metrics: every documented metric from real traffic, with bounded label
     // A render that succeeds, downloaded (served by the gateway, to which render announced it), and an unknown output (a miss in storage).
     // Its metadata makes the worker post-process it (pressroom_render_postprocess_duration).
     const hello = await submit("/v1/render", { ...HELLO, options: { metadata: { title: "Hello" } } }, business.apiKey);
+    assert.equal(hello.status, 200, "the first render answers within SYNC_WAIT_MS, so its output is announced to the gateway");
     const done = await finished(hello.id, business.apiKey);
     assert.equal(done.status, "succeeded");
     assert.equal((await h.api.download(String(done.url))).status, 200);
