@@ -14,8 +14,16 @@ if ! node packages/stack/dist/check-postgres.js; then
   echo "test: starting a private PostgreSQL for the tests under .data/test-postgres"
   DATABASE_URL="$(node packages/stack/dist/start-test-postgres.js)"
   export DATABASE_URL
-  trap 'node packages/stack/dist/stop-test-postgres.js' EXIT
+  stop_postgres="node packages/stack/dist/stop-test-postgres.js"
 fi
+
+# The container images take the longest to build from nothing (20 minutes and more on a fresh machine): their build starts
+# now, beside the checks and the tests that need no image. The suites that need them (containers, chromium-seccomp) call
+# deploy/images.sh too, which waits on this build's lock and then finds every layer built.
+images_log="${TMPDIR:-/tmp}/pressroom-images-$$.log"
+PRESSROOM_BUILD_LOG="$images_log" setsid ./deploy/images.sh >>"$images_log" 2>&1 &
+images_pid=$!
+trap 'kill -- -"$images_pid" 2>/dev/null || true; ${stop_postgres:-}' EXIT
 
 npx prettier --check --log-level warn . || { echo "test: files not formatted; run npm run format" >&2; exit 1; }
 npx turbo run typecheck lint --output-logs=errors-only
