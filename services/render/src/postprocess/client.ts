@@ -16,6 +16,8 @@ export interface PostProcessor {
   postProcess(pdf: Uint8Array, steps: PostProcessing, limits: ToolLimits): Promise<Uint8Array>;
   /** The pages of the parts `produce` adds, in order, as one PDF (see mergeParts in qpdf.ts). */
   merge(produce: (add: AddPart) => Promise<void>, limits: ToolLimits): Promise<Uint8Array>;
+  /** A test-mode png with its TEST stamp drawn (see png-stamp.ts): the png is decoded there, not in the worker. */
+  stampPng(png: Uint8Array, limits: ToolLimits): Promise<Uint8Array>;
 }
 
 /** How long past a task's deadline the worker waits for the process's own answer (its tools stop at the deadline). */
@@ -24,7 +26,7 @@ const ANSWER_GRACE_MS = 2_000;
 /**
  * The worker's side of wire.ts: each task one POST over loopback to the post-processing
  * process at `endpoint()`, on a connection of its own (a kept-alive one could be closed by the
- * server as a task starts on it). The worker never parses a PDF: it sends the bytes Chromium printed
+ * server as a task starts on it). The worker never parses a PDF or a png: it sends the bytes Chromium printed
  * and takes back what qpdf, Ghostscript and pdf-lib made of them. A merge's parts go as they are
  * rendered, their total held to the output cap here as there (past it, the parts left are
  * never rendered). The process's failures come back as they were (a RenderFailure is the
@@ -51,6 +53,10 @@ export class PostProcessClient implements PostProcessor {
         }),
       ),
     );
+  }
+
+  stampPng(png: Uint8Array, limits: ToolLimits): Promise<Uint8Array> {
+    return withSpan("postprocess.test_stamp", {}, () => this.call("/stamp-png", limits, undefined, (send) => send(png)));
   }
 
   private async call(path: string, limits: ToolLimits, steps: PostProcessing | undefined, body: (send: AddPart) => Promise<void>): Promise<Uint8Array> {
@@ -87,7 +93,7 @@ export class PostProcessClient implements PostProcessor {
   }
 }
 
-/** The process's answer: the PDF (its steps' durations recorded), or its failure as an error. */
+/** The process's answer: the document (its steps' durations recorded), or its failure as an error. */
 async function answerOf(res: IncomingMessage, maxOutputBytes: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Logger } from "@pressroom/platform/logger";
 import { RenderFailure, byteSize } from "../engine";
-import { merge, postProcess } from "./index";
+import { merge, postProcess, stampPng } from "./index";
 import { partsOverCap } from "./qpdf";
 import type { ToolLimits } from "./tools";
 import { MAX_TASK_BYTES, STEPS_HEADER, failureOf, readFrames, type StepTimes, type WireTask } from "./wire";
@@ -11,7 +11,8 @@ export const HEALTH_PATH = "/healthz";
 
 /**
  * The post-processing process's server (see wire.ts): POST /postprocess (the task, then the
- * printed PDF) and POST /merge (the task, then each part as it is rendered). Every bound of
+ * printed PDF), POST /merge (the task, then each part as it is rendered) and POST /stamp-png
+ * (the task, then a test-mode png to stamp TEST on). Every bound of
  * the steps holds here as in one process: the deadline (the time left when the task was
  * sent), the output cap (a frame past it is refused before it is read, a merge's parts held
  * to it together), the tools' own limits.
@@ -19,14 +20,14 @@ export const HEALTH_PATH = "/healthz";
 export function createPostProcessServer(logger: Logger): Server {
   return createServer((req, res) => {
     if (req.method === "GET" && req.url === HEALTH_PATH) return void res.end("ok");
-    if (req.method !== "POST" || (req.url !== "/postprocess" && req.url !== "/merge")) {
+    if (req.method !== "POST" || !isTask(req.url)) {
       res.writeHead(404).end();
       return;
     }
     const started = performance.now();
     handle(req, req.url).then(
       ({ pdf, times }) => {
-        res.writeHead(200, { "content-type": "application/pdf", [STEPS_HEADER]: JSON.stringify(times) });
+        res.writeHead(200, { "content-type": req.url === "/stamp-png" ? "image/png" : "application/pdf", [STEPS_HEADER]: JSON.stringify(times) });
         res.end(pdf);
       },
       (err: unknown) => {
@@ -39,7 +40,11 @@ export function createPostProcessServer(logger: Logger): Server {
   });
 }
 
-async function handle(req: IncomingMessage, task: "/postprocess" | "/merge"): Promise<{ pdf: Uint8Array; times: StepTimes }> {
+const TASKS = ["/postprocess", "/merge", "/stamp-png"] as const;
+type Task = (typeof TASKS)[number];
+const isTask = (url: string | undefined): url is Task => (TASKS as readonly (string | undefined)[]).includes(url);
+
+async function handle(req: IncomingMessage, task: Task): Promise<{ pdf: Uint8Array; times: StepTimes }> {
   // The output cap bounds the frames after the task, once the task has said it.
   const bound: { limits?: ToolLimits } = {};
   const frames = readFrames(
@@ -69,6 +74,8 @@ async function handle(req: IncomingMessage, task: "/postprocess" | "/merge"): Pr
     return { pdf, times };
   }
   const printed = await frames.next();
-  if (printed.done || !wire.steps) throw new Error("the request holds no document or no steps");
+  if (printed.done) throw new Error("the request holds no document");
+  if (task === "/stamp-png") return { pdf: await stampPng(printed.value), times };
+  if (!wire.steps) throw new Error("the request holds no steps");
   return { pdf: await postProcess(printed.value, wire.steps, limits, times), times };
 }

@@ -5,9 +5,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { RenderOptions } from "@pressroom/domain";
+import { createLogger } from "@pressroom/platform/logger";
 import type { RenderEngine } from "../engine";
 import { startEngine } from "../test-support/engine";
-import { postProcess, postProcessingOf, stampPng } from "./index";
+import { PostProcessClient } from "./client";
+import { PostProcessHost } from "./host";
+import { postProcess, postProcessingOf } from "./index";
 import { pngPixel } from "./png-stamp";
 
 /** pdftotext -raw of a PDF, page by page (its non-empty pages). */
@@ -33,12 +36,17 @@ const HTML = `<!doctype html><html lang="en"><head><title>Invoice 42</title></he
 /** Test mode's stamp (issue 46), drawn after the document was printed or captured. */
 describe("test mode's stamp", () => {
   let engine: RenderEngine;
+  let host: PostProcessHost;
   let printed: Uint8Array;
   before(async () => {
     engine = await startEngine({ slots: 1 });
+    host = new PostProcessHost(createLogger("render-test", "warn"));
     printed = (await engine.render({ kind: "pdf", html: HTML })).data;
   });
-  after(() => engine.close());
+  after(async () => {
+    await engine.close();
+    await host.close();
+  });
 
   it("TEST on every page of a PDF, over the document's own watermark, and kept through encryption", async () => {
     const plain = pagesOf(await postProcess(printed, postProcessingOf(options({}), true), patient()));
@@ -54,10 +62,10 @@ describe("test mode's stamp", () => {
     }
   });
 
-  it("a TEST band across the middle of a png, its edges untouched", async () => {
+  it("a TEST band across the middle of a png, its edges untouched, drawn by the post-processing process", async () => {
     const shot = (await engine.render({ kind: "png", html: '<body style="margin:0;background:#fff">', options: { imageWidth: 300, imageHeight: 200 } })).data;
     assert.deepEqual((await pngPixel(shot, 150, 100)).rgb, [255, 255, 255]);
-    const stamped = await stampPng(shot);
+    const stamped = await new PostProcessClient(() => host.url()).stampPng(shot, patient());
     const centre = await pngPixel(stamped, 150, 100);
     assert.deepEqual([centre.width, centre.height], [300, 200]);
     const red = await pngPixel(stamped, 2, 100);

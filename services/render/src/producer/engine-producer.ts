@@ -7,7 +7,6 @@ import { engineJob } from "../catalog/engine-job";
 import type { TemplateExpander } from "../catalog/expander";
 import { RenderFailure, outputCap, pageCredentials, type RenderCallOptions, type RenderEngine, type RenderJob, type RenderOutput } from "../engine";
 import { postProcessingOf, wantsPostProcessing, type PostProcessor } from "../postprocess/client";
-import { stampPng } from "../postprocess/png-stamp";
 import { renderMetrics } from "./metrics";
 import type { DocumentJob, DocumentProducer, OutputFormat, ProducedDocument } from "./producer";
 
@@ -59,7 +58,7 @@ export class EngineProducer implements DocumentProducer {
         printed.contentType === "application/pdf" && wantsPostProcessing(steps)
           ? { ...printed, data: await this.deps.postprocessor.postProcess(printed.data, steps, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes }) }
           : request.test
-            ? { ...printed, data: await stampedImage(printed) }
+            ? { ...printed, data: await this.stampedImage(printed, deadlineAt) }
             : printed;
       if (output.data.byteLength > this.deps.maxOutputBytes) throw outputCap(this.deps.maxOutputBytes);
       const format = formatOf(output.contentType);
@@ -78,6 +77,15 @@ export class EngineProducer implements DocumentProducer {
       release();
       throw err;
     }
+  }
+
+  /**
+   * A test-mode image, stamped TEST by the post-processing process (a png: the only kind the gateway
+   * admits in test mode, and the only kind handed over in it).
+   */
+  private stampedImage(printed: RenderOutput, deadlineAt: number): Promise<Uint8Array> {
+    if (printed.contentType !== "image/png") throw new RenderFailure("invalid_document", "a test-mode image is a png: its TEST stamp is drawn on the png");
+    return this.deps.postprocessor.stampPng(printed.data, { deadlineAt, maxOutputBytes: this.deps.maxOutputBytes });
   }
 
   /** Renders one document (the job's source, or one part of it) in a window only its key's jobs use. */
@@ -171,12 +179,6 @@ export class EngineProducer implements DocumentProducer {
       : await expand(source.html).finally(() => renderMetrics.templateExpanded(started));
     return { ...engineJob(undefined, { html, kind, options: filled, keyId }), ...timing, deadlineMs: left(), credentials };
   }
-}
-
-/** A test-mode image, stamped TEST (a png: the only kind the gateway admits in test mode, and the only kind handed over in it). */
-async function stampedImage(printed: RenderOutput): Promise<Uint8Array> {
-  if (printed.contentType !== "image/png") throw new RenderFailure("invalid_document", "a test-mode image is a png: its TEST stamp is drawn on the png");
-  return withSpan("postprocess.test_stamp", {}, () => stampPng(printed.data));
 }
 
 /** The output label of a content type: pdf, or the image's format. */
