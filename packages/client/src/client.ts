@@ -284,7 +284,7 @@ export class Pressroom {
    * `accepted`. See RequestOptions for idempotencyKey.
    */
   createBatch(request: BatchRequest, options?: RequestOptions): Promise<Batch> {
-    return this.#call<Batch>("POST", "/v1/batches", request, options);
+    return this.#call<Batch>("POST", "/v1/batches", request, options ?? {});
   }
 
   /** GET /v1/batches/<id>: the batch with its live counts. */

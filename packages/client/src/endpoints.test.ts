@@ -74,6 +74,23 @@ describe("the endpoints and retries the Python client has too", () => {
     assert.equal(server.requests.length, 1);
   });
 
+  it("with maxRetries, screenshot, checkout and createBatch send an Idempotency-Key of their own too, and a read sends none", async () => {
+    server.handler = (_req, res) => json(res, 202, QUEUED);
+    const client = new Pressroom({ apiKey: API_KEY, baseUrl: server.baseUrl, maxRetries: 1 });
+    await client.screenshot({ html: "<p>x</p>" });
+    await client.checkout({ plan: "pro" });
+    await client.createBatch({ items: [{ template_id: "invoice", data: {} }] });
+    await client.job("job_01");
+    assert.deepEqual(
+      server.requests.map((r) => `${r.method} ${r.url}`),
+      ["POST /v1/screenshot", "POST /v1/billing/checkout", "POST /v1/batches", "GET /v1/jobs/job_01"],
+    );
+    const [screenshot, checkout, batch, read] = keys();
+    for (const key of [screenshot, checkout, batch]) assert.match(key ?? "", /^[\x21-\x7e]{1,255}$/);
+    assert.equal(new Set([screenshot, checkout, batch]).size, 3, "one key per call");
+    assert.equal(read, "");
+  });
+
   it("rotateWebhookSecret posts to the rotation and answers the new secret", async () => {
     const rotated = { secret: "whsec_bmV3LXNlY3JldA", previous_secret_expires_at: "2026-01-02T00:00:00.000Z" };
     server.handler = (_req, res) => json(res, 200, rotated);

@@ -13,8 +13,8 @@ export interface PressroomOptions {
   /**
    * Retries of a 429 or 5xx answer; default 0 (none). A retry waits Retry-After
    * when the answer has one, else a jittered backoff (0.5 s, 1 s, 2 s, … at most
-   * 8 s). With retries on, `render`, `image` and `checkout` send an
-   * Idempotency-Key of their own (the same on every attempt of one call).
+   * 8 s). With retries on, `render`, `image`, `screenshot` (and their `…Document` forms), `checkout`
+   * and `createBatch` send an Idempotency-Key of their own (the same on every attempt of one call).
    */
   maxRetries?: number;
   /** The longest Retry-After waited for; a longer one (a monthly quota) rejects at once. Default 60,000 ms. */
@@ -30,7 +30,7 @@ export interface WaitOptions {
 }
 
 /**
- * Options of a call that changes something (render, image, checkout).
+ * Options of a call that changes something (render, image, screenshot, checkout, createBatch).
  * `idempotencyKey` makes a retry safe: send the same key (1–255 visible ASCII
  * characters, e.g. a UUID) with every retry of one operation, and the service
  * answers the first response again instead of doing it twice (24 h, per API

@@ -16,6 +16,8 @@ export interface Template {
   /** PNG templates: image size in pixels. */
   width?: number;
   height?: number;
+  /** PNG templates: device pixels per pixel; at 2 the image is twice width by twice height. */
+  device_scale_factor?: 1 | 2;
   /** JSON Schema that `data` must satisfy. */
   data_schema: unknown;
   sample_data: unknown;

@@ -76,9 +76,10 @@ class Pressroom:
     Retries are off by default. With ``max_retries=N``, answers 429 and 5xx are
     retried up to N times, after ``Retry-After`` seconds when the answer has
     one (never longer than ``max_retry_wait``: a longer wait is raised at once)
-    and otherwise after a jittered exponential backoff; ``render``, ``image``
-    and ``checkout`` then send an ``Idempotency-Key`` (the same on every retry of
-    one call) so a retried render is not run twice.
+    and otherwise after a jittered exponential backoff; ``render``, ``image``,
+    ``screenshot``, ``checkout`` and ``create_batch`` then send an
+    ``Idempotency-Key`` (the same on every retry of one call) so a retried render
+    is not run twice.
     """
 
     def __init__(

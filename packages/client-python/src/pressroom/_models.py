@@ -85,6 +85,8 @@ class Template(ApiObject):
     """PDF templates: format, landscape, margin, header, footer."""
     width: Optional[int]
     height: Optional[int]
+    device_scale_factor: Optional[int]
+    """PNG templates: device pixels per pixel (1 or 2); at 2 the image is twice ``width`` by twice ``height``."""
     data_schema: Any
     """The JSON Schema that ``data`` must satisfy."""
     sample_data: Any

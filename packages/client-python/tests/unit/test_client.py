@@ -240,6 +240,7 @@ class Endpoints(ServerTest):
         self.assertEqual([t.id for t in templates], ["invoice"])
         self.assertEqual(templates[0]["page"].format, "A4")
         self.assertIsNone(templates[0].width, "a named field the answer lacks is None")
+        self.assertIsNone(templates[0].device_scale_factor, "a pdf template has no device_scale_factor")
         usage = self.client.usage()
         self.assertEqual((usage.renders.remaining, usage.previews.remaining), (99, 298))
         self.assertEqual((usage.test.used, usage.test.limit, usage.test.remaining), (3, 20, 17))

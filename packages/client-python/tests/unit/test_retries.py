@@ -109,6 +109,23 @@ class Retries(unittest.TestCase):
         self.assertEqual(client.download("/v1/outputs/out_1?exp=1&sig=ab"), b"%PDF")
         self.assertEqual(self.keys(), ["", "", "", ""])
 
+    def test_screenshot_checkout_and_create_batch_send_a_key_of_their_own_too_and_a_read_none(self) -> None:
+        self.answer(*[json_reply(202, QUEUED)] * 4)
+        client = self.client(max_retries=1)
+        client.screenshot(html="<p>x</p>")
+        client.checkout("pro")
+        client.create_batch([{"template_id": "invoice", "data": {}}])
+        client.job("job_01")
+        self.assertEqual(
+            [(request.method, request.path) for request in self.server.requests],
+            [("POST", "/v1/screenshot"), ("POST", "/v1/billing/checkout"), ("POST", "/v1/batches"), ("GET", "/v1/jobs/job_01")],
+        )
+        screenshot, checkout, batch, read = self.keys()
+        for key in (screenshot, checkout, batch):
+            self.assertRegex(key, r"^[\x21-\x7e]{1,255}$")
+        self.assertEqual(len({screenshot, checkout, batch}), 3, "one key per call")
+        self.assertEqual(read, "")
+
     def test_each_call_has_its_own_key_and_a_given_key_is_sent_as_is(self) -> None:
         self.answer(*[json_reply(202, QUEUED)] * 3)
         retrying = self.client(max_retries=1)
