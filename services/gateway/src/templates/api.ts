@@ -50,6 +50,9 @@ export const Template = z
         description:
           "Own templates, with html: the version's assets by name, each with its size; the bytes are at /v1/templates/{id}/versions/{n}/assets/{name}.",
       }),
+    options: z.looseObject({}).optional().meta({
+      description: "Own templates, with html: the version's default options as saved ({} when none), which a request's options override field by field.",
+    }),
   })
   .meta({
     id: "Template",
