@@ -36,7 +36,7 @@ export function mergeOptions(base: Json, over: Json): Json {
 }
 
 /** A template version's default options; {} when it has none (the public catalog's never have any). */
-export function defaultOptionsOf(template: Pick<renderV1.Template, "optionsJson">): Json {
+function defaultOptionsOf(template: Pick<renderV1.Template, "optionsJson">): Json {
   return template.optionsJson ? (JSON.parse(template.optionsJson) as Json) : {};
 }
 
