@@ -186,7 +186,7 @@ describe("Pressroom over HTTP", () => {
       (await client.createTemplate({ id: "letter", name: "Letter", output: "pdf", html: "<p>{{x}}</p>", assets: { "logo.png": logo } })).visibility,
       "private",
     );
-    await client.updateTemplate("letter", { name: "Letter", output: "pdf", html: "<p>2</p>" });
+    await client.updateTemplate("letter", { name: "Letter", output: "pdf", html: "<p>2</p>", options: { margin: { top: "2cm" }, metadata: { title: "T" } } });
     assert.equal((await client.template("letter")).id, "letter");
     await client.template("letter", 1);
     assert.deepEqual(
@@ -212,7 +212,12 @@ describe("Pressroom over HTTP", () => {
       html: "<p>{{x}}</p>",
       assets: { "logo.png": Buffer.from(logo).toString("base64") },
     });
-    assert.deepEqual(JSON.parse(server.requests[1]!.body), { name: "Letter", output: "pdf", html: "<p>2</p>" });
+    assert.deepEqual(JSON.parse(server.requests[1]!.body), {
+      name: "Letter",
+      output: "pdf",
+      html: "<p>2</p>",
+      options: { margin: { top: "2cm" }, metadata: { title: "T" } },
+    });
     assert.ok(server.requests.every((r) => r.headers.authorization === `Bearer ${API_KEY}`));
   });
 

@@ -1,3 +1,5 @@
+import type { ImageOptions, RenderOptions } from "./types";
+
 /** A template (GET /v1/templates): the public catalog's, or this key's own. */
 export interface Template {
   id: string;
@@ -29,6 +31,8 @@ export interface Template {
   asset_names?: string[];
   /** With `html`: the version's assets by name, with their sizes; `templateAsset(id, version, name)` reads one. */
   assets?: { name: string; size_bytes: number }[];
+  /** With `html`: the version's default options ({} when none), which a render's or image's own options override field by field. */
+  options?: RenderOptions | Omit<ImageOptions, "width" | "height" | "device_scale_factor">;
 }
 
 /** Body of POST /v1/templates (PUT /v1/templates/<id> takes the same; its id may be left out). */
@@ -52,6 +56,11 @@ export interface TemplateInput {
   device_scale_factor?: 1 | 2;
   /** Files the html refers to as assets/<name>: each at most 1 MiB, all at most 5 MiB. */
   assets?: Record<string, Uint8Array>;
+  /**
+   * Default options of every render of this version: a render's (pdf) or an image's without the url's size (png), checked as a request's.
+   * A request's own options override them field by field (objects such as margin and metadata per key).
+   */
+  options?: RenderOptions | Omit<ImageOptions, "width" | "height" | "device_scale_factor">;
 }
 
 /** GET /v1/templates/<id>/versions. */

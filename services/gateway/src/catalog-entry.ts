@@ -27,8 +27,15 @@ export function templateEntry(t: renderV1.Template) {
     // An own template's version has its own preview (its versions keep theirs); the catalog's is its current version's.
     preview_url: t.owner ? `/v1/templates/${t.id}/versions/${t.version}/preview.png` : `/v1/templates/${t.id}/preview.png`,
     visibility: t.owner ? ("private" as const) : ("public" as const),
-    // One own template read by its owner (not the lists): its source and its files' names, to edit it.
-    ...(t.owner && t.html ? { html: t.html, asset_names: t.assetNames, assets: t.assets.map((a) => ({ name: a.name, size_bytes: Number(a.sizeBytes) })) } : {}),
+    // One own template read by its owner (not the lists): its source, its files' names and its default options, to edit it.
+    ...(t.owner && t.html
+      ? {
+          html: t.html,
+          asset_names: t.assetNames,
+          assets: t.assets.map((a) => ({ name: a.name, size_bytes: Number(a.sizeBytes) })),
+          options: JSON.parse(t.optionsJson || "{}") as Record<string, unknown>,
+        }
+      : {}),
   };
 }
 

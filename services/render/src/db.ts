@@ -39,6 +39,8 @@ export interface TemplatesTable {
   data_schema: JSONColumnType<Record<string, unknown>, string, string>;
   sample_data: JSONColumnType<Record<string, unknown>, string, string>;
   settings: JSONColumnType<TemplateSettingsJson, string | undefined, string>;
+  /** An own template version's default options (a request's `options`, snake_case); {} for none and for the built-in catalog. */
+  options: JSONColumnType<Record<string, unknown>, string | undefined, never>;
   body: string;
   content_hash: string;
   created_at: ColumnType<Date, Date | undefined, never>;

@@ -300,11 +300,14 @@ class Pressroom:
         height: Optional[int] = None,
         device_scale_factor: Optional[int] = None,
         assets: Optional[Mapping[str, bytes]] = None,
+        options: Optional[Mapping[str, Any]] = None,
     ) -> Template:
         """POST /v1/templates: stores a template of this key's account (version 1), once it rendered its sample data.
 
         ``assets`` are files the html refers to as ``assets/<name>`` (bytes; sent
-        as base64). Raises PressroomError TEMPLATE_EXISTS (409),
+        as base64). ``options`` are the version's default options: those of ``render``
+        (pdf) or of ``image`` without the url's size (png), checked as a request's;
+        a request's own ``options`` override them field by field. Raises PressroomError TEMPLATE_EXISTS (409),
         TEMPLATE_LIMIT_REACHED (403), PAYLOAD_INVALID or RENDER_FAILED (422).
         """
         body = _template_body(locals())
@@ -325,6 +328,7 @@ class Pressroom:
         height: Optional[int] = None,
         device_scale_factor: Optional[int] = None,
         assets: Optional[Mapping[str, bytes]] = None,
+        options: Optional[Mapping[str, Any]] = None,
     ) -> Template:
         """PUT /v1/templates/<id>: replaces an own template with its next version (same fields as ``create_template``)."""
         fields = locals()
@@ -365,6 +369,7 @@ class Pressroom:
         height: Optional[int] = None,
         device_scale_factor: Optional[int] = None,
         assets: Optional[Mapping[str, bytes]] = None,
+        options: Optional[Mapping[str, Any]] = None,
     ) -> bytes:
         """POST /v1/templates/preview: the PNG of an unsaved template rendered with its sample data; nothing is stored.
 

@@ -99,6 +99,8 @@ class Template(ApiObject):
     """With ``html``: the names of the version's assets."""
     assets: Optional[list[ApiObject]]
     """With ``html``: the version's assets by name, each ``name`` and ``size_bytes``; ``template_asset`` reads one."""
+    options: Optional[ApiObject]
+    """With ``html``: the version's default options (``{}`` when none), which a render's or image's own ``options`` override field by field."""
 
 
 class TemplateVersion(ApiObject):

@@ -269,7 +269,7 @@ class Endpoints(ServerTest):
         self.server.handler = handler
         created = self.client.create_template(id="letter", name="Letter", output="pdf", html="<p>{{x}}</p>", assets={"logo.png": b"\x00\xff"})
         self.assertEqual((created.id, created.visibility), ("letter", "private"))
-        self.client.update_template("letter", name="Letter", output="pdf", html="<p>2</p>")
+        self.client.update_template("letter", name="Letter", output="pdf", html="<p>2</p>", options={"margin": {"top": "2cm"}, "metadata": {"title": "T"}})
         self.assertEqual(self.client.template("letter").version, 1)
         self.client.template("letter", version=1)
         self.assertEqual([v.version for v in self.client.template_versions("letter").versions], [2, 1])
@@ -289,7 +289,10 @@ class Endpoints(ServerTest):
             self.server.requests[0].json(),
             {"id": "letter", "name": "Letter", "output": "pdf", "html": "<p>{{x}}</p>", "assets": {"logo.png": "AP8="}},
         )
-        self.assertEqual(self.server.requests[1].json(), {"name": "Letter", "output": "pdf", "html": "<p>2</p>"})
+        self.assertEqual(
+            self.server.requests[1].json(),
+            {"name": "Letter", "output": "pdf", "html": "<p>2</p>", "options": {"margin": {"top": "2cm"}, "metadata": {"title": "T"}}},
+        )
 
     def test_previews_a_versions_png_by_its_path_and_a_drafts_posted_as_a_template_body(self) -> None:
         png = b"\x89PNG\x01\x02"

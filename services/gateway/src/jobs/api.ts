@@ -156,6 +156,7 @@ const JOB_REQUEST_ERRORS = {
     `The body failed validation (PAYLOAD_INVALID: wrong content type, malformed or oversized body, nesting deeper than ${MAX_JSON_DEPTH} levels, unknown field, ` +
       `template_id pattern, html over ${grouped(MAX_HTML_BYTES)} bytes, html whose Handlebars does not compile (a syntax error, an unknown helper, a partial: ` +
       "the message names the field, line and column), bad webhook_url, data not an object or not matching the template's data_schema, " +
+      "options that make an invalid combination with an own template's default options, which the request's override field by field, " +
       "malformed Idempotency-Key; the message names the field), the document could not be rendered (RENDER_FAILED: an uncaught exception in its script, " +
       "whose first line the message gives (unless options.fail_on_script_error is false), a sub-resource that failed to load with " +
       "options.fail_on_resource_error, which it names with its status, render timeout, output too large, a wait_for condition not met in time, which it names, " +

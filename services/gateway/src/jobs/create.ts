@@ -20,6 +20,7 @@ import { outputTtlBeyondPlan } from "./option-parts";
 import { RenderSucceeded, type JobAccepted } from "./api";
 import { webhookAddressProblem } from "./webhook-address";
 import { failedError } from "./failures";
+import { withTemplateOptions } from "../template-options";
 
 /** The header that names the job of an answer made after admission. */
 const JOB_ID_HEADER = "Pressroom-Job-Id";
@@ -111,7 +112,10 @@ export async function checkJobBody(
     "template_id",
   );
   if (checked.problem !== undefined) return { problem: checked.problem };
-  return { request, template: checked.template, ownData: checked.ownData && [checked.ownData] };
+  // A screenshot has no template; a render's or an image's takes the options its template version was saved with under its own.
+  const merged = kind === "screenshot" ? undefined : withTemplateOptions(kind, body, checked.template!.template, principal.plan);
+  if (merged instanceof AppError) return { problem: merged };
+  return { request: merged ?? request, template: checked.template, ownData: checked.ownData && [checked.ownData] };
 }
 
 /**

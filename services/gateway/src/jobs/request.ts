@@ -257,7 +257,8 @@ export const RenderRequest = z
     id: "RenderRequest",
     description:
       "Exactly one source: template_id (a pdf template, optionally with template_version), html, url or documents (a merged PDF); options override the template's page settings " +
-      "(with documents, only metadata, watermark, pdfa, encrypt and filename, which apply to the merged result). Unknown fields are rejected, naming them.",
+      "(with documents, only metadata, watermark, pdfa, encrypt and filename, which apply to the merged result) and, field by field, an own template's " +
+      "default options. Unknown fields are rejected, naming them.",
     oneOf: exactlyOne(RENDER_SOURCES),
   });
 

@@ -50,6 +50,9 @@ export const Template = z
         description:
           "Own templates, with html: the version's assets by name, each with its size; the bytes are at /v1/templates/{id}/versions/{n}/assets/{name}.",
       }),
+    options: z.looseObject({}).optional().meta({
+      description: "Own templates, with html: the version's default options as saved ({} when none), which a request's options override field by field.",
+    }),
   })
   .meta({
     id: "Template",
@@ -138,7 +141,8 @@ const PREVIEW_ADMISSION = (rate: typeof RATE_HEADERS | typeof OPTIONAL_RATE_HEAD
 const SAVE_ERRORS = {
   "422": errorResponse(
     "PAYLOAD_INVALID: the body failed validation (unknown field, id pattern, html over 512 KB, data_schema not a JSON Schema or over 64 KB, " +
-      "sample_data not satisfying it, html that does not compile (the message names line and column), assets over their limits). " +
+      "sample_data not satisfying it, html that does not compile (the message names line and column), assets over their limits, " +
+      "options that a render (pdf) or image (png) of the template could not send, naming options.<field>). " +
       "RENDER_FAILED: the preview failed (script error, timeout, limits); no version was made.",
     ["PAYLOAD_INVALID", "RENDER_FAILED"],
     RATE_HEADERS,

@@ -5,6 +5,7 @@ import { bodyProblem, type FieldHints } from "../body";
 import { errors } from "../errors";
 import { MAX_ASSET_BYTES, MAX_ASSETS_BYTES, MAX_DATA_BYTES, MAX_HTML_BYTES, MAX_SCHEMA_BYTES, grouped } from "../limits";
 import { cssLength, paperFormat } from "../paper";
+import { templateOptionsProblem } from "../template-options";
 
 /**
  * The body of POST /v1/templates and PUT /v1/templates/{id}: one zod schema
@@ -12,7 +13,8 @@ import { cssLength, paperFormat } from "../paper";
  * is a JSON Schema within the schema budget, sample_data satisfies it) is
  * checked on the schema threads (schemas.ts), once the request passed the
  * rate limit; the render service checks that the html compiles and renders
- * its sample_data.
+ * its sample_data. Its default options are checked as the options of a
+ * request that renders it are (templateOptionsProblem).
  */
 
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -58,6 +60,21 @@ const Assets = z
       "Served to the document from the template, never fetched; fonts among them are embedded in the PDF.",
   });
 
+/**
+ * A version's default options: a JSON object here, checked by templateOptionsProblem against the options of the route that
+ * renders the template (POST /v1/render's for pdf, POST /v1/image's for png); the OpenAPI document shows those schemas.
+ */
+const TemplateOptions = z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).meta({
+  description:
+    "Default options of every render of this version: those of POST /v1/render (RenderOptions) for pdf, of POST /v1/image (ImageOptions, " +
+    "without the url's width, height and device_scale_factor) for png, checked as a request's are. A request's options override them field by field " +
+    "(margin, metadata, watermark, wait_for and the other objects per key; strings, numbers and arrays whole), and the result is checked again. Default {}.",
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    for (const key of Object.keys(jsonSchema)) if (key !== "description") delete jsonSchema[key];
+    jsonSchema.anyOf = [{ $ref: "#/components/schemas/RenderOptions" }, { $ref: "#/components/schemas/ImageOptions" }];
+  },
+});
+
 const dimension = () => z.int({ error: "must be an integer from 1 to 4096" }).min(1, "must be from 1 to 4096").max(4096, "must be from 1 to 4096");
 
 const FIELDS = {
@@ -83,6 +100,7 @@ const FIELDS = {
   height: dimension().optional().meta({ description: "png: the image height in CSS pixels (required)." }),
   device_scale_factor: z.union([z.literal(1), z.literal(2)], { error: "must be 1 or 2" }).optional(),
   assets: Assets.optional(),
+  options: TemplateOptions.optional(),
 };
 
 /** What the fields alone cannot say: a png has its size, a pdf no size and a png no page. */
@@ -124,14 +142,14 @@ const HINTS: FieldHints = {
 
 export type TemplateInput = z.infer<typeof TemplateInput>;
 
-/** Validates a template body; PUT's `pathId` must match its id when the body names one. */
-export function validateTemplate(body: Record<string, unknown>, pathId?: string): TemplateInput | AppError {
+/** Validates a template body; PUT's `pathId` must match its id when the body names one; its options within `plan`'s bounds. */
+export function validateTemplate(body: Record<string, unknown>, plan: string, pathId?: string): TemplateInput | AppError {
   const input = pathId !== undefined && body.id === undefined ? { ...body, id: pathId } : body;
   const parsed = TemplateInput.safeParse(input);
   if (!parsed.success) return bodyProblem(TemplateInput, input, parsed.error, HINTS);
   if (pathId !== undefined && parsed.data.id !== pathId)
     return errors.payload(`id: "${parsed.data.id}" is not the id in the path ("${pathId}")`, "Leave id out of the body, or send the same id.");
-  return parsed.data;
+  return templateOptionsProblem(parsed.data, plan) ?? parsed.data;
 }
 
 /** The template as the render service stores it. */
@@ -156,6 +174,7 @@ export function toProtoTemplate(t: TemplateInput): renderV1.Template {
     image: png ? { width: t.width!, height: t.height!, deviceScaleFactor: t.device_scale_factor ?? 1 } : undefined,
     dataSchemaJson: JSON.stringify(t.data_schema ?? { type: "object" }),
     sampleDataJson: JSON.stringify(t.sample_data ?? {}),
+    optionsJson: JSON.stringify(t.options ?? {}),
   });
 }
 

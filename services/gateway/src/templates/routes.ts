@@ -58,9 +58,9 @@ export function templateRoutes(deps: TemplateRouteDeps) {
   const read = <T>(caller: Principal | undefined, key: string, load: (owner: string) => Promise<T>): Promise<T> =>
     caller ? load(caller.keyId) : anonymous.cached(key, () => load(""));
 
-  /** A template body, checked (`id`: the path's, else the body's); its data schema and sample data on the schema threads. */
-  async function checked(body: Record<string, unknown>, id?: string): Promise<TemplateInput> {
-    const input = validateTemplate(body, id);
+  /** A template body, checked for `plan` (`id`: the path's, else the body's); its data schema and sample data on the schema threads. */
+  async function checked(body: Record<string, unknown>, plan: string, id?: string): Promise<TemplateInput> {
+    const input = validateTemplate(body, plan, id);
     if (input instanceof Error) throw input;
     const schemaProblem = await deps.schemas.check(input.data_schema ?? { type: "object" }, input.sample_data ?? {});
     if (schemaProblem) throw schemaProblem;
@@ -70,7 +70,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
   async function save(ctx: Context, replace: boolean): Promise<void> {
     const principal = await keyed(deps, ctx);
     const id = replace ? pathId(ctx) : undefined;
-    const input = await checked(await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES), id);
+    const input = await checked(await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES), principal.plan, id);
     const request: renderV1.SaveTemplateRequest = {
       owner: principal.keyId,
       replace,
@@ -188,7 +188,7 @@ export function templateRoutes(deps: TemplateRouteDeps) {
     async previewDraft(ctx: Context) {
       const principal = await keyed(deps, ctx);
       const body = await readJsonObject(ctx, MAX_TEMPLATE_BODY_BYTES);
-      const input = await checked(body.id === undefined ? { ...body, id: DRAFT_ID } : body);
+      const input = await checked(body.id === undefined ? { ...body, id: DRAFT_ID } : body, principal.plan);
       const request: renderV1.PreviewDraftRequest = {
         owner: principal.keyId,
         template: toProtoTemplate(input),

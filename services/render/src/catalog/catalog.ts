@@ -129,6 +129,7 @@ export function toProto(row: TemplateRow, shadowed = false): renderV1.Template {
     image: imageSettingsOf(row),
     dataSchemaJson: JSON.stringify(row.data_schema),
     sampleDataJson: JSON.stringify(row.sample_data),
+    optionsJson: JSON.stringify(row.options),
     owner: row.owner,
     createdAt: row.created_at.toISOString(),
     generation: row.generation,

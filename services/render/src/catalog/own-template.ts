@@ -63,6 +63,7 @@ export function newVersionOf(
       settings: "{}",
       data_schema: t.dataSchemaJson,
       sample_data: t.sampleDataJson,
+      options: t.optionsJson || "{}",
       body: req.html,
       content_hash: sourceDigest(req.html),
     },

@@ -5,6 +5,7 @@ import * as ownTemplates from "./20261126T153000_own_templates";
 import * as templateGenerations from "./20261126T170000_template_generations";
 import * as previews from "./20261127T230000_previews";
 import * as attemptEnds from "./20261128T025045_attempt_ends";
+import * as templateOptions from "./20261128T094500_template_options";
 
 /** Every migration of the render schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "20261126T170000_template_generations": templateGenerations,
   "20261127T230000_previews": previews,
   "20261128T025045_attempt_ends": attemptEnds,
+  "20261128T094500_template_options": templateOptions,
 };
