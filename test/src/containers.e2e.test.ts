@@ -103,7 +103,12 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
 
   /** Render's pod's second container, post-processing, in the render container's network namespace as in the pod. */
   async function startPostProcess(spec: PodSpec, podName: string, render: StartedTestContainer): Promise<void> {
-    const postprocess = await podContainer(objects, spec, spec.containers.find((c) => c.name === "postprocess")!, { podName: `${podName}-postprocess`, secretDirs })
+    const postprocess = await podContainer(
+      objects,
+      spec,
+      spec.containers.find((c) => c.name === "postprocess")!,
+      { podName: `${podName}-postprocess`, secretDirs },
+    )
       .withNetworkMode(`container:${render.getId()}`)
       .withWaitStrategy(Wait.forLogMessage(/post-processing listening/))
       .withStartupTimeout(60_000)
@@ -246,9 +251,10 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
     const renderContainer = service("render");
     await eventually("the render starts", async () => ((await busyRenderSlots(renderContainer.getMappedPort(9090))) > 0 ? true : undefined), 60_000, 100);
     await podman(["kill", "--signal", "KILL", `${prefix}-render`]);
-    await renderContainer.stop();
+    // Its post-processing container shares its network namespace, so it goes first: podman removes no container another depends on.
     await running.get("render-postprocess")!.stop();
     running.delete("render-postprocess");
+    await renderContainer.stop();
     running.delete("render");
     // The one slot is the killed job's until it ends: another render is refused meanwhile.
     const refused = await api.post("/v1/render", { html: "<p>meanwhile</p>", data: {} }, { key: freeKey });
