@@ -41,6 +41,7 @@ describe("Idempotency-Key across two gateways", () => {
       ports,
       logDir: workDir,
       certificates: h.stack.certificates,
+      sealingKey: h.stack.sealingKey,
       env: { LOG_LEVEL: "info" },
     });
     gatewayB = startService("gateway", env, workDir);

@@ -110,6 +110,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       ports,
       logDir: workDir,
       certificates: h.stack.certificates,
+      sealingKey: h.stack.sealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
     });

@@ -124,6 +124,7 @@ describe("billing with the Stripe provider: the verified webhook", () => {
       ports: { ...h.stack.ports, grpc: { ...h.stack.ports.grpc, metering: grpc! }, health: { ...h.stack.ports.health, metering: health! } },
       logDir: tmpdir(),
       certificates: h.stack.certificates,
+      sealingKey: h.stack.sealingKey,
     });
     delete env.BILLING_PROVIDER;
     const unnamed = startService("metering", { ...env, STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }, tmpdir());

@@ -9,7 +9,7 @@ import pg from "pg";
 import { provisionServiceRole, scramVerifier } from "../../packages/platform/src/db/roles";
 import { bundledNats, checkNatsConf, runBundledNats } from "./test-support/bundled-nats";
 import { evaluation, NATS_USERS } from "./test-support/chart-renders";
-import { type K8sObject, ofKind } from "./test-support/helm";
+import { type K8sObject, settingsSecret } from "./test-support/helm";
 import { configProblems } from "./test-support/service-configs";
 import { deploymentOf, effectiveEnv, MIGRATED, SERVICES } from "./test-support/workloads";
 
@@ -63,7 +63,7 @@ describe("generated values are accepted by what reads them, over many draws (iss
     for (let draw = 0; draw < DRAWS; draw++) {
       // The database named as the test's own, so that the roles the URLs name are the test database's.
       const objects = evaluation({ set: [`postgresql.database=${name}`, `postgresql.username=${name}_admin`], fresh: true });
-      const secret = ofKind<K8sObject & { stringData: Record<string, string> }>(objects, "Secret")[0]!.stringData;
+      const secret = settingsSecret<K8sObject & { stringData: Record<string, string> }>(objects)!.stringData;
       for (const value of Object.values(secret)) seen.add(value);
 
       const nats = bundledNats(objects);

@@ -8,7 +8,7 @@ import { connect } from "nats";
 import { stringify } from "yaml";
 import { bundledNats, checkNatsConf, runBundledNats } from "./test-support/bundled-nats";
 import { evaluation, FREE_UPGRADES, NATS_USERS, rendered } from "./test-support/chart-renders";
-import { component, type K8sObject, ofKind, render, renderError } from "./test-support/helm";
+import { component, type K8sObject, ofKind, render, renderError, settingsSecret } from "./test-support/helm";
 import { allContainers, type Container, deploymentOf, SERVICES } from "./test-support/workloads";
 
 /** The bundled NATS's users: the code's allow-lists, each component connecting as itself. */
@@ -119,7 +119,7 @@ describe("NATS with a user per service by default (issue 30)", () => {
   });
 
   it("the evaluation install generates a distinct password per user in its Secret", () => {
-    const secret = ofKind<K8sObject & { stringData?: Record<string, string> }>(rendered("evaluation"), "Secret")[0]!;
+    const secret = settingsSecret<K8sObject & { stringData?: Record<string, string> }>(rendered("evaluation"))!;
     const passwords = NATS_USERS.map((user) => secret.stringData?.[`NATS_PASSWORD_${user.toUpperCase()}`] ?? "");
     assert.ok(
       passwords.every((p) => p.length >= 32),

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { parse } from "yaml";
 import { databasePoolSize as webhookPoolSize } from "../../services/webhook/src/config";
 import { everyRender, evaluation, FREE_UPGRADES, NATS_USERS, rendered } from "./test-support/chart-renders";
-import { type K8sObject, ofKind, PRODUCTION_VALUES, render, renderError } from "./test-support/helm";
+import { type K8sObject, ofKind, PRODUCTION_VALUES, render, renderError, settingsSecret } from "./test-support/helm";
 import { parseConfig } from "./test-support/service-configs";
 import { allContainers, type Container, deploymentOf, effectiveEnv, MIGRATED, SERVICES, type Workload } from "./test-support/workloads";
 
@@ -141,7 +141,7 @@ describe("each service's own database credential (issue 30)", () => {
   });
 
   it("with the bundled PostgreSQL, the generated Secret gives each service a role and password of its own, apart from the admin's", () => {
-    const secret = ofKind<Secret>(rendered("evaluation"), "Secret")[0]!.stringData!;
+    const secret = settingsSecret<Secret>(rendered("evaluation"))!.stringData!;
     const admin = new URL(secret.DATABASE_ADMIN_URL!);
     assert.equal(admin.username, "pressroom");
     const logins = MIGRATED.map((service) => new URL(secret[`DATABASE_URL_${service.toUpperCase()}`]!));
@@ -166,7 +166,7 @@ describe("each service's own database credential (issue 30)", () => {
         ...MIGRATED.map((service) => `secrets.databaseUrls.${service}=postgres://pressroom_${service}:pw-${service}@db.internal/pressroom`),
       ],
     });
-    const secret = ofKind<Secret>(objects, "Secret")[0]!.stringData!;
+    const secret = settingsSecret<Secret>(objects)!.stringData!;
     assert.equal(secret.DATABASE_ADMIN_URL, undefined);
     assert.equal(secret.DATABASE_URL_RENDER, "postgres://pressroom_render:pw-render@db.internal/pressroom");
     const adminRefs = allContainers(objects).flatMap(({ container }) =>

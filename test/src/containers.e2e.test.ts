@@ -31,9 +31,10 @@ import {
   type PodSpec,
   podman,
   removeAll,
+  renderedVolumeDir,
   runToCompletion,
 } from "./test-support/containers";
-import { render, type K8sObject } from "./test-support/helm";
+import { ofKind, render, settingsSecret, type K8sObject } from "./test-support/helm";
 import { busyRenderSlots } from "./test-support/hostile";
 import { pdfInfo, pdfText, pdfXmp, pngSize } from "./test-support/pdf";
 import { eventually } from "./test-support/webhook-receiver";
@@ -162,6 +163,11 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
     const valuesFile = path.join(dir, "values.json");
     writeFileSync(valuesFile, JSON.stringify(values));
     objects = render({ valuesFiles: [valuesFile] });
+    // Render's sealing key as the chart made it: the private key for render's worker, its certificate for the gateway.
+    const sealingKey = ofKind(objects, "Secret").find((o) => o.metadata.name.endsWith("-sealing-key"))!;
+    const sealingPublicKey = ofKind(objects, "ConfigMap").find((o) => o.metadata.name.endsWith("-sealing-public-key"))!;
+    secretDirs[sealingKey.metadata.name] = renderedVolumeDir(path.join(dir, "sealing-key"), sealingKey, ["sealing.key"]);
+    secretDirs[sealingPublicKey.metadata.name] = renderedVolumeDir(path.join(dir, "sealing-public-key"), sealingPublicKey, ["sealing.crt"]);
 
     const [nats, postgres] = await Promise.all([
       new GenericContainer(DEPENDENCY_IMAGES.nats)
@@ -349,7 +355,7 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
       .split("\n")
       .filter(Boolean);
     assert.ok(pids.length > 0, "Chromium runs in the render container");
-    const secrets = Object.values((objects.find((o) => o.kind === "Secret")!.stringData ?? {}) as Record<string, string>);
+    const secrets = Object.values((settingsSecret(objects)!.stringData ?? {}) as Record<string, string>);
     assert.ok(secrets.length >= 5);
     for (const pid of pids) {
       const environ = await exec(renderContainer, ["cat", `/proc/${pid}/environ`]);

@@ -46,6 +46,7 @@ describe("a rolling update of the gateway under load (issue 45)", () => {
       ports,
       logDir: dir,
       certificates: h.stack.certificates,
+      sealingKey: h.stack.sealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
       serviceEnv: { gateway: GATEWAY_ENV },

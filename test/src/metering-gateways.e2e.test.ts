@@ -64,6 +64,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
       ports,
       logDir: workDir,
       certificates: h.stack.certificates,
+      sealingKey: h.stack.sealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
     });

@@ -37,6 +37,7 @@ describe("each service's settings", () => {
         ports: DEFAULT_PORTS,
         logDir: "/tmp",
         certificates,
+        sealingKey: { key: "/sealing.key", publicKey: "/sealing.pub" },
         secretEncryptionKey: "0".repeat(64),
       });
       const forwarded = forwardedSettings(Object.fromEntries(names.map((name) => [name, "x"])));

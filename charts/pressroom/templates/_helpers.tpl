@@ -186,6 +186,33 @@ spiffe://{{ .root.Values.grpcTls.trustDomain }}/ns/{{ .root.Release.Namespace }}
   readOnly: true
 {{- end -}}
 
+{{/* Render's sealing key pair (sealing.yaml): the private key's Secret, the public key's ConfigMap and where each is mounted. */}}
+{{- define "pressroom.sealingKeySecret" -}}{{ include "pressroom.name" (dict "root" . "component" "sealing-key") }}{{- end -}}
+{{- define "pressroom.sealingPublicKey" -}}{{ include "pressroom.name" (dict "root" . "component" "sealing-public-key") }}{{- end -}}
+{{- define "pressroom.sealingDir" -}}/etc/pressroom/sealing{{- end -}}
+
+{{/* The sealing volume of render (the private key alone, readable by the pod's group) or of the gateway (the public key's certificate). */}}
+{{- define "pressroom.sealingVolume" -}}
+- name: sealing
+{{- if eq .component "render" }}
+  secret:
+    secretName: {{ include "pressroom.sealingKeySecret" .root }}
+    items:
+      - key: sealing.key
+        path: sealing.key
+    defaultMode: 0440
+{{- else }}
+  configMap:
+    name: {{ include "pressroom.sealingPublicKey" .root }}
+{{- end }}
+{{- end -}}
+
+{{- define "pressroom.sealingMount" -}}
+- name: sealing
+  mountPath: {{ include "pressroom.sealingDir" . }}
+  readOnly: true
+{{- end -}}
+
 {{/* The bundled NATS server's password variables: each component's from the Secret, and the same single-quoted for nats.conf (pressroom.natsConf). */}}
 {{- define "pressroom.natsPasswordEnv" -}}
 {{- range $i, $component := list "gateway" "identity" "metering" "render" "storage" "webhook" "provision" }}

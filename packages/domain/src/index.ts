@@ -25,6 +25,7 @@ export {
   type StoredJobEvent,
   type WebhookReplay,
 } from "./jobs";
+export { jobSecretsPurpose, openJobSecrets, sealJobSecrets } from "./job-secrets";
 export { announcedOutcome, announceOutcome, outcomeInboxOf } from "./outcomes";
 export {
   destinationHeadersProblem,

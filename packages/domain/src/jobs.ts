@@ -1,6 +1,7 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import type { JetStreamClient, JetStreamManager, PubAck } from "nats";
 import { applyDestinationEvent, newDestinationState, retainedDestination, type DestinationState } from "./destinations";
+import { withoutPasswords } from "./job-secrets";
 import {
   directGet,
   JOB_WRITERS,
@@ -176,14 +177,10 @@ export function retainedAcceptance(event: JobEvent): JobEvent {
       options: withoutPasswords(accepted.options),
       urlOptions: undefined,
       destination: accepted.destination && retainedDestination(accepted.destination),
+      // Sealed, they are of no use to the readers of the JOBS stream either.
+      sealedSecrets: "",
     },
   };
-}
-
-/** The options as the JOBS stream keeps them: an encryption's passwords are only in the RENDER command. */
-function withoutPasswords(options: jobEventsV1.RenderOptions | undefined): jobEventsV1.RenderOptions | undefined {
-  if (!options?.encrypt) return options;
-  return { ...options, encrypt: { ...options.encrypt, userPassword: undefined, ownerPassword: "" } };
 }
 
 /**

@@ -118,6 +118,18 @@ export const grpcTlsShape = {
 };
 
 /**
+ * The key pair a job's secrets are sealed to (sealing.ts; @pressroom/domain's job-secrets.ts):
+ * render holds the private key (PEM) and opens them; the gateway holds only its public half (a
+ * PEM public key or a certificate of it) and seals them.
+ */
+export const sealingKeyShape = {
+  SEALING_KEY: readableFile("render's private sealing key, which opens the jobs' sealed secrets"),
+};
+export const sealingPublicKeyShape = {
+  SEALING_PUBLIC_KEY: readableFile("render's public sealing key (or a certificate of it), which the jobs' secrets are sealed to"),
+};
+
+/**
  * The settings every gRPC-serving service with a database reads (identity, metering, render,
  * storage, webhook): the base, mutual TLS, where its gRPC server listens (loopback by default, every
  * interface where the chart says so, on its own default port), its database and NATS.

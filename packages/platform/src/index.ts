@@ -12,6 +12,8 @@ export {
   env,
   grpcServiceShape,
   grpcTlsShape,
+  sealingKeyShape,
+  sealingPublicKeyShape,
   type GrpcServerName,
   jobBoundsShape,
   loadConfig,

@@ -12,6 +12,7 @@ const database = databaseCredentials("postgres://admin:admin-pw@127.0.0.1:5432/p
 const certificates = Object.fromEntries(
   GRPC_PEERS.map((peer) => [peer, { ca: "/tls/ca.crt", cert: `/tls/${peer}.crt`, key: `/tls/${peer}.key` }]),
 ) as GrpcCertificates;
+const sealingKey = { key: "/tls/sealing.key", publicKey: "/tls/sealing.pub" };
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -57,13 +58,13 @@ describe("up.sh's environment", () => {
   });
 
   it("runs metering with the local payment provider unless the caller names one", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates };
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates, sealingKey };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
   it("gives the gateway the webhook service's loopback allowance, so it refuses with the request what the delivery would", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates };
+    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates, sealingKey };
     assert.equal(serviceEnv("gateway", options).WEBHOOK_ALLOW_LOOPBACK, undefined);
     assert.equal(serviceEnv("gateway", { ...options, serviceEnv: { webhook: { WEBHOOK_ALLOW_LOOPBACK: "true" } } }).WEBHOOK_ALLOW_LOOPBACK, "true");
     assert.equal(serviceEnv("gateway", { ...options, env: forwardedSettings(caller) }).WEBHOOK_ALLOW_LOOPBACK, "true", "up.sh passes it to every service");
@@ -82,6 +83,7 @@ describe("up.sh's environment", () => {
       ports: DEFAULT_PORTS,
       logDir: "/tmp",
       certificates,
+      sealingKey,
       env: forwardedSettings(caller),
     });
     assert.equal(env.RENDER_SLOTS, "4");
@@ -111,6 +113,7 @@ describe("the stack's database credentials", () => {
       ports: DEFAULT_PORTS,
       logDir: "/tmp",
       certificates,
+      sealingKey,
       secretEncryptionKey: "0".repeat(64),
     };
     for (const name of SERVICE_NAMES) {
@@ -134,12 +137,16 @@ describe("the stack's certificates", () => {
         ports: DEFAULT_PORTS,
         logDir: "/tmp",
         certificates,
+        sealingKey,
         secretEncryptionKey: "k".repeat(64),
       });
       assert.deepEqual([env.GRPC_TLS_CA, env.GRPC_TLS_CERT, env.GRPC_TLS_KEY], ["/tls/ca.crt", `/tls/${name}.crt`, `/tls/${name}.key`]);
       const others = GRPC_PEERS.filter((peer) => peer !== name);
       const named = Object.values(env).filter((value) => others.some((peer) => value?.includes(`/tls/${peer}.`)));
       assert.deepEqual(named, [], `${name} is given another peer's files`);
+      const sealing = Object.entries(env).filter(([, value]) => value?.startsWith("/tls/sealing."));
+      const own = { render: [["SEALING_KEY", sealingKey.key]], gateway: [["SEALING_PUBLIC_KEY", sealingKey.publicKey]] }[name as string] ?? [];
+      assert.deepEqual(sealing, own, `${name}: only render holds the private sealing key, the gateway its public key`);
     }
   });
 });
@@ -149,7 +156,10 @@ describe("up.sh's ports", () => {
     assert.deepEqual(localPorts({}).health, { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 });
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
-    assert.equal(serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates }).HEALTH_PORT, "19461");
+    assert.equal(
+      serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates, sealingKey }).HEALTH_PORT,
+      "19461",
+    );
   });
 });
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import { DEFAULT_GRPC_PORTS, DEFAULT_HEALTH_PORTS, DEFAULT_HTTP_PORT, grpcTlsEnv, type GrpcCertificates } from "@pressroom/platform";
+import { DEFAULT_GRPC_PORTS, DEFAULT_HEALTH_PORTS, DEFAULT_HTTP_PORT, grpcTlsEnv, type GrpcCertificates, type SealingKeyFiles } from "@pressroom/platform";
 import { distinctFreePorts, waitFor } from "./ports";
 import { DATABASE_SERVICES, type DatabaseCredentials, type DatabaseService } from "./postgres";
 
@@ -59,6 +59,8 @@ export interface StackOptions {
   logDir: string;
   /** The deployment's CA and each service's certificate (ensureGrpcCertificates): a service is given only its own. */
   certificates: GrpcCertificates;
+  /** Render's sealing key pair (ensureSealingKey): render is given the private key, the gateway the public one. */
+  sealingKey: SealingKeyFiles;
   publicBaseUrl?: string;
   signingSecret?: string;
   /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters), needed to start identity: the one runMigrations sealed the demo key's secret with. */
@@ -173,12 +175,13 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     },
     // The stack is for development and tests: the local payment provider, unless the caller's environment names one.
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
-    render: { GRPC_PORT: String(ports.grpc.render) },
+    render: { GRPC_PORT: String(ports.grpc.render), SEALING_KEY: options.sealingKey.key },
     storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
     webhook: { GRPC_PORT: String(ports.grpc.webhook) },
     gateway: {
       HTTP_PORT: String(ports.http),
       HTTP_HOST: "127.0.0.1",
+      SEALING_PUBLIC_KEY: options.sealingKey.publicKey,
       // The gateway refuses with the request a webhook_url the webhook service would refuse: the same loopback allowance.
       ...(options.serviceEnv?.webhook?.WEBHOOK_ALLOW_LOOPBACK ? { WEBHOOK_ALLOW_LOOPBACK: options.serviceEnv.webhook.WEBHOOK_ALLOW_LOOPBACK } : {}),
     },

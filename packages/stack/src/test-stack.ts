@@ -4,7 +4,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPrivateNats, type PrivateNats } from "./nats";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, dropDatabase, postgresAnswers, type DatabaseService } from "./postgres";
-import { NATS_COMPONENTS, ensureGrpcCertificates, natsAuthorization, type GrpcCertificates, type NatsComponent } from "@pressroom/platform";
+import {
+  NATS_COMPONENTS,
+  ensureGrpcCertificates,
+  ensureSealingKey,
+  natsAuthorization,
+  type GrpcCertificates,
+  type NatsComponent,
+  type SealingKeyFiles,
+} from "@pressroom/platform";
 import {
   SERVICE_NAMES,
   freePorts,
@@ -30,6 +38,8 @@ export interface TestStack {
   ports: StackPorts;
   /** The stack's own CA and every gRPC peer's certificate (the services', and `admin` for operator calls). */
   certificates: GrpcCertificates;
+  /** Render's sealing key pair, beside the certificates (the gateway seals the jobs' secrets to it). */
+  sealingKey: SealingKeyFiles;
   services: RunningServices;
   signingSecret: string;
   /** Identity's sealing key, the one the migrations seeded with (to run them again: runMigrations). */
@@ -87,6 +97,7 @@ export async function startTestStack(
   );
   const serviceEnv = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { ...natsEnv(name), ...options.serviceEnv?.[name] }]));
   const [ports, certificates] = await Promise.all([freePorts(), ensureGrpcCertificates(path.join(workDir, "grpc-tls"))]);
+  const sealingKey = ensureSealingKey(path.join(workDir, "grpc-tls"));
   const signingSecret = randomBytes(32).toString("hex");
   // Kept for the stack's life, so that a restarted identity opens the secrets it sealed.
   const secretEncryptionKey = randomBytes(32).toString("hex");
@@ -100,6 +111,7 @@ export async function startTestStack(
         ports,
         logDir: path.join(workDir, "logs"),
         certificates,
+        sealingKey,
         signingSecret,
         secretEncryptionKey,
         env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env },
@@ -122,6 +134,7 @@ export async function startTestStack(
     nats,
     ports,
     certificates,
+    sealingKey,
     services: running,
     signingSecret,
     secretEncryptionKey,

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_API_KEY } from "@pressroom/domain";
 import { jetstreamAnswers, startPrivateNats, type PrivateNats } from "./nats";
-import { DEFAULT_NATS_URL, ensureGrpcCertificates } from "@pressroom/platform";
+import { DEFAULT_NATS_URL, ensureGrpcCertificates, ensureSealingKey } from "@pressroom/platform";
 import { ensureListenerCertificate, listenPort, listenerSettings } from "./webhook-listener";
 import { DEFAULT_DATABASE_URL, createDatabase, databaseCredentials, postgresAnswers, startPrivatePostgres, type PrivatePostgres } from "./postgres";
 import {
@@ -88,6 +88,8 @@ async function main(): Promise<void> {
     await Promise.all([runMigrations(database, secretEncryptionKey), provisionNats(natsUrl, forwardedSettings(process.env))]);
     // The private CA and a certificate per service and for the operator CLI: every gRPC hop is mutual TLS.
     const certificates = await ensureGrpcCertificates(path.join(DATA_DIR, "grpc-tls"));
+    // Render's sealing key pair, beside them: the gateway seals the jobs' secrets to it, render opens them.
+    const sealingKey = ensureSealingKey(path.join(DATA_DIR, "grpc-tls"));
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     // Development only: the webhook service trusts `npm run webhooks:listen` and sends loopback callbacks to its port.
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
       ports,
       logDir: path.join(DATA_DIR, "logs"),
       certificates,
+      sealingKey,
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
       secretEncryptionKey,

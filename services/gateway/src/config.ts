@@ -1,9 +1,20 @@
-import { baseConfigShape, DEFAULT_HEALTH_PORTS, DEFAULT_HTTP_PORT, grpcTlsShape, env, loadConfig, natsUrlShape, z } from "@pressroom/platform";
+import {
+  baseConfigShape,
+  DEFAULT_HEALTH_PORTS,
+  DEFAULT_HTTP_PORT,
+  grpcTlsShape,
+  env,
+  loadConfig,
+  natsUrlShape,
+  sealingPublicKeyShape,
+  z,
+} from "@pressroom/platform";
 
 export const configSchema = z.object({
   ...baseConfigShape,
   ...grpcTlsShape,
   ...natsUrlShape,
+  ...sealingPublicKeyShape,
   HTTP_PORT: env.port(DEFAULT_HTTP_PORT),
   HTTP_HOST: z.string().default("0.0.0.0"),
   /** /livez, /readyz and /metrics, apart from the API port (which also answers /livez and /readyz). */

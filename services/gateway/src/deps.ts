@@ -1,4 +1,5 @@
-import type { Logger } from "@pressroom/platform";
+import type { KeyObject } from "node:crypto";
+import { readSealingPublicKey, type Logger } from "@pressroom/platform";
 import { RecentOutputs } from "@pressroom/domain";
 import { AnonymousReads } from "./access/anonymous";
 import { Authenticator } from "./access/auth";
@@ -22,6 +23,8 @@ export interface GatewayDeps {
   /** Reads without a key: kept, and limited per client address. */
   anonymous: AnonymousReads;
   bus: JobBus;
+  /** Render's public sealing key (SEALING_PUBLIC_KEY): a job's secrets are sealed to it. */
+  sealTo: KeyObject;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
   syncWaitMs: number;
@@ -46,6 +49,7 @@ export function gatewayDeps(
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
     templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
     anonymous: new AnonymousReads({ perMinute: config.ANONYMOUS_READS_PER_MINUTE, ttlMs: config.TEMPLATE_REFRESH_MS, trustedProxies }),
+    sealTo: readSealingPublicKey(config.SEALING_PUBLIC_KEY),
     outcomes: new OutcomeInbox(bus),
     syncWaitMs: config.SYNC_WAIT_MS,
     allowLoopbackWebhooks: config.WEBHOOK_ALLOW_LOOPBACK,

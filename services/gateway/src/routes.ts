@@ -45,9 +45,9 @@ export function routes(deps: GatewayDeps): ApiRoute[] {
   const { identity, metering, catalog, storage, webhook } = deps.clients;
   const { auth, logger } = deps;
   const outputs = { storage, recentOutputs: deps.recentOutputs };
-  const { templates: directory, schemas, anonymous, bus, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks } = deps;
-  const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks };
-  const batches = batchRoutes({ auth, metering, logger, templates: directory, schemas, bus, storage });
+  const { templates: directory, schemas, anonymous, bus, sealTo, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks } = deps;
+  const job = { ...outputs, auth, metering, logger, templates: directory, schemas, bus, sealTo, outcomes, syncWaitMs, maxBodyBytes, allowLoopbackWebhooks };
+  const batches = batchRoutes({ auth, metering, logger, templates: directory, schemas, bus, sealTo, storage });
   const templates = templateRoutes({ catalog, auth, metering, logger, schemas, anonymous });
   const keys = keyRoutes({ auth, identity, metering, webhook, trustedProxies: deps.trustedProxies });
   const webhooks = webhookRoutes({ auth, metering, webhook });

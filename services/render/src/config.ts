@@ -1,4 +1,4 @@
-import { baseConfigShape, env, grpcServiceShape, jobBoundsShape, loadConfig, outputStoreShape, z } from "@pressroom/platform/config";
+import { baseConfigShape, env, grpcServiceShape, jobBoundsShape, loadConfig, outputStoreShape, sealingKeyShape, z } from "@pressroom/platform/config";
 
 /** Settings of Chromium itself, read both by the worker (when it launches Chromium) and by chromium-main.ts. */
 const chromiumShape = {
@@ -20,6 +20,7 @@ const chromiumShape = {
 
 export const configSchema = z.object({
   ...grpcServiceShape("render"),
+  ...sealingKeyShape,
   STORAGE_ADDR: env.grpcAddr("storage"),
   /** Storage's output bucket (its OUTPUT_BUCKET): render writes an output's bytes there, and storage names them. */
   OUTPUT_BUCKET: outputStoreShape.OUTPUT_BUCKET,

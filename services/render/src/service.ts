@@ -1,5 +1,5 @@
 import { storeOutput } from "@pressroom/domain";
-import type { ServiceParts } from "@pressroom/platform";
+import { readSealingPrivateKey, type ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
 import { PostProcessClient } from "./postprocess/client";
 import { PostProcessHost } from "./postprocess/host";
@@ -45,6 +45,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
     announcedOutputMaxBytes: config.RENDER_ANNOUNCED_OUTPUT_MAX_BYTES,
     workerName: config.WORKER_NAME,
     slots: config.RENDER_SLOTS,
+    sealingKey: readSealingPrivateKey(config.SEALING_KEY),
   });
   const expiry = new JobExpiry({ nc, js, jsm, logger, maxQueueWaitMs: config.RENDER_MAX_QUEUE_WAIT_MS, deadlineMs: config.RENDER_DEADLINE_MS });
   observeRenderPool({ engine, slots: config.RENDER_SLOTS });

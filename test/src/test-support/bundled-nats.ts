@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { distinctFreePorts, jetstreamAnswers, natsServerBinary, stopChild, waitFor } from "@pressroom/stack";
-import { component, type K8sObject, ofKind } from "./helm";
+import { component, type K8sObject, ofKind, settingsSecret } from "./helm";
 import { effectiveEnv, type Workload } from "./workloads";
 
 /** The chart's bundled NATS as rendered: its nats.conf, its container's environment and each user's password from the Secret. */
@@ -15,7 +15,7 @@ export interface BundledNats {
 export function bundledNats(objects: K8sObject[]): BundledNats {
   const config = ofKind<K8sObject & { data: Record<string, string> }>(objects, "ConfigMap").find((c) => component(c) === "nats");
   const server = ofKind<Workload>(objects, "StatefulSet").find((s) => component(s) === "nats");
-  const secret = ofKind<K8sObject & { stringData?: Record<string, string> }>(objects, "Secret")[0];
+  const secret = settingsSecret<K8sObject & { stringData?: Record<string, string> }>(objects);
   if (!config || !server || !secret) throw new Error("the render has no bundled NATS (ConfigMap, StatefulSet) or no Secret");
   // POD_NAME comes from the pod's name (a fieldRef): the first replica's.
   const env = { POD_NAME: `${server.metadata.name}-0`, ...effectiveEnv(server.spec.template.spec.containers[0]!, objects) };

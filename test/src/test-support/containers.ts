@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { copyFileSync, chmodSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -125,7 +125,7 @@ export interface PodSpec {
   securityContext?: { runAsUser?: number; runAsGroup?: number };
   containers: PodContainer[];
   initContainers?: PodContainer[];
-  volumes?: { name: string; emptyDir?: object; secret?: { secretName: string } }[];
+  volumes?: { name: string; emptyDir?: object; secret?: { secretName: string }; configMap?: { name: string } }[];
 }
 
 /** The pod spec of a rendered Deployment or Job. */
@@ -163,7 +163,7 @@ function secretValue(objects: K8sObject[], name: string, key: string): string {
  * (Kubernetes' command is the entrypoint, its args the command), working directory, environment
  * (less the names in `unset`),
  * security context (user, read-only root, dropped capabilities, no privilege escalation), and
- * volumes: an emptyDir is a tmpfs, a Secret volume the host directory `secretDirs` names for it;
+ * volumes: an emptyDir is a tmpfs, a Secret's (or a ConfigMap's) volume the host directory `secretDirs` names for it;
  * `binds` adds host directories.
  */
 export function podContainer(
@@ -185,10 +185,10 @@ export function podContainer(
   const binds: BindMount[] = [...(options.binds ?? [])];
   for (const mount of container.volumeMounts ?? []) {
     const volume = spec.volumes?.find((v) => v.name === mount.name);
+    const source = volume?.secret?.secretName ?? volume?.configMap?.name;
     if (volume?.emptyDir) tmpfs[mount.mountPath] = "rw,size=256m";
-    else if (volume?.secret && options.secretDirs[volume.secret.secretName])
-      binds.push({ source: options.secretDirs[volume.secret.secretName]!, target: mount.mountPath, mode: "ro" });
-    else throw new Error(`${container.name}: volume ${mount.name} is neither an emptyDir nor a Secret the suite has`);
+    else if (source && options.secretDirs[source]) binds.push({ source: options.secretDirs[source], target: mount.mountPath, mode: "ro" });
+    else throw new Error(`${container.name}: volume ${mount.name} is neither an emptyDir nor a Secret or ConfigMap the suite has`);
   }
   return image
     .withTmpFs(tmpfs)
@@ -220,6 +220,24 @@ export function grpcSecretDir(dir: string, files: { ca: string; cert: string; ke
   ] as const) {
     copyFileSync(from, path.join(dir, to));
     chmodSync(path.join(dir, to), 0o644);
+  }
+  return dir;
+}
+
+/**
+ * The files of a rendered Secret or ConfigMap, the `keys` of it a volume mounts, in a directory of
+ * their own readable by uid 10001, as its volume holds them.
+ */
+export function renderedVolumeDir(
+  dir: string,
+  object: K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> },
+  keys: string[],
+): string {
+  mkdirSync(dir, { recursive: true });
+  for (const key of keys) {
+    const text = object.stringData?.[key] ?? object.data?.[key];
+    if (text === undefined) throw new Error(`${object.kind} ${object.metadata.name} has no ${key}`);
+    writeFileSync(path.join(dir, key), text, { mode: 0o644 });
   }
   return dir;
 }

@@ -202,3 +202,7 @@ export function ofKind<T extends K8sObject = K8sObject>(objects: K8sObject[], ki
 }
 
 export const component = (o: K8sObject): string | undefined => o.metadata.labels?.["app.kubernetes.io/component"];
+
+/** The chart's Secret of settings (secret.yaml: database URLs, generated keys and passwords), not the sealing key's (sealing.yaml). */
+export const settingsSecret = <T extends K8sObject>(objects: K8sObject[]): T | undefined =>
+  ofKind<T>(objects, "Secret").find((o) => component(o) === "secrets");

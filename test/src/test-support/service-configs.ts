@@ -13,15 +13,15 @@ export const CONFIG_SCHEMAS: Record<string, z.ZodType> = { gateway, identity, me
 
 /**
  * A container's environment parsed by its config schema, as the service parses it at start: the
- * settings, or the problems it would report; the gRPC certificate paths (files mounted in the
- * pod) point at placeholder files here, since only their presence is checked.
+ * settings, or the problems it would report; the gRPC certificate and sealing key paths (files
+ * mounted in the pod) point at placeholder files here, since only their presence is checked.
  */
 export function parseConfig(container: string, env: Record<string, string>, dir: string): { config?: Record<string, unknown>; problems: string[] } {
   const schema = CONFIG_SCHEMAS[container];
   if (!schema) throw new Error(`no config schema for the container ${container}`);
   mkdirSync(dir, { recursive: true });
   const files = Object.fromEntries(
-    ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY"]
+    ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY", "SEALING_KEY", "SEALING_PUBLIC_KEY"]
       .filter((name) => env[name] !== undefined)
       .map((name) => {
         const file = path.join(dir, name);

@@ -17,7 +17,7 @@ import { liveOutputs } from "./view";
 import type { JobEvent } from "@pressroom/domain";
 
 /** What the batch routes use: a job's dependencies (its checks, the bus) without the sync wait. */
-export type BatchDeps = Pick<JobDeps, "auth" | "metering" | "logger" | "templates" | "schemas" | "bus" | "storage">;
+export type BatchDeps = Pick<JobDeps, "auth" | "metering" | "logger" | "templates" | "schemas" | "bus" | "sealTo" | "storage">;
 
 const BATCH_ID = /^bat_[0-9a-z]{26}$/;
 /** How many items' acceptances are appended at once. */
@@ -157,6 +157,7 @@ export function batchRoutes(deps: BatchDeps) {
       const items = checked.map(({ checked: { request, template } }) => {
         const jobId = newId("job");
         const command = renderCommandOf({
+          sealTo: deps.sealTo,
           jobId,
           keyId: principal.keyId,
           plan: principal.plan,

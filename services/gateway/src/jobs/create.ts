@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
 import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
@@ -32,6 +33,8 @@ export interface JobDeps extends OutputSource, RecordDeps {
   /** Where own templates' data schemas run, after the rate limit. */
   schemas: CustomerSchemas;
   bus: JobBus;
+  /** Render's public sealing key: a job's secrets are sealed to it before they are published (see sealJobSecrets). */
+  sealTo: KeyObject;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
   syncWaitMs: number;
@@ -302,6 +305,7 @@ async function runJob(
   const watch = inBackground(request) ? undefined : deps.outcomes.watch(jobId);
   try {
     await submitJob(deps.bus, {
+      sealTo: deps.sealTo,
       jobId,
       keyId: principal.keyId,
       plan: principal.plan,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
 import { describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { AppError } from "@pressroom/platform";
@@ -47,6 +48,7 @@ describe("validateScreenshotRequest", () => {
   it("is an image job in the job contract, its html and region carried to the worker", () => {
     const request = ok({ html: "<p>x</p>", options: { full_page: true, omit_background: true } });
     const command = renderCommandOf({
+      sealTo: generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey,
       jobId: "job_1",
       keyId: "key_1",
       plan: "pro",

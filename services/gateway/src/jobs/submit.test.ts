@@ -1,15 +1,20 @@
 import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { newId } from "@pressroom/platform";
-import { announceOutcome, appendJobEvent, jobEvent, loadJob, type JobEvent } from "@pressroom/domain";
+import { announceOutcome, appendJobEvent, jobEvent, loadJob, openJobSecrets, type JobEvent } from "@pressroom/domain";
 import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
+
+/** Render's sealing key pair: the gateway is given its public key. */
+const render = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+const sealTo = render.publicKey;
 
 const accepted = (jobId: string) =>
   jobEvent("job.accepted", {
@@ -181,7 +186,7 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     const before = (await bus.jsm.streams.info("RENDER")).state.messages;
     await submitJob(
       { ...bus, js },
-      { jobId, keyId: "key_submit", plan: "free", request, templateGeneration: 0, templateVersion: 0, templateOwner: "", outcomeInbox: inbox.id },
+      { sealTo, jobId, keyId: "key_submit", plan: "free", request, templateGeneration: 0, templateVersion: 0, templateOwner: "", outcomeInbox: inbox.id },
     );
     assert.equal((await bus.jsm.streams.info("RENDER")).state.messages, before + 1, "one render command, not two");
     const job = await loadJob(bus.jsm, jobId);
@@ -190,5 +195,44 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     const command = jobEventsV1.RenderCommand.decode(stored.data);
     assert.equal(command.jobId, jobId);
     assert.equal(command.outcomeInbox, inbox.id, "the command names the inbox its outcome is announced on");
+  });
+
+  it("publishes a job's secrets sealed to render's key: neither the RENDER command nor the job's events hold one in clear", async () => {
+    const jobId = newId("job");
+    const urlOptions = {
+      headers: { "X-Token": "url-token-9f2" },
+      cookies: [{ name: "sid", value: "cookie-4d0" }],
+      basicAuth: { username: "ada", password: "basic-pw-31c" },
+    };
+    const request = {
+      kind: "render" as const,
+      url: "https://example.com/report",
+      urlOptions,
+      data: {},
+      dataJson: "{}",
+      options: jobEventsV1.RenderOptions.fromPartial({ encrypt: { ownerPassword: "owner-pw-5e1", userPassword: "user-pw-77a" } }),
+      destination: { url: "https://bucket.example.com/o.pdf?sig=dest-sig-0b4", headers: { "x-api-key": "dest-header-c3d" }, host: "bucket.example.com" },
+    };
+    await submitJob(bus, {
+      sealTo,
+      jobId,
+      keyId: "key_seal",
+      plan: "pro",
+      request,
+      templateGeneration: 0,
+      templateVersion: 0,
+      templateOwner: "",
+      outcomeInbox: "",
+    });
+    const secrets = /url-token-9f2|cookie-4d0|basic-pw-31c|owner-pw-5e1|user-pw-77a|dest-sig-0b4|dest-header-c3d/;
+    const command = await bus.jsm.streams.getMessage("RENDER", { last_by_subj: "pressroom.render.requested.v1" });
+    const event = await bus.jsm.streams.getMessage("JOBS", { last_by_subj: `pressroom.job.${jobId}.gateway.v1` });
+    for (const stored of [command, event]) assert.doesNotMatch(Buffer.from(stored.data).toString("latin1"), secrets);
+    const opened = openJobSecrets(render.privateKey, jobEventsV1.RenderCommand.decode(command.data).accepted!)!;
+    assert.deepEqual(
+      [opened.urlOptions?.headers, opened.options?.encrypt?.ownerPassword, opened.destination?.url],
+      [urlOptions.headers, "owner-pw-5e1", request.destination.url],
+    );
+    assert.equal(jobEventsV1.JobEvent.decode(event.data).accepted?.destination?.host, "bucket.example.com", "the job shows the destination's host");
   });
 });

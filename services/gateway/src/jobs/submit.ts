@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
+import { createHash, type KeyObject } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { isWrongLastSequence, publishEvent, subjects } from "@pressroom/platform";
-import { appendJobEvent, jobEvent, retainedAcceptance, type JobEvent } from "@pressroom/domain";
+import { appendJobEvent, jobEvent, retainedAcceptance, sealJobSecrets, type JobEvent } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
 import type { JobPart, JobRequest } from "./request";
 
@@ -60,6 +60,8 @@ export async function submitJob(bus: JobBus, input: JobSubmission): Promise<JobE
 }
 
 export interface JobSubmission {
+  /** Render's public sealing key, which the job's secrets are sealed to. */
+  sealTo: KeyObject;
   jobId: string;
   keyId: string;
   plan: string;
@@ -75,9 +77,12 @@ export function appendAcceptance(bus: JobBus, accepted: JobEvent): Promise<unkno
   return withRetries(() => appendJobEvent(bus.js, "gateway", retainedAcceptance(accepted), 0));
 }
 
-/** The render command of a job: its acceptance (the request's html and data included), and where its outcome is announced. */
+/**
+ * The render command of a job: its acceptance (the request's html and data included, its secrets
+ * sealed to render: sealJobSecrets), and where its outcome is announced.
+ */
 export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand {
-  const accepted = jobEvent("job.accepted", {
+  const clear = jobEvent("job.accepted", {
     jobId: input.jobId,
     keyId: input.keyId,
     source: "gateway",
@@ -104,6 +109,7 @@ export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand
       test: input.request.test === true,
     },
   });
+  const accepted = sealJobSecrets(input.sealTo, clear);
   return { jobId: input.jobId, keyId: input.keyId, accepted, outcomeInbox: input.outcomeInbox, cancelled: false };
 }
 

@@ -14,7 +14,7 @@ import { jobMetrics } from "./metrics";
  * (DestinationSettler) to end the job: only render makes a job succeed or fail.
  */
 
-/** Publishes a rendered job's destination (url and headers: the only copy besides the RENDER command) for the webhook service. */
+/** Publishes a rendered job's destination (url and headers, opened from the command's sealed secrets: their only clear copy) for the webhook service. */
 export async function handOffDestination(
   js: JetStreamClient,
   job: Pick<JobState, "id" | "keyId">,

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1, type storageV1 } from "@pressroom/contracts";
-import { appendJobEvent, jobEvent, readJobEvents, retainedAcceptance, type JobEvent, type StoredJobEvent } from "@pressroom/domain";
+import { appendJobEvent, jobEvent, readJobEvents, retainedAcceptance, sealJobSecrets, type JobEvent, type StoredJobEvent } from "@pressroom/domain";
 import { AppError, createDb, createLogger, migrateToLatest, publishEvent, streams, subjects } from "@pressroom/platform";
 import { isolatedDatabase, provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import type { Kysely } from "kysely";
@@ -77,6 +77,7 @@ describe("render worker: delivery, against a fake producer", () => {
   let database: { url: string; drop(): Promise<void> };
   let db: Kysely<RenderDb>;
   const producer = new ScriptedProducer();
+  const sealing = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
   const stored: storageV1.OutputMetadata[] = [];
   const storeFailures: Error[] = [];
 
@@ -112,6 +113,7 @@ describe("render worker: delivery, against a fake producer", () => {
       logger: createLogger("render-test", "silent"),
       workerName: "worker-under-test",
       slots: 2,
+      sealingKey: sealing.privateKey,
     });
     await worker.start();
   });
@@ -181,6 +183,13 @@ describe("render worker: delivery, against a fake producer", () => {
     }
     throw new Error("the RENDER queue still holds a command");
   }
+
+  it("opens the secrets the gateway sealed to render's key and makes the document with them", async () => {
+    const jobId = `job_${randomUUID()}`;
+    const options = jobEventsV1.RenderOptions.fromPartial({ encrypt: { userPassword: "user-pw-3", ownerPassword: "owner-pw-7" } });
+    assert.equal((await outcomeOf(sealJobSecrets(sealing.publicKey, acceptance(jobId, "", options)))).type, "job.succeeded");
+    assert.deepEqual(producer.callsFor(jobId)[0]!.job.request.options?.encrypt, options.encrypt);
+  });
 
   it("stores the document, records job.succeeded after job.started, announces it with its bytes, and only then releases it", async () => {
     const jobId = `job_${randomUUID()}`;

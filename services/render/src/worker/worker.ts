@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { jobEventsV1, type storageV1 } from "@pressroom/contracts";
 import {
   AppError,
@@ -20,6 +21,7 @@ import {
   readLastJobEvent,
   retainedAcceptance,
   foldJob,
+  openJobSecrets,
   type AnnouncedOutput,
   type JobState,
 } from "@pressroom/domain";
@@ -47,6 +49,8 @@ export interface WorkerDeps {
   logger: Logger;
   workerName: string;
   slots: number;
+  /** Render's private sealing key (SEALING_KEY): it opens the secrets the gateway sealed in each command (openJobSecrets). */
+  sealingKey: KeyObject;
 }
 
 /** Room left in an announcement for the event and the framing around the output. */
@@ -196,11 +200,22 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     return job;
   }
 
+  /** The command's acceptance with its secrets opened: only here, in render, are they ever in clear. */
+  private openSecrets(command: jobEventsV1.RenderCommand): jobEventsV1.JobAccepted | undefined {
+    if (!command.accepted) return undefined;
+    try {
+      return openJobSecrets(this.deps.sealingKey, command.accepted);
+    } catch {
+      // Ours (keys out of step): retried like any failure on our side, then failed refunded.
+      throw new AppError("INTERNAL_ERROR", "the job's sealed secrets do not open with this worker's sealing key (SEALING_KEY)", "");
+    }
+  }
+
   private async process(command: jobEventsV1.RenderCommand, attempt: number, storedAtMs: number): Promise<void> {
     const job = await this.loadJob(command, storedAtMs);
     if (isTerminal(job.status)) throw new StaleJob();
     if (command.cancelled) return this.cancel(job);
-    const accepted = command.accepted?.accepted;
+    const accepted = this.openSecrets(command);
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
     // Rendered already (the handoff of its destination may not have been stored): hand it off again.
     const renderedId = renderedEventIdOf(job);

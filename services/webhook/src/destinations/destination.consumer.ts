@@ -42,7 +42,7 @@ const HEARTBEAT_MS = 10_000;
  * PUTs a rendered job's output to its destination, from the DESTINATIONS
  * work queue (durable `destination-delivery`; render publishes one message
  * per rendered job with a destination). The message holds the destination's
- * url and headers, the only copy besides the RENDER command; it is acked (and
+ * url and headers, their only clear copy (the RENDER command holds them sealed to render); it is acked (and
  * so deleted) once the job has ended. Each attempt reads the output from
  * storage (GetOutput, with the output's signed URL), PUTs it through the
  * poster's network guard and records job.destination_attempted (status,
