@@ -65,30 +65,41 @@ describe("traces over OTLP/protobuf: one trace per request, sync and async with 
   const missingHops = (spans: ReceivedSpan[], hops: Hop[]) =>
     hops.filter(([service, kind, name]) => !spans.some((s) => s.service === service && (kind === undefined || s.kind === kind) && name.test(s.name)));
 
-  /** Waits until the trace has every hop, then checks it is one tree rooted at the gateway's HTTP span. */
+  /** Spans whose parent is not (yet) among `spans`. */
+  const orphansOf = (spans: ReceivedSpan[]) => {
+    const ids = new Set(spans.map((s) => s.spanId));
+    return spans.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
+  };
+
+  /** Waits until the trace has every hop and every parent, then checks it is one tree rooted at the gateway's HTTP span. */
   async function wholeTrace(traceId: string, hops: Hop[]): Promise<ReceivedSpan[]> {
+    // A span is exported when it ends, and a parent ends after its children (the webhook's delivery after its POST
+    // and the attempt's record): the trace is whole once every hop is there and every parent has come too.
     await eventually(
       `trace ${traceId} with every hop`,
-      async () => (missingHops(otlp.trace(traceId), hops).length === 0 ? true : undefined),
+      async () => {
+        const spans = otlp.trace(traceId);
+        return missingHops(spans, hops).length === 0 && orphansOf(spans).length === 0 ? true : undefined;
+      },
       30_000,
       200,
     ).catch((err: Error) => {
       const spans = otlp.trace(traceId);
       throw new Error(
-        `${err.message}; missing ${JSON.stringify(missingHops(spans, hops).map((hop) => hop.join(" ")))}; got:\n${spans.map((s) => `${s.service} ${s.kind} ${s.name}`).join("\n")}`,
+        `${err.message}; missing ${JSON.stringify(missingHops(spans, hops).map((hop) => hop.join(" ")))}; without their parent ${JSON.stringify(
+          orphansOf(spans).map((s) => `${s.service} ${s.name}`),
+        )}; got:\n${spans.map((s) => `${s.service} ${s.kind} ${s.name}`).join("\n")}`,
       );
     });
     const spans = otlp.trace(traceId);
-    const ids = new Set(spans.map((s) => s.spanId));
     const roots = spans.filter((s) => !s.parentSpanId);
     assert.deepEqual(
       roots.map((s) => `${s.service} ${s.kind} ${s.name}`),
       ["gateway 2 POST /v1/render"],
       "one root: the gateway's HTTP span",
     );
-    const orphans = spans.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId));
     assert.deepEqual(
-      orphans.map((s) => `${s.service} ${s.name}`),
+      orphansOf(spans).map((s) => `${s.service} ${s.name}`),
       [],
       "every parent link leads to a span of the same trace",
     );
