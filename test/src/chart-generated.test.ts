@@ -3,13 +3,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { seal, sealingPrivateKey, sealingPublicKey, unseal } from "@pressroom/platform";
 import { isolatedDatabase } from "@pressroom/stack";
 import { connect } from "nats";
 import pg from "pg";
 import { provisionServiceRole, scramVerifier } from "../../packages/platform/src/db/roles";
 import { bundledNats, checkNatsConf, runBundledNats } from "./test-support/bundled-nats";
 import { evaluation, NATS_USERS } from "./test-support/chart-renders";
-import { type K8sObject, settingsSecret } from "./test-support/helm";
+import { type K8sObject, ofKind, settingsSecret } from "./test-support/helm";
 import { configProblems } from "./test-support/service-configs";
 import { deploymentOf, effectiveEnv, MIGRATED, SERVICES } from "./test-support/workloads";
 
@@ -101,6 +102,14 @@ describe("generated values are accepted by what reads them, over many draws (iss
         ),
       );
       assert.deepEqual(problems, [], `draw ${draw}`);
+
+      // Render's sealing key and the gateway's certificate of it, read as the two services read them, are a pair in every draw.
+      const key = (ofKind(objects, "Secret").find((o) => o.metadata.name.endsWith("-sealing-key"))!.stringData as Record<string, string>)["sealing.key"]!;
+      const certificate = (ofKind(objects, "ConfigMap").find((o) => o.metadata.name.endsWith("-sealing-public-key"))!.data as Record<string, string>)[
+        "sealing.crt"
+      ]!;
+      assert.equal(unseal(sealingPrivateKey(key), seal(sealingPublicKey(certificate), `draw ${draw}`, "p"), "p"), `draw ${draw}`);
+      seen.add(key);
     }
     // Each draw generated its own values: 7 NATS passwords, 6 PostgreSQL passwords, 2 keys.
     assert.ok(seen.size >= DRAWS * 15, `${seen.size} distinct generated values`);
