@@ -68,7 +68,8 @@ export class Lifecycle {
     const deadline = Date.now() + this.timeoutMs;
     for (const stage of SHUTDOWN_STAGES) {
       for (const hook of this.hooks.get(stage) ?? []) {
-        const remaining = Math.max(0, deadline - Date.now());
+        const started = Date.now();
+        const remaining = Math.max(0, deadline - started);
         let timer: NodeJS.Timeout | undefined;
         try {
           await Promise.race([
@@ -81,6 +82,7 @@ export class Lifecycle {
           this.logger.warn({ err, stage, hook: hook.name }, "shutdown step failed");
         } finally {
           clearTimeout(timer);
+          this.logger.debug({ stage, hook: hook.name, ms: Date.now() - started }, "shutdown step done");
         }
       }
     }

@@ -20,8 +20,12 @@ export interface ConsumerSource {
   prefetch?: number;
 }
 
-/** How long one fetch of the prefetch-0 mode waits for a message. */
-const FETCH_EXPIRES_MS = 5_000;
+/**
+ * How long one fetch of the prefetch-0 mode waits for a message: also how long stop() can wait for
+ * the fetch under way (a fetch cannot be withdrawn without risking the message it is being answered
+ * with). An idle worker asks once a second.
+ */
+const FETCH_EXPIRES_MS = 1_000;
 /** The pause before consuming again after consume() ended or failed unasked. */
 const RESUME_MS = 1_000;
 
