@@ -36,13 +36,14 @@ describe("own templates' default options (full stack)", () => {
   let h: Harness;
   let key: string;
 
-  /** A render of the memo template: the PDF's text and its document information. */
-  async function renderMemo(body: Record<string, unknown> = {}): Promise<{ text: string; info: Record<string, string> }> {
-    const response = await h.api.post("/v1/render", { template_id: "memo", data: { who: "Grace" }, ...body }, { key });
+  /** A render of a memo template: the PDF's text and its document information. */
+  async function renderMemoOf(templateId: string, body: Record<string, unknown> = {}): Promise<{ text: string; info: Record<string, string> }> {
+    const response = await h.api.post("/v1/render", { template_id: templateId, data: { who: "Grace" }, ...body }, { key });
     assert.equal(response.status, 200, response.text);
     const pdf = (await h.api.download(response.json.url)).body;
     return { text: pdfText(pdf), info: pdfInfo(pdf) };
   }
+  const renderMemo = (body: Record<string, unknown> = {}) => renderMemoOf("memo", body);
 
   before(async () => {
     h = await startHarness();
@@ -129,15 +130,24 @@ describe("own templates' default options (full stack)", () => {
     });
   }
 
-  it("a request whose options make an invalid combination with the template's is refused, naming the option, in a batch too", async () => {
+  it("a request's paper size replaces the template's, whichever way either gives it", async () => {
     const created = await h.api.post("/v1/templates", { id: "letter-paper", ...memo({ format: "Letter" }) }, { key });
     assert.equal(created.status, 201, created.text);
-    const sized = { template_id: "letter-paper", data: { who: "Grace" }, options: { width: "5in", height: "7in" } };
-    const error = expectError(await h.api.post("/v1/render", sized, { key }), 422, "PAYLOAD_INVALID");
-    assert.match(error.error, /^options\.format: give format or width and height, not both \(.*"letter-paper"'s default options\)$/);
-    assert.match(error.hint, /GET \/v1\/templates\/letter-paper/);
-    const batch = expectError(await h.api.post("/v1/batches", { items: [sized] }, { key }), 422, "PAYLOAD_INVALID");
-    assert.match(batch.error, /^items\[0\]\.options\.format: give format or width and height, not both/);
+    const letter = await renderMemoOf("letter-paper");
+    assert.match(letter.info["Page size"]!, /^612 x 792 pts/, "the template's Letter");
+    const sized = await renderMemoOf("letter-paper", { options: { width: "5in", height: "7in" } });
+    assert.match(sized.info["Page size"]!, /^360 x 504 pts/, "the request's 5 × 7 in");
+  });
+
+  it("a request whose options make an invalid combination with the template's is refused, naming the option, in a batch too", async () => {
+    const created = await h.api.post("/v1/templates", { id: "archival", ...memo({ pdfa: "PDF/A-2b" }) }, { key });
+    assert.equal(created.status, 201, created.text);
+    const tagged = { template_id: "archival", data: { who: "Grace" }, options: { pdfua: true } };
+    const error = expectError(await h.api.post("/v1/render", tagged, { key }), 422, "PAYLOAD_INVALID");
+    assert.match(error.error, /^options\.pdfua: PDF\/A and PDF\/UA cannot be combined yet: give pdfa or pdfua, not both \(.*"archival"'s default options\)$/);
+    assert.match(error.hint, /GET \/v1\/templates\/archival/);
+    const batch = expectError(await h.api.post("/v1/batches", { items: [tagged] }, { key }), 422, "PAYLOAD_INVALID");
+    assert.match(batch.error, /^items\[0\]\.options\.pdfua: PDF\/A and PDF\/UA cannot be combined yet/);
   });
 
   endOfSuiteChecks(() => h);

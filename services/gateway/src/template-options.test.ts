@@ -45,15 +45,28 @@ describe("a template's default options under a request's", () => {
     assert.equal(withTemplateOptions("image", render(), { id: "og-image", optionsJson: "" }, "free"), undefined);
   });
 
+  it("take a render's paper size from the request, whichever way either side gives it", () => {
+    const sized = withTemplateOptions("render", render({ width: "5in", height: "7in" }), own({ format: "Letter", landscape: true }), "free");
+    assert.ok(sized && !(sized instanceof AppError));
+    assert.deepEqual([sized.options?.format, sized.options?.width, sized.options?.height], [undefined, "5in", "7in"]);
+    assert.equal(sized.options?.landscape, true, "the template's other page settings stay");
+    const named = withTemplateOptions("render", render({ format: "A5" }), own({ width: "5in", height: "7in" }), "free");
+    assert.ok(named && !(named instanceof AppError));
+    assert.deepEqual([named.options?.format, named.options?.width, named.options?.height], ["A5", undefined, undefined]);
+    const half = withTemplateOptions("render", render({ width: "5in" }), own({ format: "Letter" }), "free");
+    assert.ok(half instanceof AppError, "a request's half paper size is still refused");
+    assert.match(half.message, /^options\.height: width and height go together/);
+  });
+
   it("check the merged options again, refusing a combination neither side makes alone", () => {
-    const paper = withTemplateOptions("render", render({ width: "5in", height: "7in" }), own({ format: "Letter" }), "free");
-    assert.ok(paper instanceof AppError);
-    assert.equal(paper.code, "PAYLOAD_INVALID");
-    assert.match(paper.message, /^options\.format: give format or width and height, not both \(.*template "letter"'s default options\)$/);
-    assert.match(paper.hint, /GET \/v1\/templates\/letter/);
     const archive = withTemplateOptions("render", render({ pdfua: true }), own({ pdfa: "PDF/A-2b" }), "free");
     assert.ok(archive instanceof AppError);
-    assert.match(archive.message, /^options\.pdfua: PDF\/A and PDF\/UA cannot be combined yet/);
+    assert.equal(archive.code, "PAYLOAD_INVALID");
+    assert.match(
+      archive.message,
+      /^options\.pdfua: PDF\/A and PDF\/UA cannot be combined yet: give pdfa or pdfua, not both \(.*template "letter"'s default options\)$/,
+    );
+    assert.match(archive.hint, /GET \/v1\/templates\/letter/);
     const image = withTemplateOptions("image", render({ format: "png" }), own({ format: "jpeg", quality: 80 }), "free");
     assert.ok(image instanceof AppError);
     assert.match(image.message, /^options\.quality: quality applies to jpeg and webp only/);

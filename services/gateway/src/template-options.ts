@@ -35,6 +35,19 @@ export function mergeOptions(base: Json, over: Json): Json {
   return merged;
 }
 
+/** The two ways of giving a PDF's paper size: a request that gives one replaces a template's default given the other way. */
+const PAPER_SIZE_WAYS: readonly (readonly string[])[] = [["format"], ["width", "height"]];
+
+/** The defaults without the paper size the request's options give the other way (a render's; an image's format is its file type). */
+function withoutReplacedPaper(defaults: Json, options: Json): Json {
+  const kept = { ...defaults };
+  for (const way of PAPER_SIZE_WAYS) {
+    if (!way.some((field) => field in options)) continue;
+    for (const other of PAPER_SIZE_WAYS) if (other !== way) for (const field of other) delete kept[field];
+  }
+  return kept;
+}
+
 /** A template version's default options; {} when it has none (the public catalog's never have any). */
 function defaultOptionsOf(template: Pick<renderV1.Template, "optionsJson">): Json {
   return template.optionsJson ? (JSON.parse(template.optionsJson) as Json) : {};
@@ -42,7 +55,8 @@ function defaultOptionsOf(template: Pick<renderV1.Template, "optionsJson">): Jso
 
 /**
  * The request `body` (of a render or image, checked already) with its template's default options merged under its own
- * options, parsed as a request again; undefined when the template has none. A merged result the request's checks or the
+ * options, parsed as a request again; undefined when the template has none. A render's paper size is one setting given
+ * either way: the request's replaces the template's, format for width and height and the other way round. A merged result the request's checks or the
  * plan refuse is a 422 naming the option and saying that the template's defaults took part.
  */
 export function withTemplateOptions(
@@ -53,7 +67,8 @@ export function withTemplateOptions(
 ): JobRequest | AppError | undefined {
   const defaults = defaultOptionsOf(template);
   if (Object.keys(defaults).length === 0) return undefined;
-  const options = mergeOptions(defaults, isObject(body.options) ? body.options : {});
+  const own = isObject(body.options) ? body.options : {};
+  const options = mergeOptions(kind === "render" ? withoutReplacedPaper(defaults, own) : defaults, own);
   const request = validateJobRequest(kind, { ...body, options });
   const problem = request instanceof AppError ? request : outputTtlBeyondPlan(request.options?.outputTtlSeconds, plan);
   if (!problem) return request as JobRequest;

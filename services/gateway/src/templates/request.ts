@@ -68,7 +68,8 @@ const TemplateOptions = z.record(z.string(), z.unknown(), { error: "must be a JS
   description:
     "Default options of every render of this version: those of POST /v1/render (RenderOptions) for pdf, of POST /v1/image (ImageOptions, " +
     "without the url's width, height and device_scale_factor) for png, checked as a request's are. A request's options override them field by field " +
-    "(margin, metadata, watermark, wait_for and the other objects per key; strings, numbers and arrays whole), and the result is checked again. Default {}.",
+    "(margin, metadata, watermark, wait_for and the other objects per key; strings, numbers and arrays whole; a pdf's paper size as one setting, " +
+    "so a request's width and height replace a default format and its format a default width and height), and the result is checked again. Default {}.",
   override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
     for (const key of Object.keys(jsonSchema)) if (key !== "description") delete jsonSchema[key];
     jsonSchema.anyOf = [{ $ref: "#/components/schemas/RenderOptions" }, { $ref: "#/components/schemas/ImageOptions" }];
