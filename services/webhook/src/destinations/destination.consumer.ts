@@ -45,10 +45,11 @@ const HEARTBEAT_MS = 10_000;
  * PUTs a rendered job's output to its destination, from the DESTINATIONS
  * work queue (durable `destination-delivery`; render publishes one message
  * per rendered job with a destination). The message holds the destination's
- * url and headers sealed to this service's key, as the gateway sealed them: they are opened here,
- * for each attempt, and nowhere else; it is acked (and so deleted) once the job has ended. A
- * destination that does not open (keys out of step, another job's) is given up at once, as one
- * that never accepts. Each attempt reads the output from
+ * url and headers sealed to this service's key, as the gateway sealed them:
+ * they are opened here, for each attempt, and nowhere else; it is acked (and
+ * so deleted) once the job has ended. A destination that does not open (keys
+ * out of step, another job's) is given up at once, as one that never accepts.
+ * Each attempt reads the output from
  * storage (GetOutput, with the output's signed URL), PUTs it through the
  * poster's network guard and records job.destination_attempted (status,
  * duration, host, never the path or query); the schedule is the callbacks'
