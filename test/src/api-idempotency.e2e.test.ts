@@ -42,6 +42,7 @@ describe("Idempotency-Key across two gateways", () => {
       logDir: workDir,
       certificates: h.stack.certificates,
       sealingKey: h.stack.sealingKey,
+      destinationSealingKey: h.stack.destinationSealingKey,
       env: { LOG_LEVEL: "info" },
     });
     gatewayB = startService("gateway", env, workDir);

@@ -111,6 +111,7 @@ describe("own templates over HTTP (full stack, two accounts)", () => {
       logDir: workDir,
       certificates: h.stack.certificates,
       sealingKey: h.stack.sealingKey,
+      destinationSealingKey: h.stack.destinationSealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
     });

@@ -125,6 +125,7 @@ describe("billing with the Stripe provider: the verified webhook", () => {
       logDir: tmpdir(),
       certificates: h.stack.certificates,
       sealingKey: h.stack.sealingKey,
+      destinationSealingKey: h.stack.destinationSealingKey,
     });
     delete env.BILLING_PROVIDER;
     const unnamed = startService("metering", { ...env, STRIPE_SECRET_KEY: "sk_test_offline_pressroom", STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }, tmpdir());

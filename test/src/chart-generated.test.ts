@@ -10,13 +10,14 @@ import pg from "pg";
 import { provisionServiceRole, scramVerifier } from "../../packages/platform/src/db/roles";
 import { bundledNats, checkNatsConf, runBundledNats } from "./test-support/bundled-nats";
 import { evaluation, NATS_USERS } from "./test-support/chart-renders";
-import { type K8sObject, ofKind, settingsSecret } from "./test-support/helm";
+import { component, type K8sObject, ofKind, settingsSecret } from "./test-support/helm";
 import { configProblems } from "./test-support/service-configs";
 import { deploymentOf, effectiveEnv, MIGRATED, SERVICES } from "./test-support/workloads";
 
 /**
  * Every value the chart generates at install (the NATS passwords, PostgreSQL's passwords in
- * their URLs, the output signing secret, the webhook secrets' sealing key), drawn afresh by
+ * their URLs, the output signing secret, the webhook secrets' sealing key, the two sealing key
+ * pairs of the jobs' secrets and destinations), drawn afresh by
  * each render, is accepted by what reads it: the real nats-server with the rendered nats.conf
  * and a login as each user, PostgreSQL with a role made from each URL as the provision step
  * makes it and a login through node-postgres, and each container's config schema. A digit-first
@@ -103,16 +104,22 @@ describe("generated values are accepted by what reads them, over many draws (iss
       );
       assert.deepEqual(problems, [], `draw ${draw}`);
 
-      // Render's sealing key and the gateway's certificate of it, read as the two services read them, are a pair in every draw.
-      const key = (ofKind(objects, "Secret").find((o) => o.metadata.name.endsWith("-sealing-key"))!.stringData as Record<string, string>)["sealing.key"]!;
-      const certificate = (ofKind(objects, "ConfigMap").find((o) => o.metadata.name.endsWith("-sealing-public-key"))!.data as Record<string, string>)[
-        "sealing.crt"
-      ]!;
-      assert.equal(unseal(sealingPrivateKey(key), seal(sealingPublicKey(certificate), `draw ${draw}`, "p"), "p"), `draw ${draw}`);
-      seen.add(key);
+      // Each sealing key (render's, and the webhook service's for destinations) and the gateway's certificate of it, read as
+      // the services read them, are a pair in every draw, and neither private key opens what is sealed to the other pair.
+      const keys = ["sealing", "destination-sealing"].map((pair) => {
+        const key = (ofKind(objects, "Secret").find((o) => component(o) === pair)!.stringData as Record<string, string>)["sealing.key"]!;
+        const certificate = (ofKind(objects, "ConfigMap").find((o) => component(o) === pair)!.data as Record<string, string>)["sealing.crt"]!;
+        assert.equal(unseal(sealingPrivateKey(key), seal(sealingPublicKey(certificate), `draw ${draw}`, "p"), "p"), `draw ${draw}`, `draw ${draw}: ${pair}`);
+        seen.add(key);
+        return { key, certificate };
+      });
+      const render = keys[0]!;
+      const webhook = keys[1]!;
+      assert.throws(() => unseal(sealingPrivateKey(render.key), seal(sealingPublicKey(webhook.certificate), `draw ${draw}`, "p"), "p"), `draw ${draw}`);
+      assert.throws(() => unseal(sealingPrivateKey(webhook.key), seal(sealingPublicKey(render.certificate), `draw ${draw}`, "p"), "p"), `draw ${draw}`);
     }
-    // Each draw generated its own values: 7 NATS passwords, 6 PostgreSQL passwords, 2 keys.
-    assert.ok(seen.size >= DRAWS * 15, `${seen.size} distinct generated values`);
+    // Each draw generated its own values: 7 NATS passwords, 6 PostgreSQL passwords, 3 keys.
+    assert.ok(seen.size >= DRAWS * 16, `${seen.size} distinct generated values`);
   });
 
   it("the config check bites: a signing secret too short is refused as storage would refuse it", () => {

@@ -2,20 +2,26 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { seal, sealingPrivateKey, sealingPublicKey, unseal } from "@pressroom/platform";
 import { rendered } from "./test-support/chart-renders";
-import { type K8sObject, ofKind } from "./test-support/helm";
-import { allContainers, deploymentOf, effectiveEnv, type Workload } from "./test-support/workloads";
+import { component, type K8sObject, ofKind } from "./test-support/helm";
+import { allContainers, deploymentOf, effectiveEnv, SERVICES, type Workload } from "./test-support/workloads";
 
 /**
- * Render's sealing key pair (issue 39 item 8): the gateway seals the jobs' secrets to its public
- * key, and only render's worker container holds the private key that opens them.
+ * The two sealing key pairs (issue 39 item 8, issue 42): the gateway seals the jobs' secrets to
+ * render's public key and their destinations to the webhook service's, and each private key is
+ * held by the one container that opens what is sealed to it: render's worker, the webhook service.
  */
 
 type Data = K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> };
-const SEALING_DIR = "/etc/pressroom/sealing";
 
-const byName = (objects: K8sObject[], kind: string, suffix: string): Data => {
-  const found = ofKind<Data>(objects, kind).filter((o) => o.metadata.name.endsWith(suffix));
-  assert.equal(found.length, 1, `one ${kind} named *${suffix}`);
+/** Each pair: its name (the objects' component label, its directory), the container holding its private key and the settings naming its files. */
+const PAIRS = [
+  { pair: "sealing", holder: "render", keyEnv: "SEALING_KEY", publicKeyEnv: "SEALING_PUBLIC_KEY" },
+  { pair: "destination-sealing", holder: "webhook", keyEnv: "DESTINATION_SEALING_KEY", publicKeyEnv: "DESTINATION_SEALING_PUBLIC_KEY" },
+] as const;
+
+const ofPair = (objects: K8sObject[], kind: string, pair: string): Data => {
+  const found = ofKind<Data>(objects, kind).filter((o) => component(o) === pair);
+  assert.equal(found.length, 1, `one ${kind} of the ${pair} pair`);
   return found[0]!;
 };
 
@@ -30,40 +36,66 @@ function mountersOf(objects: K8sObject[], source: string): string[] {
     .map(({ where }) => where);
 }
 
-describe("render's sealing key in the chart", () => {
+const keysOf = (objects: K8sObject[], pair: string) => ({
+  key: ofPair(objects, "Secret", pair).stringData!["sealing.key"]!,
+  certificate: ofPair(objects, "ConfigMap", pair).data!["sealing.crt"]!,
+});
+
+describe("the sealing keys in the chart", () => {
   for (const name of ["evaluation", "production", "everything on"] as const) {
-    it(`${name}: only render's worker container mounts the private key, the gateway its certificate only, and they are a pair`, () => {
+    for (const { pair, holder, keyEnv, publicKeyEnv } of PAIRS) {
+      it(`${name}: ${pair}: only ${holder}'s container mounts the private key, the gateway its certificate only, and they are a pair`, () => {
+        const objects = rendered(name);
+        const secret = ofPair(objects, "Secret", pair);
+        const publicKey = ofPair(objects, "ConfigMap", pair);
+        const { key, certificate } = keysOf(objects, pair);
+        assert.match(key, /BEGIN EC PRIVATE KEY/);
+        assert.deepEqual(Object.keys(publicKey.data!), ["sealing.crt"]);
+        assert.match(certificate, /BEGIN CERTIFICATE/);
+        assert.equal(unseal(sealingPrivateKey(key), seal(sealingPublicKey(certificate), "owner-pw", "p"), "p"), "owner-pw");
+
+        const deployment = deploymentOf(objects, holder);
+        assert.deepEqual(mountersOf(objects, secret.metadata.name), [`Deployment/${deployment.metadata.name} container ${holder}`]);
+        const volume = deployment.spec.template.spec.volumes!.find((v) => v.secret?.secretName === secret.metadata.name) as {
+          secret: { items?: { key: string }[] };
+        };
+        assert.deepEqual(
+          volume.secret.items?.map((item) => item.key),
+          ["sealing.key"],
+          `${holder} mounts the private key alone`,
+        );
+        const gateway = deploymentOf(objects, "gateway");
+        assert.deepEqual(mountersOf(objects, publicKey.metadata.name), [`Deployment/${gateway.metadata.name} container gateway`]);
+
+        const leaks = objects.filter((o) => o !== secret && JSON.stringify(o).includes(key.trim().split("\n")[1]!));
+        assert.deepEqual(
+          leaks.map((o) => `${o.kind}/${o.metadata.name}`),
+          [],
+          "the private key is in its Secret only",
+        );
+        const dir = `/etc/pressroom/${pair}`;
+        for (const service of SERVICES) {
+          const env = effectiveEnv(deploymentOf(objects, service).spec.template.spec.containers[0]!, objects);
+          assert.equal(env[keyEnv], service === holder ? `${dir}/sealing.key` : undefined, `${service}: ${keyEnv}`);
+          assert.equal(env[publicKeyEnv], service === "gateway" ? `${dir}/sealing.crt` : undefined, `${service}: ${publicKeyEnv}`);
+        }
+      });
+    }
+
+    it(`${name}: the two pairs are apart: neither private key opens what is sealed to the other's public key`, () => {
       const objects = rendered(name);
-      const secret = byName(objects, "Secret", "-sealing-key");
-      const publicKey = byName(objects, "ConfigMap", "-sealing-public-key");
-      const key = secret.stringData!["sealing.key"]!;
-      const certificate = publicKey.data!["sealing.crt"]!;
-      assert.match(key, /BEGIN EC PRIVATE KEY/);
-      assert.deepEqual(Object.keys(publicKey.data!), ["sealing.crt"]);
-      assert.match(certificate, /BEGIN CERTIFICATE/);
-      assert.equal(unseal(sealingPrivateKey(key), seal(sealingPublicKey(certificate), "owner-pw", "p"), "p"), "owner-pw");
-
-      const render = deploymentOf(objects, "render");
-      assert.deepEqual(mountersOf(objects, secret.metadata.name), [`Deployment/${render.metadata.name} container render`]);
-      const volume = render.spec.template.spec.volumes!.find((v) => v.secret?.secretName === secret.metadata.name) as { secret: { items?: { key: string }[] } };
+      const render = keysOf(objects, "sealing");
+      const webhook = keysOf(objects, "destination-sealing");
+      assert.notEqual(render.key, webhook.key);
+      assert.throws(() => unseal(sealingPrivateKey(render.key), seal(sealingPublicKey(webhook.certificate), "https://signed?sig=x", "p"), "p"));
+      assert.throws(() => unseal(sealingPrivateKey(webhook.key), seal(sealingPublicKey(render.certificate), "owner-pw", "p"), "p"));
+      const renderPod = deploymentOf(objects, "render").spec.template.spec;
+      const names = [ofPair(objects, "Secret", "destination-sealing").metadata.name, ofPair(objects, "ConfigMap", "destination-sealing").metadata.name];
       assert.deepEqual(
-        volume.secret.items?.map((item) => item.key),
-        ["sealing.key"],
-        "render mounts the private key alone",
-      );
-      const gateway = deploymentOf(objects, "gateway");
-      assert.deepEqual(mountersOf(objects, publicKey.metadata.name), [`Deployment/${gateway.metadata.name} container gateway`]);
-
-      const leaks = objects.filter((o) => o !== secret && JSON.stringify(o).includes(key.trim().split("\n")[1]!));
-      assert.deepEqual(
-        leaks.map((o) => `${o.kind}/${o.metadata.name}`),
+        (renderPod.volumes ?? []).filter((v) => names.includes(v.secret?.secretName ?? v.configMap?.name ?? "")),
         [],
-        "the private key is in its Secret only",
+        "render's pod has no volume of the webhook's pair",
       );
-      assert.equal(effectiveEnv(render.spec.template.spec.containers[0]!, objects).SEALING_KEY, `${SEALING_DIR}/sealing.key`);
-      const gatewayEnv = effectiveEnv(gateway.spec.template.spec.containers[0]!, objects);
-      assert.equal(gatewayEnv.SEALING_PUBLIC_KEY, `${SEALING_DIR}/sealing.crt`);
-      assert.equal(gatewayEnv.SEALING_KEY, undefined);
     });
   }
 });

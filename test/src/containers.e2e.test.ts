@@ -34,7 +34,7 @@ import {
   renderedVolumeDir,
   runToCompletion,
 } from "./test-support/containers";
-import { ofKind, render, settingsSecret, type K8sObject } from "./test-support/helm";
+import { component, ofKind, render, settingsSecret, type K8sObject } from "./test-support/helm";
 import { busyRenderSlots } from "./test-support/hostile";
 import { pdfInfo, pdfText, pdfXmp, pngSize } from "./test-support/pdf";
 import { eventually } from "./test-support/webhook-receiver";
@@ -163,11 +163,13 @@ describe("the images under test: NATS, PostgreSQL and the six services in contai
     const valuesFile = path.join(dir, "values.json");
     writeFileSync(valuesFile, JSON.stringify(values));
     objects = render({ valuesFiles: [valuesFile] });
-    // Render's sealing key as the chart made it: the private key for render's worker, its certificate for the gateway.
-    const sealingKey = ofKind(objects, "Secret").find((o) => o.metadata.name.endsWith("-sealing-key"))!;
-    const sealingPublicKey = ofKind(objects, "ConfigMap").find((o) => o.metadata.name.endsWith("-sealing-public-key"))!;
-    secretDirs[sealingKey.metadata.name] = renderedVolumeDir(path.join(dir, "sealing-key"), sealingKey, ["sealing.key"]);
-    secretDirs[sealingPublicKey.metadata.name] = renderedVolumeDir(path.join(dir, "sealing-public-key"), sealingPublicKey, ["sealing.crt"]);
+    // The sealing keys as the chart made them: render's private key for its worker and the webhook service's for it, their certificates for the gateway.
+    for (const pair of ["sealing", "destination-sealing"]) {
+      const sealingKey = ofKind(objects, "Secret").find((o) => component(o) === pair)!;
+      const sealingPublicKey = ofKind(objects, "ConfigMap").find((o) => component(o) === pair)!;
+      secretDirs[sealingKey.metadata.name] = renderedVolumeDir(path.join(dir, `${pair}-key`), sealingKey, ["sealing.key"]);
+      secretDirs[sealingPublicKey.metadata.name] = renderedVolumeDir(path.join(dir, `${pair}-public-key`), sealingPublicKey, ["sealing.crt"]);
+    }
 
     const [nats, postgres] = await Promise.all([
       new GenericContainer(DEPENDENCY_IMAGES.nats)

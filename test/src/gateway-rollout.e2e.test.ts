@@ -47,6 +47,7 @@ describe("a rolling update of the gateway under load (issue 45)", () => {
       logDir: dir,
       certificates: h.stack.certificates,
       sealingKey: h.stack.sealingKey,
+      destinationSealingKey: h.stack.destinationSealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
       serviceEnv: { gateway: GATEWAY_ENV },

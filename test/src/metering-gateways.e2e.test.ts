@@ -65,6 +65,7 @@ describe("limits over HTTP with two gateways and two metering processes", () => 
       logDir: workDir,
       certificates: h.stack.certificates,
       sealingKey: h.stack.sealingKey,
+      destinationSealingKey: h.stack.destinationSealingKey,
       publicBaseUrl: h.stack.baseUrl,
       env: { LOG_LEVEL: "info" },
     });

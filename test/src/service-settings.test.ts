@@ -38,6 +38,7 @@ describe("each service's settings", () => {
         logDir: "/tmp",
         certificates,
         sealingKey: { key: "/sealing.key", publicKey: "/sealing.pub" },
+        destinationSealingKey: { key: "/destination-sealing.key", publicKey: "/destination-sealing.pub" },
         secretEncryptionKey: "0".repeat(64),
       });
       const forwarded = forwardedSettings(Object.fromEntries(names.map((name) => [name, "x"])));

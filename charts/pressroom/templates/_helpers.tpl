@@ -186,29 +186,38 @@ spiffe://{{ .root.Values.grpcTls.trustDomain }}/ns/{{ .root.Release.Namespace }}
   readOnly: true
 {{- end -}}
 
-{{/* Render's sealing key pair (sealing.yaml): the private key's Secret, the public key's ConfigMap and where each is mounted. */}}
-{{- define "pressroom.sealingKeySecret" -}}{{ include "pressroom.name" (dict "root" . "component" "sealing-key") }}{{- end -}}
-{{- define "pressroom.sealingPublicKey" -}}{{ include "pressroom.name" (dict "root" . "component" "sealing-public-key") }}{{- end -}}
-{{- define "pressroom.sealingDir" -}}/etc/pressroom/sealing{{- end -}}
+{{/*
+The sealing key pairs (sealing.yaml), each named by its `pair`: render's ("sealing") and the webhook
+service's ("destination-sealing"). Each has its private key's Secret, its public key's ConfigMap
+and the directory it is mounted at, the volume named after the pair.
+*/}}
+{{- define "pressroom.sealingKeySecret" -}}{{ include "pressroom.name" (dict "root" .root "component" (printf "%s-key" .pair)) }}{{- end -}}
+{{- define "pressroom.sealingPublicKey" -}}{{ include "pressroom.name" (dict "root" .root "component" (printf "%s-public-key" .pair)) }}{{- end -}}
+{{- define "pressroom.sealingDir" -}}/etc/pressroom/{{ .pair }}{{- end -}}
 
-{{/* The sealing volume of render (the private key alone, readable by the pod's group) or of the gateway (the public key's certificate). */}}
+{{/* The sealing pairs each component mounts: render and the webhook service the private key of their own, the gateway the public key of both. */}}
+{{- define "pressroom.sealingPairs" -}}
+{{- get (dict "render" "sealing" "webhook" "destination-sealing" "gateway" "sealing destination-sealing") .component -}}
+{{- end -}}
+
+{{/* A sealing pair's volume: for render and the webhook service their private key alone (readable by the pod's group), for the gateway the public key's certificate. */}}
 {{- define "pressroom.sealingVolume" -}}
-- name: sealing
-{{- if eq .component "render" }}
+- name: {{ .pair }}
+{{- if eq .component "gateway" }}
+  configMap:
+    name: {{ include "pressroom.sealingPublicKey" . }}
+{{- else }}
   secret:
-    secretName: {{ include "pressroom.sealingKeySecret" .root }}
+    secretName: {{ include "pressroom.sealingKeySecret" . }}
     items:
       - key: sealing.key
         path: sealing.key
     defaultMode: 0440
-{{- else }}
-  configMap:
-    name: {{ include "pressroom.sealingPublicKey" .root }}
 {{- end }}
 {{- end -}}
 
 {{- define "pressroom.sealingMount" -}}
-- name: sealing
+- name: {{ .pair }}
   mountPath: {{ include "pressroom.sealingDir" . }}
   readOnly: true
 {{- end -}}

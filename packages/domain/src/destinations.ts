@@ -5,9 +5,11 @@ import { outboundUrlProblem } from "./webhook-url";
  * A job's destination: the customer's presigned URL its output is PUT to
  * (by the webhook service, through the network guard, on the callbacks'
  * retry schedule) before the job succeeds. Its url and headers are
- * credentials: they travel in the RENDER command and the DESTINATIONS
- * work queue's message only (and a batch item's command in metering until
- * it is dispatched); the JOBS stream and the job show the host.
+ * credentials: the gateway seals them to the webhook service's key
+ * (job-secrets.ts, sealJobSecrets), and they travel sealed in the RENDER
+ * command, a batch item's command in metering until it is dispatched and
+ * the DESTINATIONS work queue's message; only the webhook service opens
+ * them, to PUT. The JOBS stream and the job show the host.
  */
 
 /** The longest destination url accepted, in characters (presigned URLs with a session token run long). */

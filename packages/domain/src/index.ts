@@ -25,7 +25,15 @@ export {
   type StoredJobEvent,
   type WebhookReplay,
 } from "./jobs";
-export { jobSecretsPurpose, openJobSecrets, sealJobSecrets } from "./job-secrets";
+export {
+  destinationPurpose,
+  jobSecretsPurpose,
+  openDestination,
+  openJobSecrets,
+  sealJobSecrets,
+  type DestinationSecrets,
+  type SealingRecipients,
+} from "./job-secrets";
 export { announcedOutcome, announceOutcome, outcomeInboxOf } from "./outcomes";
 export {
   destinationHeadersProblem,

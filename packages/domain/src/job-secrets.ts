@@ -5,38 +5,55 @@ import { retainedDestination } from "./destinations";
 import type { JobEvent } from "./jobs";
 
 /**
- * A job's secrets (issue 39 item 8, issue 42): the encryption passwords, the credentials of a url
- * source (url_options, the request's and each part's) and the destination's url and headers. The
- * gateway seals them, right after the request is validated, to render's public key in one value
- * (JobAccepted.sealed_secrets) and empties their clear fields, so the RENDER command, a batch
- * item's stored command and anything copied from them hold them sealed; only render, which holds
- * the private key, opens them when it renders. The purpose names the job, so a sealed value copied
- * into another job's command does not open there.
+ * A job's secrets (issue 39 item 8, issue 42), each sealed by the gateway, right after the request
+ * is validated, to the one service that uses it, and their clear fields emptied, so the RENDER
+ * command, a batch item's stored command, the DESTINATIONS message and anything copied from them
+ * hold them sealed:
+ * - what render renders with (the encryption passwords, the credentials of a url source: the
+ *   request's and each part's url_options), in one value to render's public key
+ *   (JobAccepted.sealed_secrets), which only render opens;
+ * - the destination's url and headers, to the webhook service's public key
+ *   (JobAccepted.sealed_destination): render passes it on unopened in the DESTINATIONS message,
+ *   and only the webhook service, which PUTs the output, opens it. The destination's host stays in clear.
+ * Each purpose names the job, so a sealed value copied into another job does not open there.
  */
 interface JobSecrets {
   encrypt?: Passwords;
   urlOptions?: jobEventsV1.UrlOptions;
   /** Each merged part's, in order. */
   parts: { encrypt?: Passwords; urlOptions?: jobEventsV1.UrlOptions }[];
-  destination?: { url: string; headers: Record<string, string> };
+}
+
+/** A destination's credentials, as the webhook service opens them. */
+export interface DestinationSecrets {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** The public keys a job's secrets are sealed to: render's, and the webhook service's (the destination). */
+export interface SealingRecipients {
+  render: KeyObject;
+  webhook: KeyObject;
 }
 
 type Passwords = Pick<jobEventsV1.Encryption, "userPassword" | "ownerPassword">;
 
 export const jobSecretsPurpose = (jobId: string): string => `render.job-secrets:${jobId}`;
+export const destinationPurpose = (jobId: string): string => `webhook.destination:${jobId}`;
 
-/** The acceptance with its secrets sealed to `recipient` (render's public key) and their clear fields emptied; unchanged when it has none. */
-export function sealJobSecrets(recipient: KeyObject, event: JobEvent): JobEvent {
+/** The acceptance with its secrets sealed to their `recipients` and their clear fields emptied (the destination's host kept); unchanged when it has none. */
+export function sealJobSecrets(recipients: SealingRecipients, event: JobEvent): JobEvent {
   const accepted = event.accepted;
   if (!accepted) return event;
   const secrets: JobSecrets = {
     encrypt: passwordsOf(accepted.options),
     urlOptions: accepted.urlOptions,
     parts: accepted.documents.map((part) => ({ encrypt: passwordsOf(part.options), urlOptions: part.urlOptions })),
-    destination: accepted.destination && { url: accepted.destination.url, headers: accepted.destination.headers },
   };
-  const any = secrets.encrypt || secrets.urlOptions || secrets.destination || secrets.parts.some((part) => part.encrypt || part.urlOptions);
-  if (!any) return event;
+  const forRender = Boolean(secrets.encrypt || secrets.urlOptions || secrets.parts.some((part) => part.encrypt || part.urlOptions));
+  const destination = accepted.destination;
+  if (!forRender && !destination) return event;
+  const credentials: DestinationSecrets | undefined = destination && { url: destination.url, headers: destination.headers };
   return {
     ...event,
     accepted: {
@@ -44,16 +61,17 @@ export function sealJobSecrets(recipient: KeyObject, event: JobEvent): JobEvent 
       options: withoutPasswords(accepted.options),
       urlOptions: undefined,
       documents: accepted.documents.map((part) => ({ ...part, options: withoutPasswords(part.options), urlOptions: undefined })),
-      destination: accepted.destination && retainedDestination(accepted.destination),
-      sealedSecrets: seal(recipient, JSON.stringify(secrets), jobSecretsPurpose(event.jobId)),
+      destination: destination && retainedDestination(destination),
+      sealedSecrets: forRender ? seal(recipients.render, JSON.stringify(secrets), jobSecretsPurpose(event.jobId)) : "",
+      sealedDestination: credentials ? seal(recipients.webhook, JSON.stringify(credentials), destinationPurpose(event.jobId)) : "",
     },
   };
 }
 
 /**
  * The acceptance with its sealed secrets opened with `privateKey` (render's) and put back in their
- * fields, `sealedSecrets` emptied; as it is when it has none. Throws when they do not open (another
- * key, another job's, tampered).
+ * fields, `sealedSecrets` emptied; as it is when it has none. The sealed destination stays as it
+ * is: render cannot open it. Throws when they do not open (another key, another job's, tampered).
  */
 export function openJobSecrets(privateKey: KeyObject, event: JobEvent): jobEventsV1.JobAccepted | undefined {
   const accepted = event.accepted;
@@ -68,9 +86,20 @@ export function openJobSecrets(privateKey: KeyObject, event: JobEvent): jobEvent
       options: withPasswords(part.options, secrets.parts[i]?.encrypt),
       urlOptions: secrets.parts[i]?.urlOptions,
     })),
-    destination: accepted.destination && secrets.destination && { ...accepted.destination, ...secrets.destination },
     sealedSecrets: "",
   };
+}
+
+/**
+ * Job `jobId`'s destination url and headers, opened from `sealed` (JobAccepted.sealed_destination,
+ * as the DESTINATIONS message carries it) with `privateKey` (the webhook service's). Throws when
+ * it does not open (empty, another key, another job's, tampered) or is not a destination.
+ */
+export function openDestination(privateKey: KeyObject, jobId: string, sealed: string): DestinationSecrets {
+  const opened = JSON.parse(unseal(privateKey, sealed, destinationPurpose(jobId))) as Partial<DestinationSecrets>;
+  if (typeof opened.url !== "string" || typeof opened.headers !== "object" || opened.headers === null)
+    throw new Error("a sealed value that is not a destination");
+  return { url: opened.url, headers: opened.headers };
 }
 
 function passwordsOf(options: jobEventsV1.RenderOptions | undefined): Passwords | undefined {

@@ -179,6 +179,7 @@ export function retainedAcceptance(event: JobEvent): JobEvent {
       destination: accepted.destination && retainedDestination(accepted.destination),
       // Sealed, they are of no use to the readers of the JOBS stream either.
       sealedSecrets: "",
+      sealedDestination: "",
     },
   };
 }

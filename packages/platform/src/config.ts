@@ -130,6 +130,18 @@ export const sealingPublicKeyShape = {
 };
 
 /**
+ * The key pair a job's destination (its url and headers) is sealed to, apart from render's: the
+ * webhook service, which PUTs the output, holds the private key (PEM) and opens it; the gateway
+ * holds only its public half and seals it. Render, which only passes the destination on, holds neither.
+ */
+export const destinationSealingKeyShape = {
+  DESTINATION_SEALING_KEY: readableFile("the webhook service's private sealing key, which opens the jobs' sealed destinations"),
+};
+export const destinationSealingPublicKeyShape = {
+  DESTINATION_SEALING_PUBLIC_KEY: readableFile("the webhook service's public sealing key (or a certificate of it), which the jobs' destinations are sealed to"),
+};
+
+/**
  * The settings every gRPC-serving service with a database reads (identity, metering, render,
  * storage, webhook): the base, mutual TLS, where its gRPC server listens (loopback by default, every
  * interface where the chart says so, on its own default port), its database and NATS.

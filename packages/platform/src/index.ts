@@ -14,6 +14,8 @@ export {
   grpcTlsShape,
   sealingKeyShape,
   sealingPublicKeyShape,
+  destinationSealingKeyShape,
+  destinationSealingPublicKeyShape,
   type GrpcServerName,
   jobBoundsShape,
   loadConfig,

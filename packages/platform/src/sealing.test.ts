@@ -49,4 +49,19 @@ describe("sealed values (issue 39, item 8)", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("makes a pair of another name beside it, whose private key opens nothing sealed to the first", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "sealing-test-"));
+    try {
+      const render = ensureSealingKey(dir);
+      const webhook = ensureSealingKey(dir, "destination-sealing");
+      assert.deepEqual(webhook, { key: path.join(dir, "destination-sealing.key"), publicKey: path.join(dir, "destination-sealing.pub") });
+      assert.equal(statSync(webhook.key).mode & 0o777, 0o600);
+      const sealed = seal(readSealingPublicKey(render.publicKey), "render's", "p");
+      assert.throws(() => unseal(readSealingPrivateKey(webhook.key), sealed, "p"));
+      assert.equal(unseal(readSealingPrivateKey(webhook.key), seal(readSealingPublicKey(webhook.publicKey), "webhook's", "p"), "p"), "webhook's");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -85,9 +85,13 @@ export interface SealingKeyFiles {
   publicKey: string;
 }
 
-/** A P-256 sealing key pair under `dir` (`sealing.key`, `sealing.pub`), made unless both exist (local stacks: beside the gRPC certificates). */
-export function ensureSealingKey(dir: string): SealingKeyFiles {
-  const files = { key: path.join(dir, "sealing.key"), publicKey: path.join(dir, "sealing.pub") };
+/**
+ * A P-256 sealing key pair under `dir` (`<name>.key`, `<name>.pub`), made unless both exist (local
+ * stacks: beside the gRPC certificates). Each holder of a private key has its own `name`: render's
+ * is "sealing", the webhook service's "destination-sealing".
+ */
+export function ensureSealingKey(dir: string, name = "sealing"): SealingKeyFiles {
+  const files = { key: path.join(dir, `${name}.key`), publicKey: path.join(dir, `${name}.pub`) };
   if (existsSync(files.key) && existsSync(files.publicKey)) return files;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const pair = generateKeyPairSync("ec", { namedCurve: CURVE });

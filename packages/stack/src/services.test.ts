@@ -13,6 +13,7 @@ const certificates = Object.fromEntries(
   GRPC_PEERS.map((peer) => [peer, { ca: "/tls/ca.crt", cert: `/tls/${peer}.crt`, key: `/tls/${peer}.key` }]),
 ) as GrpcCertificates;
 const sealingKey = { key: "/tls/sealing.key", publicKey: "/tls/sealing.pub" };
+const destinationSealingKey = { key: "/tls/destination-sealing.key", publicKey: "/tls/destination-sealing.pub" };
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -58,13 +59,29 @@ describe("up.sh's environment", () => {
   });
 
   it("runs metering with the local payment provider unless the caller names one", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates, sealingKey };
+    const options = {
+      databaseUrls: database.urls,
+      natsUrl: "nats://stack",
+      ports: DEFAULT_PORTS,
+      logDir: "/tmp",
+      certificates,
+      sealingKey,
+      destinationSealingKey,
+    };
     assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
     assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
   it("gives the gateway the webhook service's loopback allowance, so it refuses with the request what the delivery would", () => {
-    const options = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates, sealingKey };
+    const options = {
+      databaseUrls: database.urls,
+      natsUrl: "nats://stack",
+      ports: DEFAULT_PORTS,
+      logDir: "/tmp",
+      certificates,
+      sealingKey,
+      destinationSealingKey,
+    };
     assert.equal(serviceEnv("gateway", options).WEBHOOK_ALLOW_LOOPBACK, undefined);
     assert.equal(serviceEnv("gateway", { ...options, serviceEnv: { webhook: { WEBHOOK_ALLOW_LOOPBACK: "true" } } }).WEBHOOK_ALLOW_LOOPBACK, "true");
     assert.equal(serviceEnv("gateway", { ...options, env: forwardedSettings(caller) }).WEBHOOK_ALLOW_LOOPBACK, "true", "up.sh passes it to every service");
@@ -84,6 +101,7 @@ describe("up.sh's environment", () => {
       logDir: "/tmp",
       certificates,
       sealingKey,
+      destinationSealingKey,
       env: forwardedSettings(caller),
     });
     assert.equal(env.RENDER_SLOTS, "4");
@@ -114,6 +132,7 @@ describe("the stack's database credentials", () => {
       logDir: "/tmp",
       certificates,
       sealingKey,
+      destinationSealingKey,
       secretEncryptionKey: "0".repeat(64),
     };
     for (const name of SERVICE_NAMES) {
@@ -138,15 +157,24 @@ describe("the stack's certificates", () => {
         logDir: "/tmp",
         certificates,
         sealingKey,
+        destinationSealingKey,
         secretEncryptionKey: "k".repeat(64),
       });
       assert.deepEqual([env.GRPC_TLS_CA, env.GRPC_TLS_CERT, env.GRPC_TLS_KEY], ["/tls/ca.crt", `/tls/${name}.crt`, `/tls/${name}.key`]);
       const others = GRPC_PEERS.filter((peer) => peer !== name);
       const named = Object.values(env).filter((value) => others.some((peer) => value?.includes(`/tls/${peer}.`)));
       assert.deepEqual(named, [], `${name} is given another peer's files`);
-      const sealing = Object.entries(env).filter(([, value]) => value?.startsWith("/tls/sealing."));
-      const own = { render: [["SEALING_KEY", sealingKey.key]], gateway: [["SEALING_PUBLIC_KEY", sealingKey.publicKey]] }[name as string] ?? [];
-      assert.deepEqual(sealing, own, `${name}: only render holds the private sealing key, the gateway its public key`);
+      const sealing = Object.entries(env).filter(([, value]) => /^\/tls\/(destination-)?sealing\./.test(value ?? ""));
+      const own =
+        {
+          render: [["SEALING_KEY", sealingKey.key]],
+          webhook: [["DESTINATION_SEALING_KEY", destinationSealingKey.key]],
+          gateway: [
+            ["SEALING_PUBLIC_KEY", sealingKey.publicKey],
+            ["DESTINATION_SEALING_PUBLIC_KEY", destinationSealingKey.publicKey],
+          ],
+        }[name as string] ?? [];
+      assert.deepEqual(sealing, own, `${name}: only render holds its private sealing key and only webhook its own, the gateway their public keys`);
     }
   });
 });
@@ -157,7 +185,8 @@ describe("up.sh's ports", () => {
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
     assert.equal(
-      serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates, sealingKey }).HEALTH_PORT,
+      serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates, sealingKey, destinationSealingKey })
+        .HEALTH_PORT,
       "19461",
     );
   });

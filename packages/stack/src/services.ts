@@ -61,6 +61,11 @@ export interface StackOptions {
   certificates: GrpcCertificates;
   /** Render's sealing key pair (ensureSealingKey): render is given the private key, the gateway the public one. */
   sealingKey: SealingKeyFiles;
+  /**
+   * The webhook service's sealing key pair, for destinations (ensureSealingKey, "destination-sealing"):
+   * the webhook service is given the private key, the gateway the public one.
+   */
+  destinationSealingKey: SealingKeyFiles;
   publicBaseUrl?: string;
   signingSecret?: string;
   /** Identity's WEBHOOK_SECRET_ENCRYPTION_KEY (64 hex characters), needed to start identity: the one runMigrations sealed the demo key's secret with. */
@@ -177,11 +182,12 @@ export function serviceEnv(name: ServiceName, options: StackOptions): NodeJS.Pro
     metering: { GRPC_PORT: String(ports.grpc.metering), BILLING_PROVIDER: options.env?.BILLING_PROVIDER ?? "local" },
     render: { GRPC_PORT: String(ports.grpc.render), SEALING_KEY: options.sealingKey.key },
     storage: { GRPC_PORT: String(ports.grpc.storage), OUTPUT_SIGNING_SECRET: options.signingSecret ?? randomBytes(32).toString("hex") },
-    webhook: { GRPC_PORT: String(ports.grpc.webhook) },
+    webhook: { GRPC_PORT: String(ports.grpc.webhook), DESTINATION_SEALING_KEY: options.destinationSealingKey.key },
     gateway: {
       HTTP_PORT: String(ports.http),
       HTTP_HOST: "127.0.0.1",
       SEALING_PUBLIC_KEY: options.sealingKey.publicKey,
+      DESTINATION_SEALING_PUBLIC_KEY: options.destinationSealingKey.publicKey,
       // The gateway refuses with the request a webhook_url the webhook service would refuse: the same loopback allowance.
       ...(options.serviceEnv?.webhook?.WEBHOOK_ALLOW_LOOPBACK ? { WEBHOOK_ALLOW_LOOPBACK: options.serviceEnv.webhook.WEBHOOK_ALLOW_LOOPBACK } : {}),
     },

@@ -40,6 +40,8 @@ export interface TestStack {
   certificates: GrpcCertificates;
   /** Render's sealing key pair, beside the certificates (the gateway seals the jobs' secrets to it). */
   sealingKey: SealingKeyFiles;
+  /** The webhook service's sealing key pair, beside it (the gateway seals the jobs' destinations to it). */
+  destinationSealingKey: SealingKeyFiles;
   services: RunningServices;
   signingSecret: string;
   /** Identity's sealing key, the one the migrations seeded with (to run them again: runMigrations). */
@@ -98,6 +100,7 @@ export async function startTestStack(
   const serviceEnv = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { ...natsEnv(name), ...options.serviceEnv?.[name] }]));
   const [ports, certificates] = await Promise.all([freePorts(), ensureGrpcCertificates(path.join(workDir, "grpc-tls"))]);
   const sealingKey = ensureSealingKey(path.join(workDir, "grpc-tls"));
+  const destinationSealingKey = ensureSealingKey(path.join(workDir, "grpc-tls"), "destination-sealing");
   const signingSecret = randomBytes(32).toString("hex");
   // Kept for the stack's life, so that a restarted identity opens the secrets it sealed.
   const secretEncryptionKey = randomBytes(32).toString("hex");
@@ -112,6 +115,7 @@ export async function startTestStack(
         logDir: path.join(workDir, "logs"),
         certificates,
         sealingKey,
+        destinationSealingKey,
         signingSecret,
         secretEncryptionKey,
         env: { LOG_LEVEL: "info", RENDER_SLOTS: "2", ...options.env },
@@ -135,6 +139,7 @@ export async function startTestStack(
     ports,
     certificates,
     sealingKey,
+    destinationSealingKey,
     services: running,
     signingSecret,
     secretEncryptionKey,

@@ -90,6 +90,8 @@ async function main(): Promise<void> {
     const certificates = await ensureGrpcCertificates(path.join(DATA_DIR, "grpc-tls"));
     // Render's sealing key pair, beside them: the gateway seals the jobs' secrets to it, render opens them.
     const sealingKey = ensureSealingKey(path.join(DATA_DIR, "grpc-tls"));
+    // The webhook service's, for destinations: the gateway seals a job's destination to it, the webhook service opens it to PUT.
+    const destinationSealingKey = ensureSealingKey(path.join(DATA_DIR, "grpc-tls"), "destination-sealing");
     const ports = localPorts(process.env);
     const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${ports.http}`;
     // Development only: the webhook service trusts `npm run webhooks:listen` and sends loopback callbacks to its port.
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
       logDir: path.join(DATA_DIR, "logs"),
       certificates,
       sealingKey,
+      destinationSealingKey,
       publicBaseUrl: baseUrl,
       signingSecret: keptSecret("output-signing-secret"),
       secretEncryptionKey,

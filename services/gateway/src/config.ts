@@ -7,6 +7,7 @@ import {
   loadConfig,
   natsUrlShape,
   sealingPublicKeyShape,
+  destinationSealingPublicKeyShape,
   z,
 } from "@pressroom/platform";
 
@@ -15,6 +16,7 @@ export const configSchema = z.object({
   ...grpcTlsShape,
   ...natsUrlShape,
   ...sealingPublicKeyShape,
+  ...destinationSealingPublicKeyShape,
   HTTP_PORT: env.port(DEFAULT_HTTP_PORT),
   HTTP_HOST: z.string().default("0.0.0.0"),
   /** /livez, /readyz and /metrics, apart from the API port (which also answers /livez and /readyz). */

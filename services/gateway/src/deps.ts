@@ -1,6 +1,5 @@
-import type { KeyObject } from "node:crypto";
 import { readSealingPublicKey, type Logger } from "@pressroom/platform";
-import { RecentOutputs } from "@pressroom/domain";
+import { RecentOutputs, type SealingRecipients } from "@pressroom/domain";
 import { AnonymousReads } from "./access/anonymous";
 import { Authenticator } from "./access/auth";
 import type { Clients } from "./clients";
@@ -23,8 +22,11 @@ export interface GatewayDeps {
   /** Reads without a key: kept, and limited per client address. */
   anonymous: AnonymousReads;
   bus: JobBus;
-  /** Render's public sealing key (SEALING_PUBLIC_KEY): a job's secrets are sealed to it. */
-  sealTo: KeyObject;
+  /**
+   * The public sealing keys a job's secrets are sealed to: render's (SEALING_PUBLIC_KEY) for what it
+   * renders with, the webhook service's (DESTINATION_SEALING_PUBLIC_KEY) for the destination.
+   */
+  sealTo: SealingRecipients;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
   syncWaitMs: number;
@@ -49,7 +51,7 @@ export function gatewayDeps(
     auth: new Authenticator(clients.identity, config.AUTH_CACHE_MS),
     templates: new TemplateDirectory(clients.catalog, config.TEMPLATE_REFRESH_MS),
     anonymous: new AnonymousReads({ perMinute: config.ANONYMOUS_READS_PER_MINUTE, ttlMs: config.TEMPLATE_REFRESH_MS, trustedProxies }),
-    sealTo: readSealingPublicKey(config.SEALING_PUBLIC_KEY),
+    sealTo: { render: readSealingPublicKey(config.SEALING_PUBLIC_KEY), webhook: readSealingPublicKey(config.DESTINATION_SEALING_PUBLIC_KEY) },
     outcomes: new OutcomeInbox(bus),
     syncWaitMs: config.SYNC_WAIT_MS,
     allowLoopbackWebhooks: config.WEBHOOK_ALLOW_LOOPBACK,

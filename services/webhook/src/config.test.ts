@@ -3,14 +3,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ensureGrpcCertificates, grpcTlsEnv } from "@pressroom/platform";
+import { ensureGrpcCertificates, ensureSealingKey, grpcTlsEnv } from "@pressroom/platform";
 import { loadWebhookConfig } from "./config";
 
 describe("webhook config", () => {
   const dir = mkdtempSync(path.join(tmpdir(), "pressroom-webhook-config-"));
   let required: NodeJS.ProcessEnv;
   before(async () => {
-    required = { DATABASE_URL: "postgres://localhost/x", ...grpcTlsEnv((await ensureGrpcCertificates(dir, ["webhook"])).webhook) };
+    required = {
+      DATABASE_URL: "postgres://localhost/x",
+      ...grpcTlsEnv((await ensureGrpcCertificates(dir, ["webhook"])).webhook),
+      DESTINATION_SEALING_KEY: ensureSealingKey(dir, "destination-sealing").key,
+    };
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -39,5 +43,11 @@ describe("webhook config", () => {
       (err: Error) => ["GRPC_TLS_CA: required", "GRPC_TLS_CERT: required", "GRPC_TLS_KEY: required"].every((problem) => err.message.includes(problem)),
     );
     assert.throws(() => loadWebhookConfig({ ...required, GRPC_TLS_KEY: path.join(dir, "absent.key") }), /GRPC_TLS_KEY: cannot read the private key/);
+  });
+
+  it("needs its sealing key, without which no destination opens, naming DESTINATION_SEALING_KEY when missing or unreadable", () => {
+    const without = Object.fromEntries(Object.entries(required).filter(([name]) => name !== "DESTINATION_SEALING_KEY"));
+    assert.throws(() => loadWebhookConfig(without), /DESTINATION_SEALING_KEY: required/);
+    assert.throws(() => loadWebhookConfig({ ...required, DESTINATION_SEALING_KEY: path.join(dir, "missing.key") }), /DESTINATION_SEALING_KEY: cannot read/);
   });
 });

@@ -1,4 +1,4 @@
-import { env, grpcServiceShape, loadConfig, z } from "@pressroom/platform";
+import { destinationSealingKeyShape, env, grpcServiceShape, loadConfig, z } from "@pressroom/platform";
 
 const SECOND = 1_000;
 const HOUR = 3_600 * SECOND;
@@ -6,6 +6,7 @@ const HOUR = 3_600 * SECOND;
 export const configSchema = z
   .object({
     ...grpcServiceShape("webhook"),
+    ...destinationSealingKeyShape,
     IDENTITY_ADDR: env.grpcAddr("identity"),
     /** Where a destination's output is read (GetOutput, with the output's signed URL). */
     STORAGE_ADDR: env.grpcAddr("storage"),

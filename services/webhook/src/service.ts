@@ -1,4 +1,4 @@
-import type { ServiceParts } from "@pressroom/platform";
+import { readSealingPrivateKey, type ServiceParts } from "@pressroom/platform";
 import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
 import { BatchCallbackConsumer } from "./delivery/batch-callback.consumer";
 import { DeliveryConsumer } from "./delivery/delivery.consumer";
@@ -27,7 +27,19 @@ export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers"
     consumers: {
       "callback dispatch": new DispatchConsumer({ js, jsm, logger }),
       "callback delivery": new DeliveryConsumer({ js, jsm, db, logger, poster, secrets, policy, concurrency, perKeyConcurrency }),
-      "destination delivery": new DestinationConsumer({ nc, js, jsm, db, logger, poster, outputs, policy, concurrency, perKeyConcurrency }),
+      "destination delivery": new DestinationConsumer({
+        nc,
+        js,
+        jsm,
+        db,
+        logger,
+        poster,
+        outputs,
+        sealingKey: readSealingPrivateKey(config.DESTINATION_SEALING_KEY),
+        policy,
+        concurrency,
+        perKeyConcurrency,
+      }),
       "batch callbacks": new BatchCallbackConsumer({ js, db, logger, poster, secrets, policy, concurrency }),
       "audit projection": new AuditProjectionConsumer({ js, db, logger }),
       "read models": new ReadModelConsumer({ js, projector, logger }),

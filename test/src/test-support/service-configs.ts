@@ -21,7 +21,7 @@ export function parseConfig(container: string, env: Record<string, string>, dir:
   if (!schema) throw new Error(`no config schema for the container ${container}`);
   mkdirSync(dir, { recursive: true });
   const files = Object.fromEntries(
-    ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY", "SEALING_KEY", "SEALING_PUBLIC_KEY"]
+    ["GRPC_TLS_CA", "GRPC_TLS_CERT", "GRPC_TLS_KEY", "SEALING_KEY", "SEALING_PUBLIC_KEY", "DESTINATION_SEALING_KEY", "DESTINATION_SEALING_PUBLIC_KEY"]
       .filter((name) => env[name] !== undefined)
       .map((name) => {
         const file = path.join(dir, name);

@@ -164,7 +164,7 @@ export const STREAMS: StreamSpec[] = [
     retention: RetentionPolicy.Workqueue,
     max_age: nanos(3 * DAY),
   }),
-  // The destinations' url and headers (credentials) wait here until their job ended, then go.
+  // The destinations' url and headers (credentials, sealed to the webhook service) wait here until their job ended, then go.
   stream({
     name: streams.DESTINATIONS,
     subjects: [subjects.destinationDelivery],

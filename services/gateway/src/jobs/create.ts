@@ -1,7 +1,6 @@
-import type { KeyObject } from "node:crypto";
 import type { meteringV1, renderV1 } from "@pressroom/contracts";
 import { AppError, newId, type z } from "@pressroom/platform";
-import { isTerminal, loadJob, type JobOutcome } from "@pressroom/domain";
+import { isTerminal, loadJob, type JobOutcome, type SealingRecipients } from "@pressroom/domain";
 import type { Context } from "koa";
 import { admissionKindOf, admit, releaseAdmitted, slotWaitSeconds, throwIfNotAdmitted, throwIfRateLimited, waitForSlot } from "../access/admission";
 import type { Authenticator, Principal } from "../access/auth";
@@ -33,8 +32,8 @@ export interface JobDeps extends OutputSource, RecordDeps {
   /** Where own templates' data schemas run, after the rate limit. */
   schemas: CustomerSchemas;
   bus: JobBus;
-  /** Render's public sealing key: a job's secrets are sealed to it before they are published (see sealJobSecrets). */
-  sealTo: KeyObject;
+  /** Render's and the webhook service's public sealing keys: a job's secrets are sealed to them before they are published (see sealJobSecrets). */
+  sealTo: SealingRecipients;
   /** Where this process waits for the outcomes of the sync jobs it submits. */
   outcomes: OutcomeInbox;
   syncWaitMs: number;

@@ -48,7 +48,10 @@ describe("validateScreenshotRequest", () => {
   it("is an image job in the job contract, its html and region carried to the worker", () => {
     const request = ok({ html: "<p>x</p>", options: { full_page: true, omit_background: true } });
     const command = renderCommandOf({
-      sealTo: generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey,
+      sealTo: {
+        render: generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey,
+        webhook: generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey,
+      },
       jobId: "job_1",
       keyId: "key_1",
       plan: "pro",

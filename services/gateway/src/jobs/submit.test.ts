@@ -6,15 +6,16 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { newId } from "@pressroom/platform";
-import { announceOutcome, appendJobEvent, jobEvent, loadJob, openJobSecrets, type JobEvent } from "@pressroom/domain";
+import { announceOutcome, appendJobEvent, jobEvent, loadJob, openDestination, openJobSecrets, type JobEvent } from "@pressroom/domain";
 import { provisionNats, startPrivateNats, type PrivateNats } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import { OutcomeInbox } from "./job-watch";
 import { submitJob, type JobBus } from "./submit";
 
-/** Render's sealing key pair: the gateway is given its public key. */
+/** Render's sealing key pair and the webhook service's: the gateway is given their public keys. */
 const render = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
-const sealTo = render.publicKey;
+const webhook = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+const sealTo = { render: render.publicKey, webhook: webhook.publicKey };
 
 const accepted = (jobId: string) =>
   jobEvent("job.accepted", {
@@ -197,7 +198,7 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     assert.equal(command.outcomeInbox, inbox.id, "the command names the inbox its outcome is announced on");
   });
 
-  it("publishes a job's secrets sealed to render's key: neither the RENDER command nor the job's events hold one in clear", async () => {
+  it("publishes a job's secrets sealed to render's key and its destination to the webhook's: neither the RENDER command nor the job's events hold one in clear", async () => {
     const jobId = newId("job");
     const urlOptions = {
       headers: { "X-Token": "url-token-9f2" },
@@ -229,10 +230,10 @@ describe("OutcomeInbox and JobWatch: the sync wait", () => {
     const event = await bus.jsm.streams.getMessage("JOBS", { last_by_subj: `pressroom.job.${jobId}.gateway.v1` });
     for (const stored of [command, event]) assert.doesNotMatch(Buffer.from(stored.data).toString("latin1"), secrets);
     const opened = openJobSecrets(render.privateKey, jobEventsV1.RenderCommand.decode(command.data).accepted!)!;
-    assert.deepEqual(
-      [opened.urlOptions?.headers, opened.options?.encrypt?.ownerPassword, opened.destination?.url],
-      [urlOptions.headers, "owner-pw-5e1", request.destination.url],
-    );
+    assert.deepEqual([opened.urlOptions?.headers, opened.options?.encrypt?.ownerPassword], [urlOptions.headers, "owner-pw-5e1"]);
+    assert.equal(opened.destination?.url, "", "render's key does not open the destination");
+    const { url, headers } = request.destination;
+    assert.deepEqual(openDestination(webhook.privateKey, jobId, opened.sealedDestination), { url, headers });
     assert.equal(jobEventsV1.JobEvent.decode(event.data).accepted?.destination?.host, "bucket.example.com", "the job shows the destination's host");
   });
 });

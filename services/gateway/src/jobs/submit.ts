@@ -1,8 +1,8 @@
-import { createHash, type KeyObject } from "node:crypto";
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { isWrongLastSequence, publishEvent, subjects } from "@pressroom/platform";
-import { appendJobEvent, jobEvent, retainedAcceptance, sealJobSecrets, type JobEvent } from "@pressroom/domain";
+import { appendJobEvent, jobEvent, retainedAcceptance, sealJobSecrets, type JobEvent, type SealingRecipients } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection } from "nats";
 import type { JobPart, JobRequest } from "./request";
 
@@ -60,8 +60,8 @@ export async function submitJob(bus: JobBus, input: JobSubmission): Promise<JobE
 }
 
 export interface JobSubmission {
-  /** Render's public sealing key, which the job's secrets are sealed to. */
-  sealTo: KeyObject;
+  /** The public sealing keys the job's secrets are sealed to: render's, and the webhook service's for the destination. */
+  sealTo: SealingRecipients;
   jobId: string;
   keyId: string;
   plan: string;
@@ -79,7 +79,7 @@ export function appendAcceptance(bus: JobBus, accepted: JobEvent): Promise<unkno
 
 /**
  * The render command of a job: its acceptance (the request's html and data included, its secrets
- * sealed to render: sealJobSecrets), and where its outcome is announced.
+ * sealed to render and its destination to the webhook service: sealJobSecrets), and where its outcome is announced.
  */
 export function renderCommandOf(input: JobSubmission): jobEventsV1.RenderCommand {
   const clear = jobEvent("job.accepted", {

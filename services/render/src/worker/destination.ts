@@ -8,21 +8,22 @@ import { jobMetrics } from "./metrics";
 /**
  * A job with a destination (issue 42) is not succeeded by its render: the
  * worker records job.rendered (the output made and stored) and hands the
- * destination to the webhook service on the DESTINATIONS work queue, which
+ * destination, as the gateway sealed it to the webhook service's key (render
+ * never opens it), to the webhook service on the DESTINATIONS work queue, which
  * PUTs the output there on the callbacks' retry schedule, records each
  * attempt, and once the destination accepted or was given up asks render
  * (DestinationSettler) to end the job: only render makes a job succeed or fail.
  */
 
-/** Publishes a rendered job's destination (url and headers, opened from the command's sealed secrets: their only clear copy) for the webhook service. */
+/** Publishes a rendered job's destination for the webhook service: `sealedDestination` as the command carries it (JobAccepted.sealed_destination), unopened. */
 export async function handOffDestination(
   js: JetStreamClient,
   job: Pick<JobState, "id" | "keyId">,
-  destination: jobEventsV1.Destination,
+  sealedDestination: string,
   renderedEventId: string,
   outcomeInbox: string,
 ): Promise<void> {
-  const delivery: jobEventsV1.DestinationDelivery = { jobId: job.id, keyId: job.keyId, destination, outcomeInbox };
+  const delivery: jobEventsV1.DestinationDelivery = { jobId: job.id, keyId: job.keyId, sealedDestination, outcomeInbox };
   await publishEvent(js, {
     subject: subjects.destinationDelivery,
     spanSubject: subjects.destinationDelivery,

@@ -78,6 +78,7 @@ describe("render worker: delivery, against a fake producer", () => {
   let db: Kysely<RenderDb>;
   const producer = new ScriptedProducer();
   const sealing = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const sealTo = { render: sealing.publicKey, webhook: generateKeyPairSync("ec", { namedCurve: "prime256v1" }).publicKey };
   const stored: storageV1.OutputMetadata[] = [];
   const storeFailures: Error[] = [];
 
@@ -187,8 +188,27 @@ describe("render worker: delivery, against a fake producer", () => {
   it("opens the secrets the gateway sealed to render's key and makes the document with them", async () => {
     const jobId = `job_${randomUUID()}`;
     const options = jobEventsV1.RenderOptions.fromPartial({ encrypt: { userPassword: "user-pw-3", ownerPassword: "owner-pw-7" } });
-    assert.equal((await outcomeOf(sealJobSecrets(sealing.publicKey, acceptance(jobId, "", options)))).type, "job.succeeded");
+    assert.equal((await outcomeOf(sealJobSecrets(sealTo, acceptance(jobId, "", options)))).type, "job.succeeded");
     assert.deepEqual(producer.callsFor(jobId)[0]!.job.request.options?.encrypt, options.encrypt);
+  });
+
+  it("hands a rendered job's destination to the webhook service as the gateway sealed it to the webhook's key, unopened", async () => {
+    const jobId = `job_${randomUUID()}`;
+    const clear = acceptance(jobId);
+    const destination = { url: "https://bucket.example.com/o.pdf?sig=dest-sig-51e", headers: { "x-api-key": "dest-header-9a0" }, host: "bucket.example.com" };
+    const sealed = sealJobSecrets(sealTo, { ...clear, accepted: { ...clear.accepted!, destination } });
+    await submit(sealed);
+    let raw: Uint8Array | undefined;
+    for (let i = 0; i < 200 && !raw; i++) {
+      const last = await jsm.streams.getMessage(streams.DESTINATIONS, { last_by_subj: subjects.destinationDelivery }).catch(() => undefined);
+      if (last && jobEventsV1.DestinationDelivery.decode(last.data).jobId === jobId) raw = last.data;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(raw, "render published the job's DESTINATIONS message");
+    assert.doesNotMatch(Buffer.from(raw).toString("latin1"), /dest-sig-51e|dest-header-9a0|bucket\.example\.com/);
+    assert.equal(jobEventsV1.DestinationDelivery.decode(raw).sealedDestination, sealed.accepted!.sealedDestination, "passed on as it came");
+    assert.equal(producer.callsFor(jobId)[0]!.job.request.destination?.url, "", "render renders without the destination's url");
+    assert.deepEqual((await typesOf(jobId)).slice(-1), ["job.rendered"]);
   });
 
   it("stores the document, records job.succeeded after job.started, announces it with its bytes, and only then releases it", async () => {

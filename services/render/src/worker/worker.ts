@@ -200,7 +200,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     return job;
   }
 
-  /** The command's acceptance with its secrets opened: only here, in render, are they ever in clear. */
+  /** The command's acceptance with its secrets opened: only here, in render, are they ever in clear (its destination stays sealed to the webhook service). */
   private openSecrets(command: jobEventsV1.RenderCommand): jobEventsV1.JobAccepted | undefined {
     if (!command.accepted) return undefined;
     try {
@@ -219,7 +219,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     if (!accepted) throw new AppError("INTERNAL_ERROR", "render command without its acceptance", "");
     // Rendered already (the handoff of its destination may not have been stored): hand it off again.
     const renderedId = renderedEventIdOf(job);
-    if (renderedId && accepted.destination) return handOffDestination(this.deps.js, job, accepted.destination, renderedId, outcomeInboxOf(command));
+    if (renderedId) return handOffDestination(this.deps.js, job, accepted.sealedDestination, renderedId, outcomeInboxOf(command));
 
     // The document is made without waiting for job.started's acknowledgement; nothing is
     // stored or announced before it is in. If it is refused (another delivery took the job
@@ -261,7 +261,8 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     const { data, contentType, filename, attachment, pages, renderMs, scriptErrors } = document;
     const ttlSeconds = accepted.options?.outputTtlSeconds ?? 0;
     const stored = await this.deps.store({ outputId: "", contentType, filename, jobId: job.id, keyId: job.keyId, attachment, ttlSeconds }, data);
-    const destination = accepted.destination?.url ? accepted.destination : undefined;
+    // Whether the job has a destination is the JOBS stream's to say (its host); its url and headers are sealed to the webhook service.
+    const destination = job.destination;
     const succeeded = jobEvent(destination ? "job.rendered" : "job.succeeded", {
       jobId: job.id,
       keyId: job.keyId,
@@ -285,7 +286,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       throw err;
     }
     if (destination) {
-      await handOffDestination(this.deps.js, job, destination, succeeded.id, inbox);
+      await handOffDestination(this.deps.js, job, accepted.sealedDestination, succeeded.id, inbox);
       this.deps.logger.info({ jobId: job.id, renderMs, pages, bytes: data.byteLength, host: destination.host }, "job rendered; its destination is next");
       return;
     }

@@ -1,6 +1,7 @@
+import type { KeyObject } from "node:crypto";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { EventConsumer, consumers, streams, subjects, type Logger } from "@pressroom/platform";
-import { isTerminal, jobEvent, loadJob, type JobEvent, type JobState } from "@pressroom/domain";
+import { isTerminal, jobEvent, loadJob, openDestination, type DestinationSecrets, type JobEvent, type JobState } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from "nats";
 import type { WebhookDb } from "../db";
@@ -18,6 +19,8 @@ export interface DestinationDeps {
   logger: Logger;
   poster: Poster;
   outputs: OutputReader;
+  /** The webhook service's private sealing key (DESTINATION_SEALING_KEY): it opens each message's sealed destination (openDestination). */
+  sealingKey: KeyObject;
   /** The callbacks' retry schedule, its window starting when the job was rendered. */
   policy: RetryPolicy;
   concurrency: number;
@@ -42,8 +45,11 @@ const HEARTBEAT_MS = 10_000;
  * PUTs a rendered job's output to its destination, from the DESTINATIONS
  * work queue (durable `destination-delivery`; render publishes one message
  * per rendered job with a destination). The message holds the destination's
- * url and headers, their only clear copy (the RENDER command holds them sealed to render); it is acked (and
- * so deleted) once the job has ended. Each attempt reads the output from
+ * url and headers sealed to this service's key, as the gateway sealed them:
+ * they are opened here, for each attempt, and nowhere else; it is acked (and
+ * so deleted) once the job has ended. A destination that does not open (keys
+ * out of step, another job's) is given up at once, as one that never accepts.
+ * Each attempt reads the output from
  * storage (GetOutput, with the output's signed URL), PUTs it through the
  * poster's network guard and records job.destination_attempted (status,
  * duration, host, never the path or query); the schedule is the callbacks'
@@ -107,8 +113,7 @@ export class DestinationConsumer extends EventConsumer<jobEventsV1.DestinationDe
     }
     if (isTerminal(job.status)) return { ack: true };
     const destination = job.destination;
-    const url = message.destination?.url;
-    if (!destination?.rendered || !destination.renderedAt || !url) {
+    if (!destination?.rendered || !destination.renderedAt) {
       logger.warn({ jobId: job.id }, "destination delivery for a job that is not rendered with a destination; dropping it");
       return { ack: true };
     }
@@ -117,6 +122,19 @@ export class DestinationConsumer extends EventConsumer<jobEventsV1.DestinationDe
     const now = Date.now();
     const due = destination.nextAttemptAt ? Date.parse(destination.nextAttemptAt) : now;
     if (Number.isFinite(due) && due - now > DUE_SLACK_MS) return { nakMs: due - now };
+
+    let target: DestinationSecrets;
+    try {
+      target = openDestination(this.deps.sealingKey, job.id, message.sealedDestination);
+    } catch {
+      // Ours, and no retry mends it: the job ends as for a destination that never accepts, the reason logged without the sealed value.
+      logger.error(
+        { jobId: job.id, host: destination.host },
+        "the destination's sealed url and headers do not open with this service's key (DESTINATION_SEALING_KEY); giving it up",
+      );
+      await this.record(job, [this.exhausted(job, destination.attempts, "its sealed url and headers could not be opened")]);
+      return this.askToEnd(job, message);
+    }
 
     let output: Uint8Array | "gone";
     try {
@@ -129,9 +147,9 @@ export class DestinationConsumer extends EventConsumer<jobEventsV1.DestinationDe
       await this.record(job, [this.exhausted(job, destination.attempts, "the output expired before the destination accepted it")]);
       return this.askToEnd(job, message);
     }
-    const headers = { "Content-Type": destination.rendered.contentType, "User-Agent": DESTINATION_USER_AGENT, ...message.destination!.headers };
+    const headers = { "Content-Type": destination.rendered.contentType, "User-Agent": DESTINATION_USER_AGENT, ...target.headers };
     const started = performance.now();
-    const result = await this.deps.poster.put(url, output, headers);
+    const result = await this.deps.poster.put(target.url, output, headers);
     return this.settle(job, message, result, Math.round(performance.now() - started));
   }
 
