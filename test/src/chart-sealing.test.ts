@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
 import { seal, sealingPrivateKey, sealingPublicKey, unseal } from "@pressroom/platform";
-import { rendered } from "./test-support/chart-renders";
-import { component, type K8sObject, ofKind } from "./test-support/helm";
+import { FREE_UPGRADES, rendered } from "./test-support/chart-renders";
+import { component, type K8sObject, ofKind, render, renderError } from "./test-support/helm";
 import { allContainers, deploymentOf, effectiveEnv, SERVICES, type Workload } from "./test-support/workloads";
 
 /**
@@ -98,4 +102,39 @@ describe("the sealing keys in the chart", () => {
       );
     });
   }
+});
+
+describe("a sealing pair of the operator's own (sealing.<holder>.existingSecret), for renders made without the cluster", () => {
+  const pair = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const publicKey = pair.publicKey.export({ format: "pem", type: "spki" }).toString();
+  const dir = mkdtempSync(path.join(tmpdir(), "pressroom-sealing-values-"));
+  const values = path.join(dir, "values.yaml");
+  writeFileSync(values, JSON.stringify({ sealing: { webhook: { existingSecret: "my-destination-key", publicKey } } }));
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("is mounted into its holder alone and its public key given to the gateway as it is; the chart makes no key of that pair", () => {
+    const objects = render({ valuesFiles: [values], set: [FREE_UPGRADES] });
+    assert.deepEqual(
+      ofKind(objects, "Secret").filter((o) => component(o) === "destination-sealing"),
+      [],
+      "no Secret of the pair is made",
+    );
+    assert.deepEqual(mountersOf(objects, "my-destination-key"), [`Deployment/${deploymentOf(objects, "webhook").metadata.name} container webhook`]);
+    const given = ofPair(objects, "ConfigMap", "destination-sealing").data!["sealing.crt"]!;
+    assert.equal(given, publicKey);
+    assert.equal(unseal(pair.privateKey, seal(sealingPublicKey(given), "https://signed?sig=x", "p"), "p"), "https://signed?sig=x");
+    assert.match(ofPair(objects, "Secret", "sealing").stringData!["sealing.key"]!, /BEGIN EC PRIVATE KEY/, "render's pair is still the chart's");
+  });
+
+  it("is refused without its public key, and a public key without its Secret, naming the value", () => {
+    assert.match(
+      renderError({ set: [FREE_UPGRADES, "sealing.render.existingSecret=mine"] }),
+      /sealing\.render\.publicKey is required with sealing\.render\.existingSecret/,
+    );
+    assert.match(
+      renderError({ set: [FREE_UPGRADES, "sealing.webhook.publicKey=x"] }),
+      /sealing\.webhook\.publicKey is given without sealing\.webhook\.existingSecret/,
+    );
+  });
 });

@@ -16,6 +16,15 @@ values that would fail later which JSON Schema cannot see (issue 45). Included o
 {{- end }}
 {{- end }}
 {{- end }}
+{{- range $holder := list "render" "webhook" }}
+{{- $own := index $.Values.sealing $holder }}
+{{- if and $own.existingSecret (not $own.publicKey) }}
+{{- fail (printf "sealing.%s.publicKey is required with sealing.%s.existingSecret: its public key in PEM (or a certificate of it), which the gateway seals to" $holder $holder) }}
+{{- end }}
+{{- if and $own.publicKey (not $own.existingSecret) }}
+{{- fail (printf "sealing.%s.publicKey is given without sealing.%s.existingSecret: the Secret holding its private key as sealing.key" $holder $holder) }}
+{{- end }}
+{{- end }}
 {{- /* What JSON Schema cannot compare: one value against another. */}}
 {{- range $bounds := list (list "gateway.autoscaling" .Values.gateway.autoscaling) (list "render.keda" .Values.render.keda) }}
 {{- $name := index $bounds 0 }}{{ $scaling := index $bounds 1 }}

@@ -188,10 +188,17 @@ spiffe://{{ .root.Values.grpcTls.trustDomain }}/ns/{{ .root.Release.Namespace }}
 
 {{/*
 The sealing key pairs (sealing.yaml), each named by its `pair`: render's ("sealing") and the webhook
-service's ("destination-sealing"). Each has its private key's Secret, its public key's ConfigMap
-and the directory it is mounted at, the volume named after the pair.
+service's ("destination-sealing"). Each has its holder, its private key's Secret (the chart's, or
+sealing.<holder>.existingSecret), its public key's ConfigMap and the directory it is mounted at, the
+volume named after the pair.
 */}}
-{{- define "pressroom.sealingKeySecret" -}}{{ include "pressroom.name" (dict "root" .root "component" (printf "%s-key" .pair)) }}{{- end -}}
+{{- define "pressroom.sealingHolder" -}}{{ get (dict "sealing" "render" "destination-sealing" "webhook") .pair }}{{- end -}}
+{{- /* The pair's own values (sealing.render, sealing.webhook): an operator's Secret and certificate, or none. */}}
+{{- define "pressroom.sealingOwn" -}}{{ index .root.Values.sealing (include "pressroom.sealingHolder" .) | toJson }}{{- end -}}
+{{- define "pressroom.sealingKeySecret" -}}
+{{- $own := include "pressroom.sealingOwn" . | fromJson }}
+{{- default (include "pressroom.name" (dict "root" .root "component" (printf "%s-key" .pair))) $own.existingSecret }}
+{{- end -}}
 {{- define "pressroom.sealingPublicKey" -}}{{ include "pressroom.name" (dict "root" .root "component" (printf "%s-public-key" .pair)) }}{{- end -}}
 {{- define "pressroom.sealingDir" -}}/etc/pressroom/{{ .pair }}{{- end -}}
 
