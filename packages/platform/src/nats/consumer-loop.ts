@@ -22,10 +22,12 @@ export interface ConsumerSource {
 
 /**
  * How long one fetch of the prefetch-0 mode waits for a message: also how long stop() can wait for
- * the fetch under way (a fetch cannot be withdrawn without risking the message it is being answered
- * with). An idle worker asks once a second.
+ * the fetch under way. Not shorter: nats.js gives up on its own 5% after the server's expiry, and a
+ * message the server sends into a fetch the client has given up waits out ack_wait (45 s for
+ * renders). With 1 s (a 50 ms margin), a command stayed queued past 10 s in the worker's test under
+ * CI's load, which this would explain.
  */
-const FETCH_EXPIRES_MS = 1_000;
+const FETCH_EXPIRES_MS = 5_000;
 /** The pause before consuming again after consume() ended or failed unasked. */
 const RESUME_MS = 1_000;
 
