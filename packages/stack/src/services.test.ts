@@ -14,6 +14,8 @@ const certificates = Object.fromEntries(
 ) as GrpcCertificates;
 const sealingKey = { key: "/tls/sealing.key", publicKey: "/tls/sealing.pub" };
 const destinationSealingKey = { key: "/tls/destination-sealing.key", publicKey: "/tls/destination-sealing.pub" };
+/** What every stack gives serviceEnv, on the default ports. */
+const stack = { databaseUrls: database.urls, natsUrl: "nats://stack", ports: DEFAULT_PORTS, logDir: "/tmp", certificates, sealingKey, destinationSealingKey };
 
 /** Alive and not a zombie waiting to be reaped. */
 function running(pid: number): boolean {
@@ -59,32 +61,14 @@ describe("up.sh's environment", () => {
   });
 
   it("runs metering with the local payment provider unless the caller names one", () => {
-    const options = {
-      databaseUrls: database.urls,
-      natsUrl: "nats://stack",
-      ports: DEFAULT_PORTS,
-      logDir: "/tmp",
-      certificates,
-      sealingKey,
-      destinationSealingKey,
-    };
-    assert.equal(serviceEnv("metering", options).BILLING_PROVIDER, "local");
-    assert.equal(serviceEnv("metering", { ...options, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
+    assert.equal(serviceEnv("metering", stack).BILLING_PROVIDER, "local");
+    assert.equal(serviceEnv("metering", { ...stack, env: forwardedSettings(caller) }).BILLING_PROVIDER, "stripe");
   });
 
   it("gives the gateway the webhook service's loopback allowance, so it refuses with the request what the delivery would", () => {
-    const options = {
-      databaseUrls: database.urls,
-      natsUrl: "nats://stack",
-      ports: DEFAULT_PORTS,
-      logDir: "/tmp",
-      certificates,
-      sealingKey,
-      destinationSealingKey,
-    };
-    assert.equal(serviceEnv("gateway", options).WEBHOOK_ALLOW_LOOPBACK, undefined);
-    assert.equal(serviceEnv("gateway", { ...options, serviceEnv: { webhook: { WEBHOOK_ALLOW_LOOPBACK: "true" } } }).WEBHOOK_ALLOW_LOOPBACK, "true");
-    assert.equal(serviceEnv("gateway", { ...options, env: forwardedSettings(caller) }).WEBHOOK_ALLOW_LOOPBACK, "true", "up.sh passes it to every service");
+    assert.equal(serviceEnv("gateway", stack).WEBHOOK_ALLOW_LOOPBACK, undefined);
+    assert.equal(serviceEnv("gateway", { ...stack, serviceEnv: { webhook: { WEBHOOK_ALLOW_LOOPBACK: "true" } } }).WEBHOOK_ALLOW_LOOPBACK, "true");
+    assert.equal(serviceEnv("gateway", { ...stack, env: forwardedSettings(caller) }).WEBHOOK_ALLOW_LOOPBACK, "true", "up.sh passes it to every service");
   });
 
   it("says at start that billing is the local provider, whose upgrades are free, unless the caller names another", () => {
@@ -95,13 +79,7 @@ describe("up.sh's environment", () => {
 
   it("keeps the stack's wiring over what is forwarded", () => {
     const env = serviceEnv("render", {
-      databaseUrls: database.urls,
-      natsUrl: "nats://stack",
-      ports: DEFAULT_PORTS,
-      logDir: "/tmp",
-      certificates,
-      sealingKey,
-      destinationSealingKey,
+      ...stack,
       env: forwardedSettings(caller),
     });
     assert.equal(env.RENDER_SLOTS, "4");
@@ -126,13 +104,7 @@ describe("the stack's database credentials", () => {
 
   it("gives each service its own URL only, the gateway none, and none the admin's", () => {
     const options = {
-      databaseUrls: database.urls,
-      natsUrl: "nats://stack",
-      ports: DEFAULT_PORTS,
-      logDir: "/tmp",
-      certificates,
-      sealingKey,
-      destinationSealingKey,
+      ...stack,
       secretEncryptionKey: "0".repeat(64),
     };
     for (const name of SERVICE_NAMES) {
@@ -151,13 +123,7 @@ describe("the stack's certificates", () => {
   it("gives each service the CA and its own certificate and key, and no other peer's", () => {
     for (const name of SERVICE_NAMES) {
       const env = serviceEnv(name, {
-        databaseUrls: database.urls,
-        natsUrl: "nats://stack",
-        ports: DEFAULT_PORTS,
-        logDir: "/tmp",
-        certificates,
-        sealingKey,
-        destinationSealingKey,
+        ...stack,
         secretEncryptionKey: "k".repeat(64),
       });
       assert.deepEqual([env.GRPC_TLS_CA, env.GRPC_TLS_CERT, env.GRPC_TLS_KEY], ["/tls/ca.crt", `/tls/${name}.crt`, `/tls/${name}.key`]);
@@ -184,11 +150,7 @@ describe("up.sh's ports", () => {
     assert.deepEqual(localPorts({}).health, { gateway: 9461, identity: 9462, metering: 9463, render: 9464, storage: 9465, webhook: 9466 });
     const ports = localPorts({ RENDER_HEALTH_PORT: "19464", GATEWAY_HEALTH_PORT: "19461" });
     assert.deepEqual(ports.health, { gateway: 19461, identity: 9462, metering: 9463, render: 19464, storage: 9465, webhook: 9466 });
-    assert.equal(
-      serviceEnv("gateway", { databaseUrls: database.urls, natsUrl: "nats://stack", ports, logDir: "/tmp", certificates, sealingKey, destinationSealingKey })
-        .HEALTH_PORT,
-      "19461",
-    );
+    assert.equal(serviceEnv("gateway", { ...stack, ports }).HEALTH_PORT, "19461");
   });
 });
 
