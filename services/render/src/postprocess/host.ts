@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Logger } from "@pressroom/platform/logger";
@@ -30,7 +31,16 @@ export class PostProcessHost {
   private endpoint: Promise<string> | undefined;
   private closed = false;
 
+  /** Throws, naming the path and the ways out, when the worker runs as root and nobody could not start the child. */
   constructor(private readonly logger: Logger) {
+    if (process.getuid?.() === 0) {
+      const blocked = closedToNobody([
+        { file: process.execPath, need: "run" },
+        { file: MAIN_FILE, need: "read" },
+        { file: require.resolve("pdf-lib"), need: "read" },
+      ]);
+      if (blocked !== undefined) throw new Error(nobodyCannotStart(blocked));
+    }
     void this.url().catch(() => undefined);
   }
 
@@ -87,6 +97,58 @@ export class PostProcessHost {
       setTimeout(() => child.kill("SIGKILL"), STOP_MS).unref();
     });
   }
+}
+
+/** A file the post-processing process needs, and what it does with it. */
+export interface NeededFile {
+  file: string;
+  need: "read" | "run";
+}
+
+/** A path the user nobody is kept from, what it would have done with it, and the path's mode. */
+export interface ClosedPath {
+  path: string;
+  need: "enter" | "read" | "run";
+  mode: number;
+}
+
+/**
+ * The first path the user nobody is kept from: a directory on the way to one of the files that it
+ * cannot enter, or a file it cannot read (or run). Undefined when nothing is in the way. Symbolic
+ * links are followed first, as the child's loader follows them.
+ */
+export function closedToNobody(files: readonly NeededFile[]): ClosedPath | undefined {
+  for (const { file, need } of files) {
+    const real = realpathSync(file);
+    const steps: { path: string; need: ClosedPath["need"] }[] = [{ path: real, need }];
+    for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+      steps.unshift({ path: dir, need: "enter" });
+      if (dir === path.dirname(dir)) break;
+    }
+    for (const step of steps) {
+      const stat = statSync(step.path);
+      if (!grantsNobody(stat, step.need === "read" ? 0o004 : 0o001)) return { ...step, mode: stat.mode & 0o7777 };
+    }
+  }
+  return undefined;
+}
+
+/** Whether a file's mode gives the user nobody (or its group, nogroup) the others' `bit`, through the bits that apply to it. */
+function grantsNobody(stat: { uid: number; gid: number; mode: number }, bit: number): boolean {
+  if (stat.uid === NOBODY) return (stat.mode & (bit << 6)) !== 0;
+  if (stat.gid === NOBODY) return (stat.mode & (bit << 3)) !== 0;
+  return (stat.mode & bit) !== 0;
+}
+
+/** The start-up error of a worker whose post-processing child could not load its own code. */
+export function nobodyCannotStart(closed: ClosedPath): string {
+  const mode = closed.mode.toString(8).padStart(4, "0");
+  const fix = { enter: "o+x", read: "o+r", run: "o+x" }[closed.need];
+  return (
+    `render runs as root, so it starts its post-processing process as the user nobody (uid ${NOBODY}), ` +
+    `which cannot ${closed.need} ${closed.path} (mode ${mode}). Make it reachable by others (chmod ${fix} ${closed.path}), ` +
+    `run render as a user other than root, or point RENDER_POSTPROCESS_URL at a post-processing process of its own`
+  );
 }
 
 function portOf(line: string): number | undefined {
