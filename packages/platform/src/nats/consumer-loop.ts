@@ -21,11 +21,11 @@ export interface ConsumerSource {
 }
 
 /**
- * How long one fetch of the prefetch-0 mode waits for a message: also how long stop() can wait for
- * the fetch under way. Not shorter: nats.js gives up on its own 5% after the server's expiry, and a
- * message the server sends into a fetch the client has given up waits out ack_wait (45 s for
- * renders). With 1 s (a 50 ms margin), a command stayed queued past 10 s in the worker's test under
- * CI's load, which this would explain.
+ * How long one fetch of the prefetch-0 mode waits for a message before asking again. stop() does not
+ * wait it out: it closes the fetch, whose inbox then has no interest, and the server skips a pull
+ * request with no interest when it has a message to deliver (nats-server 2.9.10, checked by
+ * consumer-loop.test.ts). Not shorter: with 1 s, a command once stayed queued past 10 s in the
+ * worker's test under CI's load, for a reason not found.
  */
 const FETCH_EXPIRES_MS = 5_000;
 /** The pause before consuming again after consume() ended or failed unasked. */
@@ -39,6 +39,8 @@ const RESUME_MS = 1_000;
  */
 export abstract class ConsumerLoop {
   private messages: ConsumerMessages | undefined;
+  /** The prefetch-0 mode's fetch under way, closed by stop(). */
+  private fetching: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -86,14 +88,23 @@ export abstract class ConsumerLoop {
     while (!this.stopped) {
       await this.capacity();
       if (this.stopped) return;
-      let msg: JsMsg | null;
+      let msg: JsMsg | undefined;
       try {
-        msg = await consumer.next({ expires: FETCH_EXPIRES_MS });
+        const fetching = (this.fetching = await consumer.fetch({ max_messages: 1, expires: FETCH_EXPIRES_MS }));
+        // stop() came while the fetch was being asked for.
+        if (this.stopped) await fetching.close();
+        for await (const m of fetching) {
+          msg = m;
+          break;
+        }
       } catch {
         // Disconnected or the server restarting: ask again shortly.
         await sleep(500);
         continue;
+      } finally {
+        this.fetching = undefined;
       }
+      // A message that came before the fetch was closed is this process's: handled, even after stop().
       if (msg) this.dispatch(msg);
     }
   }
@@ -113,7 +124,7 @@ export abstract class ConsumerLoop {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.messages?.close();
+    await Promise.all([this.messages?.close(), this.fetching?.close()]);
     await this.loop;
   }
 
