@@ -175,6 +175,34 @@ describe("batches in PostgreSQL and the RENDER queue", () => {
     assert.equal(await readBatch(db, key(), batchId), undefined, "another key sees no such batch");
   });
 
+  it("dispatches a key's older batch whole before its newer one", async () => {
+    const k = key();
+    const older = await create(k, "starter", 3);
+    const newer = await create(k, "starter", 2);
+    assert.ok(older.decision === "allowed" && newer.decision === "allowed");
+    const statuses = async () =>
+      Promise.all(
+        [older.batch.id, newer.batch.id].map(async (batchId) =>
+          (await listBatchItems(db, { keyId: k, batchId, afterIndex: -1, limit: 10 })).items.map((item) => item.status),
+        ),
+      );
+    assert.equal(await dispatcher.dispatch(k), 2);
+    assert.deepEqual(await statuses(), [
+      ["running", "running", "queued"],
+      ["queued", "queued"],
+    ]);
+    for (const batchId of [older.batch.id, older.batch.id]) {
+      const [running] = (await listBatchItems(db, { keyId: k, batchId, afterIndex: -1, limit: 10 })).items.filter((item) => item.status === "running");
+      await releaseForEvent(db, { eventId: newId("evt"), jobId: running!.jobId, refund: false });
+      await endBatchItem(db, running!.jobId, "succeeded");
+    }
+    assert.equal(await dispatcher.dispatch(k), 2);
+    assert.deepEqual(await statuses(), [
+      ["succeeded", "succeeded", "running"],
+      ["running", "queued"],
+    ]);
+  });
+
   it("cancels exactly the unstarted items, refunding their units once; running ones finish", async () => {
     const k = key();
     const created = await create(k, "free", 4);

@@ -92,7 +92,8 @@ export class BatchDispatcher {
         .select(["i.batch_id", "i.idx", "i.job_id", "i.command", "b.plan", sql<string>`c.period_start::text`.as("period")])
         .where("i.key_id", "=", keyId)
         .where("i.status", "=", "queued")
-        .orderBy("b.created_at")
+        // Batch ids sort by their creation time: the oldest batch's items in the order of the waiting-items
+        // index, so a pass reads the few it dispatches, not every waiting item of the key.
         .orderBy("i.batch_id")
         .orderBy("i.idx")
         .limit(planOf("business").concurrentRenders)
