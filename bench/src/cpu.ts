@@ -32,10 +32,15 @@ function sample(roots: Map<string, number>): Map<number, { group: string; cpuMs:
   return claimed;
 }
 
-/** CPU ms spent per group between two samples. A process that ended in between is not counted; one that started is, in full. */
+/**
+ * CPU ms spent per group between two samples: each group's sum after less its sum before. A process
+ * that ended in between is counted through the parent that reaped it (ProcStat.cpuMs), when that
+ * parent is in the group; one that started is counted in full.
+ */
 function spent(before: ReturnType<typeof sample>, after: ReturnType<typeof sample>): Map<string, number> {
   const totals = new Map<string, number>();
-  for (const [pid, { group, cpuMs }] of after) totals.set(group, (totals.get(group) ?? 0) + cpuMs - (before.get(pid)?.cpuMs ?? 0));
+  for (const { group, cpuMs } of after.values()) totals.set(group, (totals.get(group) ?? 0) + cpuMs);
+  for (const { group, cpuMs } of before.values()) totals.set(group, (totals.get(group) ?? 0) - cpuMs);
   return totals;
 }
 

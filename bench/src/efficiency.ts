@@ -42,7 +42,7 @@ interface Burst {
 }
 
 /** CPU ms so far by process group. */
-type CpuSample = Map<string, number>;
+export type CpuSample = Map<string, number>;
 const POD = "render pod";
 const sum = (sample: CpuSample) => [...sample.values()].reduce((total, ms) => total + ms, 0);
 
@@ -108,38 +108,93 @@ function pgidOf(pid: number): number | undefined {
 }
 
 /**
- * The render pod's CPU ms so far: the render worker's process, and the process groups of its
- * descendants (its Chromium), renderers that exited included (their zygote reaped them).
+ * The render pod's CPU ms so far, as a function to call: the render worker's process and its
+ * descendants in its process group (the post-processing child), each with what it reaped, and the
+ * process groups of its other descendants (its Chromium), renderers that exited included (their
+ * zygote reaped them). A Chromium the engine recycled takes its zygotes' time with it (the browser
+ * does not reap them: such a run lost about 120 ms per document): a group's time as last seen is kept once it is gone, and a timer
+ * refreshes what was seen every TRACK_MS while render runs, so what is lost is that much of a closing browser.
  */
-function renderPodCpuMs(stack: TestStack): number {
+function renderPodCpu(stack: TestStack): () => number {
   const root = stack.services.processes.get("render")!.child.pid!;
   const own = pgidOf(root);
-  const groups = new Set(
-    descendantsOf(root)
-      .map(pgidOf)
-      .filter((g): g is number => g !== undefined && g !== own),
-  );
-  return procStat(root).cpuMs + [...groups].reduce((total, group) => total + groupCpuMs(group), 0);
+  const seen = new Map<number, number>();
+  let goneMs = 0;
+  const read = () => {
+    let ms = procStat(root).cpuMs;
+    const groups = new Set<number>();
+    for (const pid of descendantsOf(root)) {
+      const group = pgidOf(pid);
+      if (group === undefined) continue;
+      if (group !== own) groups.add(group);
+      else {
+        try {
+          ms += procStat(pid).cpuMs;
+        } catch {
+          // It exited meanwhile: its parent has its time once it is reaped.
+        }
+      }
+    }
+    for (const group of groups) seen.set(group, groupCpuMs(group));
+    for (const [group, last] of seen) {
+      if (groups.has(group)) ms += last;
+      else {
+        goneMs += last;
+        seen.delete(group);
+      }
+    }
+    return ms + goneMs;
+  };
+  const render = stack.services.processes.get("render")!.child;
+  const timer = setInterval(() => (render.exitCode === null && render.signalCode === null ? read() : clearInterval(timer)), TRACK_MS).unref();
+  return read;
 }
+
+/**
+ * How often the render pod's Chromium groups are looked at between samples (renderPodCpu): a
+ * recycled browser drains at most its slots' renders in its last second, a few tenths of a ms per
+ * document over the 2,000 renders between recycles.
+ */
+const TRACK_MS = 1_000;
 
 /**
  * Pressroom's CPU so far: the render pod, and every process taking part: the other services,
  * the stack's nats-server, the PostgreSQL backends connected to its database (the server is
  * shared with other work on the machine: its own background processes are left out), this client.
  */
-function pressroomCpu(stack: TestStack): () => CpuSample {
+export function pressroomCpu(stack: TestStack): () => CpuSample {
   const database = new URL(stack.databaseUrl).pathname.slice(1);
   const roots = new Map<string, number>([...stack.services.processes].filter(([name]) => name !== "render").map(([name, p]) => [name, p.child.pid!]));
   roots.set("nats-server", stack.nats.process.pid!);
+  // A backend a pool closed is reaped by the postmaster, which is not the stack's: its time as last
+  // seen is kept, so the group's sum never drops (what it spent after the last sample is lost).
+  const backends = new Map<number, number>();
+  let closedBackendsMs = 0;
+  const pod = renderPodCpu(stack);
   return () => {
     const groupOf = new Map<number, string>([[process.pid, "bench client"]]);
     // This process without its descendants: the stack's services are its children.
     for (const [name, root] of roots) for (const pid of [root, ...descendantsOf(root)]) groupOf.set(pid, name);
-    const totals: CpuSample = new Map([[POD, renderPodCpuMs(stack)]]);
+    const totals: CpuSample = new Map([
+      [POD, pod()],
+      ["postgres", 0],
+    ]);
+    const live = new Set<number>();
     for (const p of allProcStats()) {
-      const group = groupOf.get(p.pid) ?? (p.comm === "postgres" && backendOf(p.pid) === database ? "postgres" : undefined);
+      const backend = !groupOf.has(p.pid) && p.comm === "postgres" && backendOf(p.pid) === database;
+      if (backend) {
+        live.add(p.pid);
+        backends.set(p.pid, p.cpuMs);
+      }
+      const group = groupOf.get(p.pid) ?? (backend ? "postgres" : undefined);
       if (group) totals.set(group, (totals.get(group) ?? 0) + p.cpuMs);
     }
+    for (const [pid, ms] of backends) {
+      if (live.has(pid)) continue;
+      closedBackendsMs += ms;
+      backends.delete(pid);
+    }
+    totals.set("postgres", totals.get("postgres")! + closedBackendsMs);
     return totals;
   };
 }

@@ -16,7 +16,12 @@ export function treeRssMiB(pid: number): number {
   return [pid, ...descendantsOf(pid)].reduce((total, p) => total + pssKb(p), 0) / 1024;
 }
 
-/** One process as /proc/<pid>/stat tells it: parent, name, and CPU time (user and system, all threads) in ms. */
+/**
+ * One process as /proc/<pid>/stat tells it: parent, name, and CPU time in ms: its own (user and
+ * system, all threads) and its reaped children's (cutime and cstime), so that a group's sum over two
+ * samples keeps what a member that exited in between spent (its parent has it then). A sum over
+ * pids is right; a difference per pid is not (a child that exits moves all of its time to its parent).
+ */
 export interface ProcStat {
   pid: number;
   ppid: number;
@@ -31,7 +36,12 @@ export function procStat(pid: number): ProcStat {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const close = stat.lastIndexOf(")");
   const fields = stat.slice(close + 2).split(" ");
-  return { pid, ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, close), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    comm: stat.slice(stat.indexOf("(") + 1, close),
+    cpuMs: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS,
+  };
 }
 
 /** Every process of the machine, those that end while they are read left out. */
