@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments, type BenchDocument } from "./documents";
+import { pressroomCpu, type CpuSample } from "./efficiency";
 import { benchKeys, renderThroughPressroom } from "./pressroom";
 import { runTasks } from "./stats";
 
@@ -10,7 +11,8 @@ import { runTasks } from "./stats";
  * at each concurrency of `singleConcurrency`, in alternating rounds, so that other load on the
  * machine weighs on all of them alike. The batch's key runs its items within its concurrency
  * (business: 10); the one-by-one requests use as many clients as their concurrency, each on its
- * own business key, so no per-key rate limit is reached.
+ * own business key, so no per-key rate limit is reached. Each run's CPU per document is taken by
+ * process group (efficiency.ts's pressroomCpu: exited renderers counted), for where the two differ.
  */
 export async function batchBench(items: number, rounds: number, singleConcurrency: number[]): Promise<string> {
   const doc = benchDocuments()[0]!;
@@ -23,10 +25,18 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
     await runBatch(stack.baseUrl, batchKey, doc, 8);
     await runSingles(stack.baseUrl, singleKeys, doc, 8, 4);
 
+    const cpu = pressroomCpu(stack);
     const rates = new Map<string, number[]>();
-    const record = (name: string, docsPerSecond: number) => {
+    const cpuPerDocument = new Map<string, CpuSample[]>();
+    const measured = async (name: string, run: () => Promise<number>) => {
+      const before = cpu();
+      const docsPerSecond = await run();
+      const after = cpu();
+      const perDocument: CpuSample = new Map([...after].map(([group, ms]) => [group, (ms - (before.get(group) ?? 0)) / items]));
       rates.set(name, [...(rates.get(name) ?? []), docsPerSecond]);
-      process.stdout.write(`${name}: ${docsPerSecond.toFixed(1)} documents/s\n`);
+      cpuPerDocument.set(name, [...(cpuPerDocument.get(name) ?? []), perDocument]);
+      const total = [...perDocument.values()].reduce((sum, ms) => sum + ms, 0);
+      process.stdout.write(`${name}: ${docsPerSecond.toFixed(1)} documents/s, ${total.toFixed(0)} ms CPU per document\n`);
     };
     for (let round = 0; round < rounds; round++) {
       const runs = [
@@ -35,7 +45,7 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
       ];
       // Alternate which runs first.
       if (round % 2 === 1) runs.reverse();
-      for (const { name, run } of runs) record(name, await run());
+      for (const { name, run } of runs) await measured(name, run);
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const lines = [...rates.entries()].map(([name, values]) => `| ${name} | ${values.map((v) => v.toFixed(1)).join(", ")} | ${median(values).toFixed(1)} |`);
@@ -52,11 +62,33 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
       ...lines,
       "",
       `Batch against the best one-by-one concurrency, round by round: ${ratios.map((r) => r.toFixed(2)).join(", ")}; median ${median(ratios).toFixed(2)} ×.`,
+      "",
+      ...cpuTable(cpuPerDocument, median),
     ].join("\n");
   } finally {
     await stack.stop();
   }
 }
+
+/** CPU ms per document by process group (rows) and run (columns), each the median of the rounds; the groups by the batch's cost. */
+function cpuTable(perRun: Map<string, CpuSample[]>, median: (values: number[]) => number): string[] {
+  const runs = [...perRun.keys()];
+  const groups = [...new Set([...perRun.values()].flatMap((samples) => samples.flatMap((sample) => [...sample.keys()])))];
+  const cell = (run: string, group?: string) =>
+    median(perRun.get(run)!.map((sample) => (group === undefined ? [...sample.values()].reduce((sum, ms) => sum + ms, 0) : (sample.get(group) ?? 0))));
+  groups.sort((a, b) => cell(runs[0]!, b) - cell(runs[0]!, a));
+  return [
+    "CPU ms per document by process group (median of the rounds):",
+    "",
+    `| group | ${runs.join(" | ")} |`,
+    `|---|${runs.map(() => "---:").join("|")}|`,
+    ...groups.map((group) => `| ${group} | ${runs.map((run) => cell(run, group).toFixed(1)).join(" | ")} |`),
+    `| total | ${runs.map((run) => cell(run).toFixed(1)).join(" | ")} |`,
+  ];
+}
+
+/** Items read per page of GET /v1/batches/{id}/items (its largest). */
+const PAGE = 100;
 
 /** One batch of `count` copies of the document, from its POST until every output is downloaded; returns documents per second. */
 async function runBatch(baseUrl: string, apiKey: string, doc: BenchDocument, count: number): Promise<number> {
@@ -73,23 +105,30 @@ async function runBatch(baseUrl: string, apiKey: string, doc: BenchDocument, cou
   const downloads: Promise<void>[] = [];
   let cursor: string | null = null;
   let next = 0;
-  // Pages are read as items end, and each output is downloaded as soon as its item has succeeded.
+  // As a poller would: the batch's counts (one row) every 200 ms, and a page of items read once as
+  // many items have ended as the page holds, each succeeded output downloaded from it at once.
   while (next < count) {
-    const page = (await (await fetch(`${baseUrl}/v1/batches/${batch.id}/items?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { headers })).json()) as {
+    const { counts } = (await (await fetch(`${baseUrl}/v1/batches/${batch.id}`, { headers })).json()) as { counts: Record<string, number> };
+    if (counts.failed! > 0) throw new Error(`${counts.failed} batch items failed`);
+    if (counts.succeeded! < Math.min(count, next + PAGE)) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
+    const page = (await (await fetch(`${baseUrl}/v1/batches/${batch.id}/items?limit=${PAGE}${cursor ? `&cursor=${cursor}` : ""}`, { headers })).json()) as {
       data: { index: number; status: string; url?: string }[];
       next_cursor: string | null;
     };
     const ready = page.data.filter((item) => item.index >= next);
     let advanced = 0;
     for (const item of ready) {
-      if (item.status === "failed") throw new Error(`batch item ${item.index} failed`);
       if (item.status !== "succeeded") break;
       downloads.push(download(item.url!, doc));
       advanced++;
     }
     next += advanced;
     if (advanced === ready.length && page.next_cursor) cursor = page.next_cursor;
-    else if (next < count) await new Promise((resolve) => setTimeout(resolve, 200));
+    // Counted items that ended ahead of one still running.
+    else if (advanced < ready.length) await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await Promise.all(downloads);
   return (count / (performance.now() - started)) * 1000;

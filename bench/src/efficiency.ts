@@ -5,7 +5,7 @@ import { groupCpuMs } from "./engine";
 import { Floor, type FloorKind } from "./floor";
 import { JsreportPeer } from "./jsreport";
 import { benchKeys, documentThroughPressroom, renderThroughPressroom } from "./pressroom";
-import { allProcStats, procStat, treeRssMiB } from "./proc";
+import { allProcStats, treeRssMiB } from "./proc";
 import { runTasks, summarise, type RunStats } from "./stats";
 
 /** Issue 43's targets, each a ratio of Pressroom to its reference: one of the two floors (see Floor), or jsreport's best. */
@@ -97,49 +97,38 @@ async function floorBurst(chromium: string, kind: FloorKind, doc: BenchDocument,
   }
 }
 
-/** The process group of a process. */
-function pgidOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The render pod's CPU ms so far, as a function to call: the render worker's process and its
- * descendants in its process group (the post-processing child), each with what it reaped, and the
- * process groups of its other descendants (its Chromium), renderers that exited included (their
- * zygote reaped them). A Chromium the engine recycled takes its zygotes' time with it (the browser
- * does not reap them: such a run lost about 120 ms per document): a group's time as last seen is kept once it is gone, and a timer
- * refreshes what was seen every TRACK_MS while render runs, so what is lost is that much of a closing browser.
+ * descendants in its process group (the post-processing child), each with what it reaped (a
+ * recycled Chromium's browser process), and the process groups of its other descendants (its
+ * Chromium), renderers that exited included (their zygote reaped them). A recycled Chromium's other
+ * processes are not reaped by the browser (a 1,000-render round with a recycle lost about 120 ms
+ * per document): a group's time as last seen, less its members the worker reaps, is kept once it is
+ * gone, and a timer refreshes what was seen every TRACK_MS while render runs.
  */
 function renderPodCpu(stack: TestStack): () => number {
   const root = stack.services.processes.get("render")!.child.pid!;
-  const own = pgidOf(root);
-  const seen = new Map<number, number>();
+  const seen = new Map<number, { all: number; reapedByWorker: number }>();
   let goneMs = 0;
   const read = () => {
-    let ms = procStat(root).cpuMs;
-    const groups = new Set<number>();
-    for (const pid of descendantsOf(root)) {
-      const group = pgidOf(pid);
-      if (group === undefined) continue;
-      if (group !== own) groups.add(group);
-      else {
-        try {
-          ms += procStat(pid).cpuMs;
-        } catch {
-          // It exited meanwhile: its parent has its time once it is reaped.
-        }
-      }
+    const all = allProcStats();
+    const own = all.find((p) => p.pid === root)?.pgid;
+    const descendants = new Set(descendantsOf(root));
+    const groups = new Map<number, { all: number; reapedByWorker: number }>();
+    for (const p of all) if (descendants.has(p.pid) && p.pgid !== own) groups.set(p.pgid, { all: 0, reapedByWorker: 0 });
+    let ms = 0;
+    for (const p of all) {
+      if (p.pid === root || (descendants.has(p.pid) && p.pgid === own)) ms += p.cpuMs;
+      const group = groups.get(p.pgid);
+      if (!group || p.pid === root) continue;
+      group.all += p.cpuMs;
+      if (p.ppid === root) group.reapedByWorker += p.cpuMs;
     }
-    for (const group of groups) seen.set(group, groupCpuMs(group));
+    for (const [group, sums] of groups) seen.set(group, sums);
     for (const [group, last] of seen) {
-      if (groups.has(group)) ms += last;
+      if (groups.has(group)) ms += last.all;
       else {
-        goneMs += last;
+        goneMs += last.all - last.reapedByWorker;
         seen.delete(group);
       }
     }

@@ -25,6 +25,8 @@ export function treeRssMiB(pid: number): number {
 export interface ProcStat {
   pid: number;
   ppid: number;
+  /** Its process group. */
+  pgid: number;
   comm: string;
   cpuMs: number;
 }
@@ -39,6 +41,7 @@ export function procStat(pid: number): ProcStat {
   return {
     pid,
     ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
     comm: stat.slice(stat.indexOf("(") + 1, close),
     cpuMs: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS,
   };
