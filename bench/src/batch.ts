@@ -3,7 +3,7 @@ import { startTestStack } from "@pressroom/stack";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { pressroomCpu, type CpuSample } from "./efficiency";
 import { benchKeys, renderThroughPressroom } from "./pressroom";
-import { runTasks } from "./stats";
+import { median, runTasks } from "./stats";
 
 /**
  * Documents per second of a batch (POST /v1/batches, then its items' pages and every
@@ -47,7 +47,6 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
       if (round % 2 === 1) runs.reverse();
       for (const { name, run } of runs) await measured(name, run);
     }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const lines = [...rates.entries()].map(([name, values]) => `| ${name} | ${values.map((v) => v.toFixed(1)).join(", ")} | ${median(values).toFixed(1)} |`);
     // The best one-by-one concurrency by its median; the batch against it round by round (each round's two runs saw the same
     // load on the machine), and the median of those ratios.
@@ -63,7 +62,7 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
       "",
       `Batch against the best one-by-one concurrency, round by round: ${ratios.map((r) => r.toFixed(2)).join(", ")}; median ${median(ratios).toFixed(2)} ×.`,
       "",
-      ...cpuTable(cpuPerDocument, median),
+      ...cpuTable(cpuPerDocument),
     ].join("\n");
   } finally {
     await stack.stop();
@@ -71,7 +70,7 @@ export async function batchBench(items: number, rounds: number, singleConcurrenc
 }
 
 /** CPU ms per document by process group (rows) and run (columns), each the median of the rounds; the groups by the batch's cost. */
-function cpuTable(perRun: Map<string, CpuSample[]>, median: (values: number[]) => number): string[] {
+function cpuTable(perRun: Map<string, CpuSample[]>): string[] {
   const runs = [...perRun.keys()];
   const groups = [...new Set([...perRun.values()].flatMap((samples) => samples.flatMap((sample) => [...sample.keys()])))];
   const cell = (run: string, group?: string) =>

@@ -4,6 +4,7 @@ import { RenderEngine, type RenderJob } from "@pressroom/render/engine";
 import { descendantsOf, freePort, REPO_ROOT, stopChild, waitFor } from "@pressroom/stack";
 import type { BenchDocument } from "./documents";
 import { groupCpuMs } from "./engine";
+import { median } from "./stats";
 
 interface Side {
   name: string;
@@ -31,12 +32,6 @@ async function burst(side: Side, job: RenderJob, concurrency: number, count: num
   const node = process.cpuUsage(node0);
   return { wallMs: wallMs / count, cpuMs: (groupCpuMs(side.pgid()) - cpu0 + (node.user + node.system) / 1000) / count };
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Chromium run on its own by the render image's dist/chromium-main.js, as the chart's Chromium container runs it. */
 async function startHost(executablePath: string): Promise<{ url: string; host: ChildProcess; pgid(): number | undefined }> {

@@ -6,7 +6,7 @@ import { Floor, type FloorKind } from "./floor";
 import { JsreportPeer } from "./jsreport";
 import { benchKeys, documentThroughPressroom, renderThroughPressroom } from "./pressroom";
 import { allProcStats, treeRssMiB } from "./proc";
-import { runTasks, summarise, type RunStats } from "./stats";
+import { median, runTasks, summarise, type RunStats } from "./stats";
 
 /** Issue 43's targets, each a ratio of Pressroom to its reference: one of the two floors (see Floor), or jsreport's best. */
 const TARGETS = {
@@ -208,8 +208,6 @@ function renderers(stack: TestStack): number {
     }
   }).length;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** What one floor measured in a round: each the reference of a floor target. */
 type FloorRound = Record<FloorTarget, number>;

@@ -1,12 +1,9 @@
-import { readFileSync, readdirSync } from "node:fs";
 import { RenderEngine, type EngineStats } from "@pressroom/render/engine";
 import type { BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { FreshContexts } from "./fresh-contexts";
+import { allProcStats } from "./proc";
 import { runTasks, summarise, type RunStats } from "./stats";
-
-/** USER_HZ on Linux: /proc reports CPU time in ticks of 10 ms. */
-const TICK_MS = 10;
 
 /**
  * CPU time of a browser's process group, exited members included (a fresh
@@ -15,19 +12,9 @@ const TICK_MS = 10;
  */
 export function groupCpuMs(pgid: number | undefined): number {
   if (!pgid) return 0;
-  let ticks = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== pgid) continue;
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    } catch {
-      // The process exited meanwhile.
-    }
-  }
-  return ticks * TICK_MS;
+  return allProcStats()
+    .filter((p) => p.pgid === pgid)
+    .reduce((total, p) => total + p.cpuMs, 0);
 }
 
 interface Variant {
