@@ -36,6 +36,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Render, run as root, starts its post-processing process as the user nobody, which loads its code
+# from this checkout (services/render/README.md). A clone inside `mktemp -d` is 0700: it is opened
+# for traversal only (o+x: no listing; what up.sh and the tests make secret is 0600 in 0700
+# directories). A closed directory above the checkout is the machine's, and is named, not changed.
+if [ "$(id -u)" -eq 0 ]; then
+  nobody_reads() { setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$PWD/package.json"; }
+  if ! nobody_reads && [ $((0$(stat -c %a .) & 1)) -eq 0 ]; then
+    echo "setup: chmod o+x $PWD: render's post-processing process runs as the user nobody and loads its code from here"
+    chmod o+x .
+  fi
+  if ! nobody_reads; then
+    echo "setup: the user nobody, as which render (run as root) starts its post-processing process, cannot reach $PWD:" \
+      "a directory above it is closed to others. Clone elsewhere, chmod o+x that directory, or run as another user." >&2
+    exit 1
+  fi
+fi
+
 # npm install rather than npm ci: npm 11 leaves other platforms' optional packages out of
 # the lockfile and then refuses it in npm ci; npm install still follows the lockfile.
 stamp=node_modules/.pressroom-lock
