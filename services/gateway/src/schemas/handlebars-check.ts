@@ -43,7 +43,7 @@ function located(err: Error & { lineNumber?: number; column?: number }): string 
 /**
  * Where raw HTML's Handlebars source fails before anything renders it, as "does not compile at line L, column C: what",
  * or undefined: a syntax error, a helper that does not exist, a partial. Runs on a schema thread (schema-thread.ts), never
- * on the gateway's event loop: Handlebars' parser takes seconds for a crafted source of the largest size.
+ * on the gateway's event loop: Handlebars' parser and compiler take seconds for a valid source of the largest size.
  */
 export function handlebarsProblem(source: string): string | undefined {
   let ast: hbs.AST.Program;
