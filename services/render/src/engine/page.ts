@@ -94,17 +94,17 @@ export async function enableDomains(session: CDPSession): Promise<void> {
 
 /**
  * What a job leaves beyond its window, cleared once its document is unloaded
- * (the page shows a script-free shell): history, cookies, the HTTP cache,
- * permissions, window.name and the storage of every origin the job reached
- * (service workers and Cache Storage among it).
+ * (the page shows a script-free shell): history, cookies, window.name and the
+ * storage of every origin the job reached (service workers and Cache Storage
+ * among it). Two things need no clearing, by construction: the HTTP cache
+ * (every response the interception gives Chromium says `no-store`, and none
+ * comes from elsewhere) and permissions (`Browser.resetPermissions` undoes
+ * DevTools' overrides, and the engine sets none).
  */
-export async function clearJobState(page: OpenedPage & { browser: CDPSession }, origins: string[]): Promise<void> {
-  const { session, browser, contextId } = page;
+export async function clearJobState(session: CDPSession, origins: string[]): Promise<void> {
   await Promise.all([
     session.send("Page.resetNavigationHistory"),
     session.send("Network.clearBrowserCookies"),
-    session.send("Network.clearBrowserCache"),
-    browser.send("Browser.resetPermissions", { browserContextId: contextId }),
     // window.name survives same-tab navigations; this runs in the (script-free) shell.
     session.send("Runtime.evaluate", { expression: "window.name = ''" }),
     ...origins.map((origin) => session.send("Storage.clearDataForOrigin", { origin, storageTypes: CLEARED_STORAGE })),

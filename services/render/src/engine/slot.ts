@@ -331,8 +331,7 @@ export class Slot {
     await withTimeout(
       (async () => {
         await this.loadShell();
-        const { session, contextId, targetId } = this;
-        await clearJobState({ session, contextId, targetId, browser: this.deps.browser }, this.lastOrigins);
+        await clearJobState(this.session, this.lastOrigins);
       })(),
       HOUSEKEEPING_MS,
       "wipe",
