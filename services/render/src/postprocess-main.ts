@@ -5,7 +5,8 @@
  * of its own in the render pod (its own user, no Secret, no token, its own bounded /tmp); locally
  * the worker starts it as a child with an environment of a few allowed names (postprocess/host.ts).
  * It listens on 127.0.0.1 only (RENDER_POSTPROCESS_PORT; 0 picks one and writes
- * `{"port":N}` on standard output). SIGTERM stops it once the tasks in flight have answered (at most STOP_MS).
+ * `{"port":N}` on standard output). SIGTERM stops it once the tasks in flight have answered (at most STOP_MS); so
+ * does SIGINT, except for the worker's child, which the worker stops.
  */
 import type { AddressInfo } from "node:net";
 import { createLogger } from "@pressroom/platform/logger";
@@ -38,7 +39,10 @@ function main(): void {
     setTimeout(() => process.exit(0), STOP_MS).unref();
   };
   process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  // The worker's child (port 0) shares the worker's process group, so a terminal's Ctrl-C reaches it too: the
+  // worker stops it with SIGTERM once its renders have ended, and stopping first would fail their post-processing.
+  if (config.RENDER_POSTPROCESS_PORT === 0) process.on("SIGINT", () => undefined);
+  else process.once("SIGINT", stop);
 }
 
 main();

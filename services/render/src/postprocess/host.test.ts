@@ -4,7 +4,10 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writ
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { closedToNobody, nobodyCannotStart, type NeededFile } from "./host";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "@pressroom/platform/logger";
+import { testLogger } from "../test-support/engine";
+import { closedToNobody, nobodyCannotStart, PostProcessHost, type NeededFile } from "./host";
 
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0 ? {} : { skip: "runs a process as the user nobody, which needs root (CI's user)" };
@@ -84,5 +87,27 @@ describe("post-processing host: what the user nobody can reach", () => {
     assert.match(message, /chmod o\+x \/tmp\/tmp\.AbC/);
     assert.match(message, /user other than root/);
     assert.match(message, /RENDER_POSTPROCESS_URL/);
+  });
+});
+
+describe("post-processing host: the child's lifetime", () => {
+  it("outlives a terminal's Ctrl-C (SIGINT to the worker's process group) until the worker stops it with SIGTERM", async () => {
+    const logger = testLogger();
+    const host = new PostProcessHost(logger as unknown as Logger);
+    const url = await host.url();
+    const pid = host.pid!;
+    process.kill(pid, "SIGINT");
+    await sleep(500);
+    assert.equal((await fetch(`${url}/healthz`)).status, 200, "the child still answers after SIGINT");
+    assert.deepEqual(
+      logger.lines.filter((line) => line.startsWith("error")),
+      [],
+    );
+    await host.close();
+    assert.throws(() => process.kill(pid, 0), { code: "ESRCH" }, "close() stopped the child");
+    assert.deepEqual(
+      logger.lines.filter((line) => line.startsWith("error")),
+      [],
+    );
   });
 });
