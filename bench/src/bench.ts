@@ -18,7 +18,7 @@ import { jobTimeline, stages } from "./stages";
 import { benchDocuments, type BenchDocument } from "./documents";
 import { Floor } from "./floor";
 import { JsreportPeer } from "./jsreport";
-import { treeRssMiB } from "./proc";
+import { memory } from "./memory";
 import { benchKeys, renderThroughPressroom, runPressroom } from "./pressroom";
 import type { RunStats } from "./stats";
 
@@ -38,7 +38,7 @@ function countFor(doc: BenchDocument): number {
 /** The commit the numbers come from, and whether the tree had changes on top of it (besides what the bench itself writes). */
 function revision(): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-  const changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md", ":!bench/compare.svg") !== "";
+  const changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md", ":!bench/compare.svg", ":!bench/memory.svg") !== "";
   return `commit ${git("rev-parse", "--short", "HEAD")}${changed ? " with uncommitted changes" : ""}`;
 }
 
@@ -179,56 +179,6 @@ async function startup(): Promise<string> {
   }
 }
 
-/**
- * The render worker's memory (Chromium included) from the 1,000th to the
- * 5,000th render. Renders run in batches of 500 on two clients; each sample
- * is taken once a batch is over and the worker is idle, so that no render in
- * flight is counted.
- */
-async function memory(): Promise<string> {
-  const step = Math.max(1, Math.round(500 * SCALE));
-  const checkpoint = 2 * step;
-  const total = 10 * step;
-  const invoice = benchDocuments()[0]!;
-  const { stack, keys } = await startBenchStack(2);
-  try {
-    const pid = stack.services.processes.get("render")!.child.pid!;
-    const samples: string[] = [];
-    let atCheckpoint = 0;
-    let done = 0;
-    const started = performance.now();
-    while (done < total) {
-      let issued = 0;
-      await Promise.all(
-        [0, 1].map(async (client) => {
-          while (issued < step) {
-            issued++;
-            await renderThroughPressroom(stack.baseUrl, keys[(client + issued) % keys.length]!, invoice);
-          }
-        }),
-      );
-      done += step;
-      // The last pages are wiped for the next job after the response: let that finish.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const mib = treeRssMiB(pid);
-      if (done === checkpoint) atCheckpoint = mib;
-      samples.push(`| ${done} | ${mib.toFixed(0)} MiB |`);
-      process.stdout.write(`render ${done}: worker + Chromium ${mib.toFixed(0)} MiB (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
-    }
-    const end = treeRssMiB(pid);
-    const growth = ((end - atCheckpoint) / atCheckpoint) * 100;
-    return [
-      `| render | render service + Chromium (PSS, idle) |`,
-      "|---|---|",
-      ...samples,
-      "",
-      `Growth from render ${checkpoint} to render ${total}: ${growth.toFixed(1)} % (target < 10 %).`,
-    ].join("\n");
-  } finally {
-    await stack.stop();
-  }
-}
-
 const RESULTS = path.join(REPO_ROOT, "bench", "RESULTS.md");
 
 /** Replaces this mode's section of bench/RESULTS.md (between its markers) with the new numbers. */
@@ -249,7 +199,7 @@ async function main(): Promise<void> {
   const modes: Record<string, () => Promise<string>> = {
     compare,
     startup,
-    memory,
+    memory: () => memory(Math.max(400, Math.round(10_000 * SCALE)), () => `npm run bench -- memory on ${revision()}, ${machine()}`),
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
     batch: () => batchBench(Math.max(20, Math.round(1000 * SCALE)), 3, [4, 10]),

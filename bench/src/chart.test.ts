@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compareChart, niceMax, type CompareRow } from "./chart";
+import { compareChart, memoryChart, niceMax, type CompareRow, type MemoryPoint } from "./chart";
 
 const run = (p50: number, p99: number, throughput: number) => ({ p50, p99, throughput });
 
@@ -31,5 +31,34 @@ describe("the compare chart", () => {
   it("puts every point inside its panel, under a round axis maximum", () => {
     for (const [, cy] of svg.matchAll(/<circle cx="[\d.]+" cy="([\d.]+)"/g)) assert.ok(Number(cy) >= 34 && Number(cy) <= 180, `cy ${cy}`);
     assert.deepEqual([0.3, 1, 35.3, 486, 1479].map(niceMax), [0.5, 1, 50, 500, 2000]);
+  });
+});
+
+describe("the memory chart", () => {
+  const points: MemoryPoint[] = [0, 250, 500, 750, 1000].map((renders, i) => ({
+    renders,
+    worker: { rssMiB: 200 + i, pssMiB: 150 + i },
+    chromium: { rssMiB: 1800 - i, pssMiB: 600 - i },
+    chromiumProcesses: 14 + (i % 2),
+  }));
+  const svg = memoryChart(points, 250, [750], "Run on commit abc");
+
+  it("draws PSS and RSS of Chromium and of the worker, and Chromium's process count, at each sample", () => {
+    assert.equal((svg.match(/<polyline /g) ?? []).length, 5);
+    assert.equal((svg.match(/<circle /g) ?? []).length, 5 * points.length);
+    assert.ok(svg.includes("<title>Chromium PSS at 750 renders: 597 MiB</title>"));
+    assert.ok(svg.includes("<title>worker RSS at 1,000 renders: 204 MiB</title>"));
+    assert.ok(svg.includes("<title>Chromium processes at 250 renders: 15</title>"));
+    assert.ok(svg.includes("Run on commit abc"));
+  });
+
+  it("places samples by their renders, and marks the warm-up's end and each new browser in every panel", () => {
+    const xs = [...svg.matchAll(/<circle cx="([\d.]+)"/g)].slice(0, points.length).map(([, cx]) => Number(cx));
+    assert.deepEqual(
+      xs.map((x) => Math.round(((x - xs[0]!) / (xs.at(-1)! - xs[0]!)) * 1000)),
+      [0, 250, 500, 750, 1000],
+    );
+    assert.equal((svg.match(/class="mark"/g) ?? []).length, 3 * 2);
+    assert.equal((svg.match(/>new browser</g) ?? []).length, 3);
   });
 });

@@ -1,19 +1,30 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { descendantsOf } from "@pressroom/stack";
 
-/** Proportional set size: resident memory with shared pages divided among their sharers, so a tree's sum is honest. */
-function pssKb(pid: number): number {
+/**
+ * A process's memory in MiB, from /proc/<pid>/smaps_rollup: RSS (resident, shared pages counted
+ * whole in every sharer) and PSS (proportional: shared pages divided among their sharers, so a
+ * sum over processes is honest). Zeros for a process that is gone.
+ */
+export interface Memory {
+  rssMiB: number;
+  pssMiB: number;
+}
+
+export function memoryOf(pid: number): Memory {
+  let rollup = "";
   try {
-    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
-    return match ? Number(match[1]) : 0;
+    rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
   } catch {
-    return 0;
+    // The process ended.
   }
+  const mib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0) / 1024;
+  return { rssMiB: mib("Rss"), pssMiB: mib("Pss") };
 }
 
 /** Memory of a process and all its descendants (Chromium's included), in MiB (sum of PSS). */
 export function treeRssMiB(pid: number): number {
-  return [pid, ...descendantsOf(pid)].reduce((total, p) => total + pssKb(p), 0) / 1024;
+  return [pid, ...descendantsOf(pid)].reduce((total, p) => total + memoryOf(p).pssMiB, 0);
 }
 
 /**

@@ -13,6 +13,16 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The least-squares slope of y over x (NaN for fewer than two distinct x). */
+export function slope(xs: number[], ys: number[]): number {
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const mx = mean(xs);
+  const my = mean(ys);
+  const sxx = xs.reduce((total, x) => total + (x - mx) ** 2, 0);
+  const sxy = xs.reduce((total, x, i) => total + (x - mx) * (ys[i]! - my), 0);
+  return sxx > 0 ? sxy / sxx : NaN;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
