@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { DEMO_API_KEY } from "@pressroom/domain";
+import { configSchema as renderConfig } from "../../services/render/src/config";
 import { ciValues, everyRender, evaluation, FREE_UPGRADES, rendered } from "./test-support/chart-renders";
 import {
   CHART_DIR,
@@ -117,6 +118,17 @@ describe("every rendered object is labelled and wired", () => {
     const objects = evaluation({ set: ["storage.env.OUTPUT_BUCKET=documents"] });
     assert.equal(bucketOf(objects, "storage"), "documents");
     assert.equal(bucketOf(objects, "render"), "documents");
+  });
+
+  it("render.keyWindows reaches the render worker's container as RENDER_KEY_WINDOWS, by default the service's own default", () => {
+    const keyWindowsOf = (objects: K8sObject[]) => {
+      const worker = deploymentOf(objects, "render").spec.template.spec.containers.find((c) => c.name === "render")!;
+      return effectiveEnv(worker, objects).RENDER_KEY_WINDOWS;
+    };
+    assert.equal(keyWindowsOf(rendered("evaluation")), String(renderConfig.shape.RENDER_KEY_WINDOWS.parse(undefined)));
+    assert.equal(keyWindowsOf(evaluation({ set: ["render.keyWindows=3"] })), "3");
+    assert.equal(keyWindowsOf(evaluation({ set: ["render.keyWindows=0"] })), "0", "none kept: every job takes a fresh window");
+    assert.match(renderError({ set: [FREE_UPGRADES, "render.keyWindows=-1"] }), /keyWindows|minimum/i);
   });
 });
 
