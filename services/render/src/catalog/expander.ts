@@ -2,7 +2,7 @@ import path from "node:path";
 import { AppError, ThreadPool, ThreadTaskFailed } from "@pressroom/platform";
 import { RenderFailure } from "../engine";
 
-/** One expansion, as sent to a thread. `cacheKey` names a catalog template version ("" for raw html). */
+/** One expansion, as sent to a thread. `cacheKey` names a catalog template version ("" for raw html, kept by its source's hash). */
 export interface ExpandTask {
   source: string;
   cacheKey: string;
