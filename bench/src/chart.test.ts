@@ -40,25 +40,35 @@ describe("the memory chart", () => {
     worker: { rssMiB: 200 + i, pssMiB: 150 + i },
     chromium: { rssMiB: 1800 - i, pssMiB: 600 - i },
     chromiumProcesses: 14 + (i % 2),
+    renderers: 9 + (i % 2),
   }));
   const svg = memoryChart(points, 250, [750], "Run on commit abc");
 
-  it("draws PSS and RSS of Chromium and of the worker, and Chromium's process count, at each sample", () => {
-    assert.equal((svg.match(/<polyline /g) ?? []).length, 5);
-    assert.equal((svg.match(/<circle /g) ?? []).length, 5 * points.length);
+  it("draws PSS and RSS of Chromium and of the worker, and Chromium's process and renderer counts, at each sample", () => {
+    assert.equal((svg.match(/<polyline /g) ?? []).length, 6);
+    assert.equal((svg.match(/<circle /g) ?? []).length, 6 * points.length);
     assert.ok(svg.includes("<title>Chromium PSS at 750 renders: 597 MiB</title>"));
     assert.ok(svg.includes("<title>worker RSS at 1,000 renders: 204 MiB</title>"));
     assert.ok(svg.includes("<title>Chromium processes at 250 renders: 15</title>"));
+    assert.ok(svg.includes("<title>renderers at 500 renders: 9</title>"));
     assert.ok(svg.includes("Run on commit abc"));
   });
 
-  it("places samples by their renders, and marks the warm-up's end and each new browser in every panel", () => {
+  it("places samples by their renders, and shades the warm-up and marks each new browser in every panel", () => {
     const xs = [...svg.matchAll(/<circle cx="([\d.]+)"/g)].slice(0, points.length).map(([, cx]) => Number(cx));
     assert.deepEqual(
       xs.map((x) => Math.round(((x - xs[0]!) / (xs.at(-1)! - xs[0]!)) * 1000)),
       [0, 250, 500, 750, 1000],
     );
-    assert.equal((svg.match(/class="mark"/g) ?? []).length, 3 * 2);
-    assert.equal((svg.match(/>new browser</g) ?? []).length, 3);
+    const marks = [...svg.matchAll(/<line x1="([\d.]+)" x2="[\d.]+" y1="[\d.]+" y2="[\d.]+" class="mark"\/>/g)].map(([, x]) => Number(x));
+    assert.deepEqual(
+      marks.slice(1),
+      [xs[3], xs[3], xs[3]],
+      "the legend's, then one in each panel (drawn in the panel's own coordinates) at the sample of render 750",
+    );
+    const shades = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" class="shade"\/>/g)].map(
+      ([, x, w]) => Number(x) + Number(w),
+    );
+    assert.deepEqual(shades.slice(1), [xs[1], xs[1], xs[1]], "the legend's, then one in each panel up to render 250");
   });
 });

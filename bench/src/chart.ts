@@ -36,8 +36,10 @@ interface XAxis {
   /** Each point's name in its tooltip ("c=4", "at 2,500 renders"). */
   names: string[];
   ticks: { at: number; label: string }[];
-  /** Vertical lines across the plot, each labelled at its top (a recycled browser). */
-  marks?: { at: number; label: string }[];
+  /** A shaded band from the left edge to this place (a warm-up). */
+  shadedTo?: number;
+  /** Dotted vertical lines across the plot at these places (new browsers). */
+  marks?: number[];
 }
 
 /** Concurrency levels, evenly spaced. */
@@ -62,10 +64,8 @@ function panel(x: number, y: number, title: string, unit: string, axis: XAxis, s
   }
   for (const tick of axis.ticks)
     parts.push(`<text x="${px(tick.at)}" y="${PANEL_H - MARGIN.bottom + 16}" class="tick" text-anchor="middle">${escape(tick.label)}</text>`);
-  for (const mark of axis.marks ?? []) {
-    parts.push(`<line x1="${px(mark.at).toFixed(1)}" x2="${px(mark.at).toFixed(1)}" y1="${py(max)}" y2="${py(0)}" class="mark"/>`);
-    parts.push(`<text x="${px(mark.at).toFixed(1)}" y="${py(max) - 3}" class="tick" text-anchor="middle">${escape(mark.label)}</text>`);
-  }
+  if (axis.shadedTo) parts.push(`<rect x="${px(0)}" y="${py(max)}" width="${(px(axis.shadedTo) - px(0)).toFixed(1)}" height="${innerH}" class="shade"/>`);
+  for (const mark of axis.marks ?? []) parts.push(`<line x1="${px(mark).toFixed(1)}" x2="${px(mark).toFixed(1)}" y1="${py(max)}" y2="${py(0)}" class="mark"/>`);
   for (const s of series) {
     const points = s.points.map((v, i) => `${px(axis.at[i]!).toFixed(1)},${py(v).toFixed(1)}`).join(" ");
     parts.push(`<polyline points="${points}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ""}/>`);
@@ -83,7 +83,7 @@ function panel(x: number, y: number, title: string, unit: string, axis: XAxis, s
 function page(width: number, height: number, body: string[], caption: string): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">`,
-    "<style>.title{font-size:13px;font-weight:bold}.tick{font-size:10px;fill:#555}.grid{stroke:#e5e5e5}.mark{stroke:#999;stroke-dasharray:2 3}.legend{font-size:12px}.caption{font-size:10px;fill:#777}</style>",
+    "<style>.title{font-size:13px;font-weight:bold}.tick{font-size:10px;fill:#555}.grid{stroke:#e5e5e5}.mark{stroke:#999;stroke-dasharray:2 3}.shade{fill:#f2f2f2}.legend{font-size:12px}.caption{font-size:10px;fill:#777}</style>",
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
     ...body,
     `<text x="16" y="${height - 8}" class="caption">${escape(caption)}</text>`,
@@ -147,12 +147,14 @@ export interface MemoryPoint {
   worker: { rssMiB: number; pssMiB: number };
   chromium: { rssMiB: number; pssMiB: number };
   chromiumProcesses: number;
+  /** Chromium's renderer processes (windows): their count. */
+  renderers: number;
 }
 
 /**
  * The memory run as an SVG, by renders done: the render worker's and its Chromium's PSS (solid)
- * and RSS (dashed; Chromium's summed over its processes), and Chromium's process count; dotted
- * lines where the warm-up ends and where a new browser was first seen.
+ * and RSS (dashed; Chromium's summed over its processes), and Chromium's process and renderer
+ * counts; the warm-up shaded, a dotted line at each sample that saw a new browser.
  */
 export function memoryChart(points: MemoryPoint[], warmup: number, recycles: number[], caption: string): string {
   const total = Math.max(...points.map((p) => p.renders));
@@ -162,7 +164,8 @@ export function memoryChart(points: MemoryPoint[], warmup: number, recycles: num
     at: points.map((p) => at(p.renders)),
     names: points.map((p) => `at ${count(p.renders)} renders`),
     ticks: [0, 1, 2, 3, 4].map((q) => ({ at: q / 4, label: count((total * q) / 4) })),
-    marks: [{ at: at(warmup), label: "end of warm-up" }, ...recycles.map((renders) => ({ at: at(renders), label: "new browser" }))],
+    shadedTo: at(warmup),
+    marks: recycles.map(at),
   };
   const width = PANEL_W * 3;
   const legendH = 34;
@@ -177,6 +180,8 @@ export function memoryChart(points: MemoryPoint[], warmup: number, recycles: num
     [
       legendEntry(16, 20, "PSS", COLORS.floor, false),
       legendEntry(96, 20, "RSS (Chromium: summed over its processes)", COLORS.floor, true),
+      `<rect x="406" y="13" width="24" height="14" class="shade"/>\n<text x="436" y="24" class="legend">warm-up</text>`,
+      `<line x1="526" x2="526" y1="11" y2="29" class="mark"/>\n<text x="534" y="24" class="legend">a new browser (Chromium recycled)</text>`,
       panel(
         0,
         legendH,
@@ -195,6 +200,7 @@ export function memoryChart(points: MemoryPoint[], warmup: number, recycles: num
       ),
       panel(PANEL_W * 2, legendH, "Chromium processes", "", axis, [
         { label: "Chromium processes", color: COLORS.floor, dashed: false, points: points.map((p) => p.chromiumProcesses) },
+        { label: "renderers", color: COLORS.pressroom, dashed: false, points: points.map((p) => p.renderers) },
       ]),
     ],
     caption,

@@ -5,7 +5,7 @@ import { groupCpuMs } from "./engine";
 import { Floor, type FloorKind } from "./floor";
 import { JsreportPeer } from "./jsreport";
 import { benchKeys, documentThroughPressroom, renderThroughPressroom } from "./pressroom";
-import { allProcStats, treeRssMiB } from "./proc";
+import { allProcStats, chromiumType, treeRssMiB } from "./proc";
 import { median, runTasks, summarise, type RunStats } from "./stats";
 
 /** Issue 43's targets, each a ratio of Pressroom to its reference: one of the two floors (see Floor), or jsreport's best. */
@@ -200,13 +200,7 @@ function backendOf(pid: number): string | undefined {
 /** Chromium renderer processes under the render service: one per window the engine keeps. */
 function renderers(stack: TestStack): number {
   const root = stack.services.processes.get("render")!.child.pid!;
-  return descendantsOf(root).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
-    } catch {
-      return false;
-    }
-  }).length;
+  return descendantsOf(root).filter((pid) => chromiumType(pid) === "renderer").length;
 }
 
 /** What one floor measured in a round: each the reference of a floor target. */

@@ -22,6 +22,15 @@ export function memoryOf(pid: number): Memory {
   return { rssMiB: mib("Rss"), pssMiB: mib("Pss") };
 }
 
+/** A Chromium process's kind: its --type (renderer, zygote, gpu-process, utility), "browser" for the browser process; undefined once gone. */
+export function chromiumType(pid: number): string | undefined {
+  try {
+    return /--type=([^\s\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1] ?? "browser";
+  } catch {
+    return undefined;
+  }
+}
+
 /** Memory of a process and all its descendants (Chromium's included), in MiB (sum of PSS). */
 export function treeRssMiB(pid: number): number {
   return [pid, ...descendantsOf(pid)].reduce((total, p) => total + memoryOf(p).pssMiB, 0);
