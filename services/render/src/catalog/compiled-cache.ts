@@ -26,8 +26,10 @@ interface Entry {
 
 /**
  * Compiled templates of sources that have no version to be named by (raw HTML, a request's
- * header and footer), keyed by the SHA-256 of the exact source: the same source compiles
- * once, whatever data it is filled with. A cache compiles with one function (one set of
+ * header and footer), keyed by the SHA-256 of the exact source and the API key that sent it:
+ * the same source of one key compiles once, whatever data it is filled with. Never shared
+ * between keys: a key whose source came back at once would learn that another key had sent
+ * the same. A cache compiles with one function (one set of
  * compile options, one Handlebars environment), so the source alone decides what it compiles to.
  *
  * Least recently used entries are evicted past either limit; a source larger than maxBytes is
@@ -50,9 +52,9 @@ export class CompiledCache {
     private readonly limits: CompiledCacheLimits,
   ) {}
 
-  /** The compiled template of `source` (a failure throws its error when called), compiled only when not kept. */
-  get(source: string): CompiledTemplate {
-    const key = createHash("sha256").update(source, "utf8").digest("hex");
+  /** The compiled template of `source` sent by `keyId` (a failure throws its error when called), compiled only when not kept. */
+  get(source: string, keyId: string): CompiledTemplate {
+    const key = createHash("sha256").update(keyId, "utf8").update("\0").update(source, "utf8").digest("hex");
     const kept = this.entries.get(key);
     if (kept) {
       // A Map iterates in insertion order: re-inserting makes this the most recently used.

@@ -13,7 +13,7 @@ const MAX_COMPILED = 128;
 const compiled = new Map<string, CompiledTemplate>();
 
 /**
- * Compiled raw HTML (and headers and footers) kept per thread, by its source's hash, apart from the
+ * Compiled raw HTML (and headers and footers) kept per thread, by its source's hash and its key, apart from the
  * catalog's so that a stream of distinct raw HTML never evicts a catalog template. A compiled
  * template holds about 7 to 10 times its source's bytes of heap (8 KiB for the smallest), besides
  * its source: 2 MiB of source is then 16 to 22 MiB, under a tenth of the 256 MiB heap a thread
@@ -23,7 +23,7 @@ const compiled = new Map<string, CompiledTemplate>();
 const raw = new CompiledCache(compileTemplate, { maxBytes: 2 * 1024 * 1024, maxEntries: 256 });
 
 function compiledFor(task: ExpandTask): CompiledTemplate {
-  if (!task.cacheKey) return raw.get(task.source);
+  if (!task.cacheKey) return raw.get(task.source, task.keyId);
   let template = compiled.get(task.cacheKey);
   if (!template) {
     template = compileTemplate(task.source);

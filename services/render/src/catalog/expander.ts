@@ -6,6 +6,8 @@ import { RenderFailure } from "../engine";
 export interface ExpandTask {
   source: string;
   cacheKey: string;
+  /** The API key whose source it is, when it has no cacheKey: its compiled template is kept for that key alone. */
+  keyId: string;
   dataJson: string;
   maxBytes: number;
 }
@@ -46,8 +48,14 @@ export class TemplateExpander {
   }
 
   /** The HTML of `source` filled with the data, or a rejection naming what went wrong. */
-  async expand(input: { source: string; cacheKey?: string; dataJson: string; timeoutMs: number }): Promise<string> {
-    const task: ExpandTask = { source: input.source, cacheKey: input.cacheKey ?? "", dataJson: input.dataJson, maxBytes: this.opts.maxOutputBytes };
+  async expand(input: { source: string; cacheKey?: string; keyId?: string; dataJson: string; timeoutMs: number }): Promise<string> {
+    const task: ExpandTask = {
+      source: input.source,
+      cacheKey: input.cacheKey ?? "",
+      keyId: input.keyId ?? "",
+      dataJson: input.dataJson,
+      maxBytes: this.opts.maxOutputBytes,
+    };
     let reply: ExpandReply;
     try {
       reply = await this.pool.run(task, input.timeoutMs, { waitCounts: true });

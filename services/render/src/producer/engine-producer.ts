@@ -162,7 +162,7 @@ export class EngineProducer implements DocumentProducer {
     const started = performance.now();
     const { deadlineMs, expander, templates } = this.deps;
     const left = () => Math.max(1, Math.floor(deadlineMs - (performance.now() - started)));
-    const expand = (text: string, cacheKey?: string) => expander.expand({ source: text, cacheKey, dataJson: source.dataJson, timeoutMs: deadlineMs });
+    const expand = (text: string, cacheKey?: string) => expander.expand({ source: text, cacheKey, keyId, dataJson: source.dataJson, timeoutMs: deadlineMs });
     const [headerHtml, footerHtml] = await Promise.all([options.headerHtml, options.footerHtml].map((text) => (text === undefined ? undefined : expand(text))));
     const filled = { ...options, headerHtml, footerHtml };
     const timing = { jobDeadlineMs: deadlineMs };
