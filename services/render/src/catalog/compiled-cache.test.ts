@@ -31,6 +31,11 @@ function thrownNearStackEnd(f: () => unknown, reached: () => boolean): unknown {
 /** The API key whose sources most cases keep. */
 const KEY = "key_a";
 
+/** Looks up each source in turn, as KEY's. */
+function use(cache: CompiledCache, ...sources: string[]): void {
+  for (const source of sources) cache.get(source, KEY);
+}
+
 describe("compiled templates kept by their source's hash", () => {
   it("compiles a source once, and fills it with each render's own data", () => {
     const cache = new CompiledCache(compileTemplate, roomy);
@@ -73,10 +78,7 @@ describe("compiled templates kept by their source's hash", () => {
 
   it("evicts the least recently used past its entry limit", () => {
     const cache = new CompiledCache(compileTemplate, { maxBytes: 1024, maxEntries: 2 });
-    cache.get("a", KEY);
-    cache.get("b", KEY);
-    cache.get("a", KEY);
-    cache.get("c", KEY); // evicts b, used less recently than a
+    use(cache, "a", "b", "a", "c"); // c evicts b, used less recently than a
     assert.deepEqual(cache.stats(), { hits: 1, compiles: 3, entries: 2, bytes: 2 });
     cache.get("a", KEY);
     assert.equal(cache.stats().hits, 2, "a is still kept");
@@ -88,15 +90,11 @@ describe("compiled templates kept by their source's hash", () => {
 
   it("evicts the least recently used past its byte limit, and keeps no source larger than the limit", () => {
     const cache = new CompiledCache(compileTemplate, { maxBytes: 10, maxEntries: 100 });
-    cache.get("1111", KEY);
-    cache.get("2222", KEY);
-    cache.get("1111", KEY);
-    cache.get("333", KEY); // 11 bytes: evicts 2222
+    use(cache, "1111", "2222", "1111", "333"); // 11 bytes: 333 evicts 2222
     assert.deepEqual(cache.stats(), { hits: 1, compiles: 3, entries: 2, bytes: 7 });
     assert.equal(cache.get("x".repeat(11), KEY)({}), "x".repeat(11));
     assert.deepEqual(cache.stats(), { hits: 1, compiles: 4, entries: 2, bytes: 7 });
-    cache.get("1111", KEY);
-    cache.get("333", KEY);
+    use(cache, "1111", "333");
     assert.equal(cache.stats().hits, 3);
   });
 
