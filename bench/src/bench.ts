@@ -196,10 +196,12 @@ function writeResults(mode: string, section: string): void {
 
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? "compare";
+  // The code the run measures is what was checked out when it began (commits made meanwhile are not in it).
+  const measured = revision();
   const modes: Record<string, () => Promise<string>> = {
     compare,
     startup,
-    memory: () => memory(Math.max(400, Math.round(10_000 * SCALE)), () => `npm run bench -- memory on ${revision()}, ${machine()}`),
+    memory: () => memory(Math.max(400, Math.round(10_000 * SCALE)), () => `npm run bench -- memory on ${measured}, ${machine()}`),
     stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
     batch: () => batchBench(Math.max(20, Math.round(1000 * SCALE)), 3, [4, 10]),
@@ -213,7 +215,7 @@ async function main(): Promise<void> {
   const run = modes[mode];
   if (!run) throw new Error(`unknown mode ${mode}; use ${Object.keys(modes).join(", ")}`);
   const table = await run();
-  const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""} on ${revision()}.\n\n${table}\n`;
+  const section = `Machine: ${machine()}. Run: ${new Date().toISOString()}, \`npm run bench -- ${mode}\`${SCALE !== 1 ? ` with BENCH_SCALE=${SCALE}` : ""} on ${measured}.\n\n${table}\n`;
   writeResults(mode, section);
   process.stdout.write(`\n${table}\n\nwritten to bench/RESULTS.md (section ${mode})\n`);
 }

@@ -5,7 +5,7 @@ import { groupCpuMs } from "./engine";
 import { Floor, type FloorKind } from "./floor";
 import { JsreportPeer } from "./jsreport";
 import { benchKeys, documentThroughPressroom, renderThroughPressroom } from "./pressroom";
-import { allProcStats, chromiumType, treeRssMiB } from "./proc";
+import { allProcStats, chromiumType, treePssMiB } from "./proc";
 import { median, runTasks, summarise, type RunStats } from "./stats";
 
 /** Issue 43's targets, each a ratio of Pressroom to its reference: one of the two floors (see Floor), or jsreport's best. */
@@ -346,6 +346,6 @@ async function idleCost(stack: TestStack, cpu: () => CpuSample): Promise<string>
   const pid = stack.services.processes.get("render")!.child.pid!;
   return (
     `Idle, 5 s after the rounds (10 s, nothing running): the render pod uses ${perSecond.toFixed(1)} ms of CPU per second, ` +
-    `with ${renderers(stack)} Chromium renderers (the windows kept: free fresh ones and the keys' own), ${treeRssMiB(pid).toFixed(0)} MiB (PSS) for the worker and its Chromium.`
+    `with ${renderers(stack)} Chromium renderers (the windows kept: free fresh ones and the keys' own), ${treePssMiB(pid).toFixed(0)} MiB (PSS) for the worker and its Chromium.`
   );
 }

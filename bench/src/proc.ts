@@ -32,7 +32,7 @@ export function chromiumType(pid: number): string | undefined {
 }
 
 /** Memory of a process and all its descendants (Chromium's included), in MiB (sum of PSS). */
-export function treeRssMiB(pid: number): number {
+export function treePssMiB(pid: number): number {
   return [pid, ...descendantsOf(pid)].reduce((total, p) => total + memoryOf(p).pssMiB, 0);
 }
 
