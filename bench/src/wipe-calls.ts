@@ -1,4 +1,4 @@
-import { chromiumArgs } from "@pressroom/render/engine";
+import { CLEARED_STORAGE, chromiumArgs } from "@pressroom/render/engine";
 import puppeteer from "puppeteer-core";
 import type { BenchDocument } from "./documents";
 import { groupCpuMs } from "./engine";
@@ -35,7 +35,7 @@ export async function wipeCallsBench(executablePath: string, doc: BenchDocument,
         () =>
           session.send("Storage.clearDataForOrigin", {
             origin: `https://o${origins++}.document.pressroom.invalid`,
-            storageTypes: "local_storage,indexeddb,cache_storage,file_systems,service_workers,shared_storage,storage_buckets,interest_groups",
+            storageTypes: CLEARED_STORAGE,
           }),
       ],
     ];

@@ -21,4 +21,5 @@ export { FifoSemaphore, WaiterQueue } from "./fifo";
 export { layoutOf, paperPixels } from "./paper";
 export { deadlineOf } from "./job";
 export { assetContentType } from "./network";
+export { CLEARED_STORAGE } from "./page";
 export { pageCredentials, type PageCredentials } from "./credentials";

@@ -9,7 +9,7 @@ import type { JobLayout } from "./paper";
  * "all" would add the shader cache and other browser-wide caches, which cost
  * ~10 ms of CPU per call and hold nothing a document controls.
  */
-const CLEARED_STORAGE = "local_storage,indexeddb,cache_storage,file_systems,service_workers,shared_storage,storage_buckets,interest_groups";
+export const CLEARED_STORAGE = "local_storage,indexeddb,cache_storage,file_systems,service_workers,shared_storage,storage_buckets,interest_groups";
 /** What a fresh page holds until its job arrives: no script, nothing to keep. */
 export const SHELL_HTML = "<!doctype html><html><head></head><body></body></html>";
 
