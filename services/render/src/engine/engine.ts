@@ -3,6 +3,7 @@ import { Generation, type GenerationOptions } from "./generation";
 import { layoutOf } from "./paper";
 import { deadlineOf, NotStarted } from "./job";
 import { engineSettings } from "./options";
+import { isScriptFree } from "./script-free";
 import type { Slot } from "./slot";
 import type { PageCredentials } from "./credentials";
 import { fetchPage } from "./url-source";
@@ -39,6 +40,8 @@ export interface EngineStats {
   windows: number;
   /** Windows the live browser opened since it started (its first `slots + sparePages` included). */
   windowsOpened: number;
+  /** Renders written over their key's previous script-free document, with no new document (see README.md). */
+  writtenOver: number;
 }
 
 /**
@@ -58,6 +61,7 @@ export class RenderEngine {
   private closing: Promise<void> | undefined;
   private renders = 0;
   private relaunches = 0;
+  private writtenOver = 0;
   private crashes = 0;
   private readonly deadlineMs: number;
   private readonly recycleAfterRenders: number;
@@ -92,19 +96,24 @@ export class RenderEngine {
     if (this.closed) throw shuttingDown();
     const layout = layoutOf(job);
     const deadline = deadlineOf(job, this.deadlineMs);
+    // A customer's waitFor expression is script, whatever the document is.
+    const scriptFree = isScriptFree(job.html) && !(layout.waitFor && "expression" in layout.waitFor);
     const release = await this.permits.acquire(signal);
     try {
       for (let attempt = 1; ; attempt++) {
         const { slot, generation } = await this.takeSlot(job.keyId ?? "", signal);
         if (generation.countRender() >= this.recycleAfterRenders) this.recycle(generation);
         try {
-          return await slot.run(job.html, job.kind, layout, deadline, {
+          const output = await slot.run(job.html, job.kind, layout, deadline, {
             signal,
             scriptErrors: job.scriptErrors,
             failOnResourceError: job.options?.failOnResourceError === true,
             assets: job.assets,
             credentials: job.credentials,
+            scriptFree,
           });
+          if (slot.lastRunWroteOver) this.writtenOver++;
+          return output;
         } catch (err) {
           if (!(err instanceof NotStarted)) throw err;
           // The page or browser failed before this document ran: not the document's doing.
@@ -158,6 +167,7 @@ export class RenderEngine {
       preparing: this.current?.preparing ?? 0,
       windows: this.current?.windows ?? 0,
       windowsOpened: this.current?.opened ?? 0,
+      writtenOver: this.writtenOver,
     };
   }
 

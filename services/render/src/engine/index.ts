@@ -23,3 +23,4 @@ export { deadlineOf } from "./job";
 export { assetContentType } from "./network";
 export { CLEARED_STORAGE } from "./page";
 export { pageCredentials, type PageCredentials } from "./credentials";
+export { isScriptFree } from "./script-free";

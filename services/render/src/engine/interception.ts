@@ -31,6 +31,7 @@ export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPa
     { url: e.request.url, resourceType: e.resourceType, isMainFrame: e.frameId === page.targetId },
     job && { documentUrl: job.documentUrl, documentServed: job.documentServed, assets: job.assets },
   );
+  if (job && decision.kind !== "document" && decision.kind !== "continue") job.requested = true;
   switch (decision.kind) {
     case "document":
       job!.documentServed = true;

@@ -44,6 +44,12 @@ export class ActiveJob {
   readonly scriptErrors: string[] = [];
   /** An uncaught exception said an allocation failed: the document ran out of its renderer's memory. */
   outOfMemory = false;
+  /**
+   * The document asked for something beyond itself, data: and blob: aside (a sub-resource, an asset,
+   * a 404 of its own origin, a refused URL): Chromium may keep what it got for the same Document, so
+   * the next document is not written over this one (see README.md, "Script-free documents").
+   */
+  requested = false;
   /** Sub-requests paused and not yet answered, and when the last one came or ended (network_idle). */
   subrequestsInFlight = 0;
   lastSubrequestAt = performance.now();

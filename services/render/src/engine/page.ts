@@ -111,6 +111,36 @@ export async function clearJobState(session: CDPSession, origins: string[]): Pro
   ]);
 }
 
+/** The page's emulation as the jobs set it: each setting is sent only when a job changes it. */
+export class PageEmulation {
+  private viewport = "";
+  private media = "";
+  private scriptDisabled = false;
+
+  /** The job's viewport and media, and script execution off for a script-free document (on otherwise). */
+  async apply(session: CDPSession, layout: JobLayout, scriptFree: boolean): Promise<void> {
+    const { width, height, deviceScaleFactor } = layout.viewport;
+    const viewport = `${width}x${height}@${deviceScaleFactor}`;
+    if (viewport !== this.viewport) {
+      await session.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor, mobile: false });
+      this.viewport = viewport;
+    } else {
+      // A round trip to the renderer: a browser killed since the last job shows up here,
+      // before the document is handed over, so the job can go to the next browser.
+      await session.send("Runtime.evaluate", { expression: "0" });
+    }
+    const media = layout.media ?? "";
+    if (media !== this.media) {
+      await session.send("Emulation.setEmulatedMedia", { media });
+      this.media = media;
+    }
+    if (scriptFree !== this.scriptDisabled) {
+      await session.send("Emulation.setScriptExecutionDisabled", { value: scriptFree });
+      this.scriptDisabled = scriptFree;
+    }
+  }
+}
+
 /** Answers a paused document request with `html`, never to be cached. */
 export async function serveHtml(session: CDPSession, requestId: string, html: string): Promise<void> {
   await session.send("Fetch.fulfillRequest", {

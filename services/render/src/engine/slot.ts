@@ -20,7 +20,7 @@ import {
 } from "./job";
 import { newDocumentOrigin } from "./network";
 import type { SlotSettings } from "./options";
-import { SHELL_HTML, WARM_UP, clearJobState, enableDomains, openPage, serveHtml } from "./page";
+import { PageEmulation, SHELL_HTML, WARM_UP, clearJobState, enableDomains, openPage, serveHtml } from "./page";
 import { contentTypeOf, type JobLayout } from "./paper";
 import { captureImage, printPdf, requireLanguage } from "./print";
 import { readinessBudgetMs, waitUntilReady } from "./readiness";
@@ -63,16 +63,22 @@ export class Slot {
   /** The key whose jobs this window serves, from its first job on; never another's. */
   owner: string | undefined;
   private job: ActiveJob | undefined;
-  private lastViewport = "";
-  private lastMedia = "";
+  private readonly emulation = new PageEmulation();
   /** Every origin the last job's documents and sub-requests had: what the wipe clears. */
   private lastOrigins: string[] = [];
   private loadWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   /** Who waits for lose(). */
   private lossWaiters: Array<() => void> = [];
-  /** The shell being navigated to (served once), then the loaded shell the next job will use. */
+  /** The shell being navigated to (served once). */
   private pendingShellUrl: string | undefined;
-  private shell: { origin: string } | undefined;
+  /**
+   * What the page holds for the next job: a fresh shell, or (`written`) the script-free document the
+   * last job left, which asked for nothing beyond itself and which the key's next script-free job is
+   * written over, with no new document (see README.md).
+   */
+  private document: { origin: string; written: boolean } | undefined;
+  /** The last job run was written over the previous job's document. */
+  lastRunWroteOver = false;
 
   private constructor(
     private readonly deps: SlotDeps,
@@ -171,6 +177,7 @@ export class Slot {
       failOnResourceError = false,
       assets,
       credentials,
+      scriptFree = false,
     }: {
       signal?: AbortSignal;
       limits?: Limits;
@@ -178,12 +185,16 @@ export class Slot {
       failOnResourceError?: boolean;
       assets?: ReadonlyMap<string, Uint8Array>;
       credentials?: PageCredentials;
+      /** The document runs no script (isScriptFree): script execution is off for it, and it may be written over the key's last such document. */
+      scriptFree?: boolean;
     } = {},
   ): Promise<RenderOutput> {
+    if (!this.document || (this.document.written && !scriptFree)) await this.loadFreshShell();
     const started = performance.now();
-    const shell = this.shell;
-    this.shell = undefined;
-    const job = new ActiveJob(shell?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes, assets);
+    const base = this.document;
+    this.document = undefined;
+    this.lastRunWroteOver = base?.written === true;
+    const job = new ActiveJob(base?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes, assets);
     this.job = job;
     job.readyBy = started + readinessBudgetMs(deadline.ms);
     job.failOnResourceError = failOnResourceError;
@@ -193,9 +204,10 @@ export class Slot {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (signal?.aborted) onAbort();
-      const work = this.execute(job, kind, layout, shell !== undefined, scriptErrors);
+      const work = this.execute(job, kind, layout, base !== undefined, scriptFree, scriptErrors);
       work.catch(noop);
       const { data, pages } = await Promise.race([work, job.interrupted]);
+      if (scriptFree && !job.requested) this.document = { origin: job.origin, written: true };
       return {
         data,
         pages,
@@ -227,7 +239,10 @@ export class Slot {
       this.job = undefined;
       this.lastOrigins = [...job.origins];
       // An interruption that came after the work was done (the deadline's timer, a late loss).
-      if (job.failure) this.broken = true;
+      if (job.failure) {
+        this.broken = true;
+        this.document = undefined;
+      }
     }
   }
 
@@ -245,29 +260,15 @@ export class Slot {
     kind: "pdf" | "png",
     layout: JobLayout,
     inShell: boolean,
+    scriptFree: boolean,
     scriptErrors: "fail" | "ignore",
   ): Promise<{ data: Uint8Array; pages: number }> {
     const s = this.session;
-    const { width, height, deviceScaleFactor } = layout.viewport;
-    const viewportKey = `${width}x${height}@${deviceScaleFactor}`;
-    if (viewportKey !== this.lastViewport) {
-      await s.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor, mobile: false });
-      this.lastViewport = viewportKey;
-    } else {
-      // A round trip to the renderer: a browser killed since the last job shows up here,
-      // before the document is handed over, so the job can go to the next browser.
-      await s.send("Runtime.evaluate", { expression: "0" });
-    }
-
-    const media = layout.media ?? "";
-    if (media !== this.lastMedia) {
-      await s.send("Emulation.setEmulatedMedia", { media });
-      this.lastMedia = media;
-    }
-
+    await this.emulation.apply(s, layout, scriptFree);
     const loaded = this.nextLoad();
     if (inShell) {
-      // document.open/write/close into the shell's untouched window, at the job's origin.
+      // document.open/write/close into the shell's untouched window, at the job's origin (or over the
+      // key's last script-free document: same window and Document, none of it touched by script).
       job.documentServed = true;
       job.started = true;
       await s.send("Page.setDocumentContent", { frameId: this.targetId, html: job.html });
@@ -318,7 +319,7 @@ export class Slot {
     if (nav.errorText) throw new Error(`shell: ${nav.errorText}`);
     await loaded;
     this.pendingShellUrl = undefined;
-    this.shell = { origin };
+    this.document = { origin, written: false };
   }
 
   /**
@@ -328,6 +329,9 @@ export class Slot {
    * the storage of every origin the job reached are cleared.
    */
   async wipe(): Promise<void> {
+    // A script-free document that asked for nothing left nothing beyond itself: it stays until the
+    // next job writes over it (script-free) or unloads it (loadFreshShell).
+    if (this.document?.written && !this.broken) return;
     await withTimeout(
       (async () => {
         await this.loadShell();
@@ -339,9 +343,27 @@ export class Slot {
     if (this.broken) throw new Error("page broke during the wipe");
   }
 
+  /**
+   * The wipe, for a job that may not be written over the page's document (it has script, or that
+   * document asked for something once its job had ended): script never runs where another
+   * document ran. Off the job's deadline; nothing of the job has run if it fails.
+   */
+  private async loadFreshShell(): Promise<void> {
+    this.document = undefined;
+    try {
+      await this.wipe();
+    } catch (err) {
+      this.broken = true;
+      this.deps.logger?.warn({ err }, "could not unload a script-free document");
+      throw new NotStarted(new RenderFailure("crashed", "the browser failed before the document could be rendered"));
+    }
+  }
+
   private onRequestPaused(e: Protocol.Fetch.RequestPausedEvent): void {
     const job = this.job;
     const shellUrl = this.pendingShellUrl;
+    // A request made after its job ended: that document is not written over.
+    if (!job && this.document?.written) this.document = undefined;
     if (!job && shellUrl && e.frameId === this.targetId && e.resourceType === "Document" && e.request.url === shellUrl) {
       this.pendingShellUrl = undefined; // served once
       void serveHtml(this.session, e.requestId, SHELL_HTML).catch(noop);
