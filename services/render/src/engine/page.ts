@@ -117,10 +117,18 @@ export class PageEmulation {
   private media = "";
   private scriptDisabled = false;
 
+  /**
+   * Whether the job's viewport or media differ from the last job's: the document still in the
+   * page would see the change (a media query could load what it has not asked for yet).
+   */
+  changes(layout: JobLayout): boolean {
+    return viewportOf(layout) !== this.viewport || (layout.media ?? "") !== this.media;
+  }
+
   /** The job's viewport and media, and script execution off for a script-free document (on otherwise). */
   async apply(session: CDPSession, layout: JobLayout, scriptFree: boolean): Promise<void> {
     const { width, height, deviceScaleFactor } = layout.viewport;
-    const viewport = `${width}x${height}@${deviceScaleFactor}`;
+    const viewport = viewportOf(layout);
     if (viewport !== this.viewport) {
       await session.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor, mobile: false });
       this.viewport = viewport;
@@ -139,6 +147,10 @@ export class PageEmulation {
       this.scriptDisabled = scriptFree;
     }
   }
+}
+
+function viewportOf({ viewport: { width, height, deviceScaleFactor } }: JobLayout): string {
+  return `${width}x${height}@${deviceScaleFactor}`;
 }
 
 /** Answers a paused document request with `html`, never to be cached. */

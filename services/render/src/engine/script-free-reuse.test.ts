@@ -156,8 +156,8 @@ describe("render engine: script-free documents written over their key's last one
     const form = (values: string) => `<form style="font:16px sans-serif">${values}</form>`;
     const filled = form('<input name="q" value="typed by a"><input type="checkbox" name="c" checked><textarea name="t">text of a</textarea><select name="s"><option>1</option><option selected>2</option></select>');
     const empty = form('<input name="q"><input type="checkbox" name="c"><textarea name="t"></textarea><select name="s"><option>1</option><option>2</option></select>');
-    const shot = (keyId: string) => engine.render({ kind: "png", html: empty, keyId, options: { imageWidth: 400, imageHeight: 80 } });
-    await render(filled);
+    const shot = (keyId: string, html = empty) => engine.render({ kind: "png", html, keyId, options: { imageWidth: 400, imageHeight: 80 } });
+    await shot("key-a", filled);
     writtenBefore = engine.stats().writtenOver;
     const over = (await shot("key-a")).data;
     assert.equal(writtenOver(), 1);
@@ -174,6 +174,15 @@ describe("render engine: script-free documents written over their key's last one
     const [first, second, third] = ["/first.svg", "/second.svg", "/third.svg"].map((path) => refererOf(requestsTo(path)[0]));
     assert.notEqual(second, first);
     assert.notEqual(third, second);
+  });
+
+  it("a media query: a document is not kept through a change of viewport, which could make it load what it had not asked for", async () => {
+    const shot = (html: string, width: number) => engine.render({ kind: "png", html, keyId: "key-a", options: { imageWidth: width, imageHeight: 100 } });
+    await shot("<style>@media (min-width: 600px) { body { background: url(https://media.test/wide.svg) } }</style><p>narrow</p>", 400);
+    writtenBefore = engine.stats().writtenOver;
+    await shot("<p>the next job, wider</p>", 800);
+    assert.deepEqual(requestsTo("/wide.svg"), [], "the last document never saw the wider viewport");
+    assert.equal(writtenOver(), 0);
   });
 
   it("never writes over another key's document", async () => {

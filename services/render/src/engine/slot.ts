@@ -189,7 +189,7 @@ export class Slot {
       scriptFree?: boolean;
     } = {},
   ): Promise<RenderOutput> {
-    if (!this.document || (this.document.written && !scriptFree)) await this.loadFreshShell();
+    if (!this.document || (this.document.written && (!scriptFree || this.emulation.changes(layout)))) await this.loadFreshShell();
     const started = performance.now();
     const base = this.document;
     this.document = undefined;
