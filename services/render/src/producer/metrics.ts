@@ -29,7 +29,7 @@ export const renderMetrics = {
   },
 };
 
-/** Read when scraped: the pool's slots, and Chromium's sandbox, relaunches and crashes, from the engine. */
+/** Read when scraped: the pool's slots, the renders written over, and Chromium's sandbox, relaunches and crashes, from the engine. */
 export function observeRenderPool(deps: { engine: RenderEngine; slots: number }): void {
   const m = meter();
   m.createObservableGauge("pressroom.render.slots", { unit: "{slot}", description: "Render slots by state (busy, idle); their sum is the total." }).addCallback(
@@ -50,6 +50,10 @@ export function observeRenderPool(deps: { engine: RenderEngine; slots: number })
     const { sandboxed } = deps.engine.stats();
     if (sandboxed !== undefined) result.observe(sandboxed ? 1 : 0);
   });
+  m.createObservableCounter("pressroom.render.written_over", {
+    unit: "{render}",
+    description: "Renders written over their key's last script-free document, with no new document (the engine's README).",
+  }).addCallback((result) => result.observe(deps.engine.stats().writtenOver));
   m.createObservableCounter("pressroom.render.chromium.crashes", { unit: "{crash}", description: "Browsers that disconnected unexpectedly." }).addCallback(
     (result) => result.observe(deps.engine.stats().crashes),
   );
