@@ -344,9 +344,10 @@ export class Slot {
   }
 
   /**
-   * The wipe, for a job that may not be written over the page's document (it has script, or that
-   * document asked for something once its job had ended): script never runs where another
-   * document ran. Off the job's deadline; nothing of the job has run if it fails.
+   * The wipe, for a job that may not be written over the page's document (it has script, or
+   * another viewport or media; or that document asked for something once its job had ended):
+   * script never runs where another document ran. Off the job's deadline; nothing of the job has
+   * run if it fails.
    */
   private async loadFreshShell(): Promise<void> {
     this.document = undefined;
@@ -354,7 +355,7 @@ export class Slot {
       await this.wipe();
     } catch (err) {
       this.broken = true;
-      this.deps.logger?.warn({ err }, "could not unload a script-free document");
+      this.deps.logger?.warn({ err }, "could not give a job a fresh shell");
       throw new NotStarted(new RenderFailure("crashed", "the browser failed before the document could be rendered"));
     }
   }
