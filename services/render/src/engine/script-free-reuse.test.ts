@@ -86,7 +86,9 @@ describe("render engine: script-free documents written over their key's last one
     assert.doesNotMatch(pdfText(await render("<p>written over</p>")), /LEAKED/);
     assert.equal(writtenOver(), 1);
     // ...but a job with script after it gets a new document, not the one the script-free job left.
-    const scripted = pdfText(await render("<p id=out></p><script>out.textContent = 'history ' + history.length + ' ' + document.body.childElementCount</script>"));
+    const scripted = pdfText(
+      await render("<p id=out></p><script>out.textContent = 'history ' + history.length + ' ' + document.body.childElementCount</script>"),
+    );
     assert.match(scripted, /history 1 2/);
     assert.equal(writtenOver(), 1);
   });
@@ -122,7 +124,8 @@ describe("render engine: script-free documents written over their key's last one
 
   it("a template's own assets: the next job shows its own version of a file, never the last one's", async () => {
     const html = '<img src="assets/logo.svg" width="40" height="40">';
-    const ofKey = (fill: string, keyId: string) => engine.render({ kind: "png", html, keyId, assets: new Map([["logo.svg", Buffer.from(svg(fill))]]), options: { imageWidth: 40, imageHeight: 40 } });
+    const ofKey = (fill: string, keyId: string) =>
+      engine.render({ kind: "png", html, keyId, assets: new Map([["logo.svg", Buffer.from(svg(fill))]]), options: { imageWidth: 40, imageHeight: 40 } });
     const red = (await ofKey("#d00", "key-a")).data;
     const blue = (await ofKey("#00d", "key-a")).data;
     assert.equal(writtenOver(), 0);
@@ -154,8 +157,12 @@ describe("render engine: script-free documents written over their key's last one
 
   it("form state: the next document's controls show its own values", async () => {
     const form = (values: string) => `<form style="font:16px sans-serif">${values}</form>`;
-    const filled = form('<input name="q" value="typed by a"><input type="checkbox" name="c" checked><textarea name="t">text of a</textarea><select name="s"><option>1</option><option selected>2</option></select>');
-    const empty = form('<input name="q"><input type="checkbox" name="c"><textarea name="t"></textarea><select name="s"><option>1</option><option>2</option></select>');
+    const filled = form(
+      '<input name="q" value="typed by a"><input type="checkbox" name="c" checked><textarea name="t">text of a</textarea><select name="s"><option>1</option><option selected>2</option></select>',
+    );
+    const empty = form(
+      '<input name="q"><input type="checkbox" name="c"><textarea name="t"></textarea><select name="s"><option>1</option><option>2</option></select>',
+    );
     const shot = (keyId: string, html = empty) => engine.render({ kind: "png", html, keyId, options: { imageWidth: 400, imageHeight: 80 } });
     await shot("key-a", filled);
     writtenBefore = engine.stats().writtenOver;
