@@ -93,18 +93,33 @@ export async function setEditorText(page: Page, selector: string, text: string):
   assert.equal(shown.replace(/\s+/g, " ").trim(), text.replace(/\s+/g, " ").trim(), `${selector}'s text`);
 }
 
-/** Clicks the button (or link) whose text is `text`, within `scope` (a selector) when given. */
+/** Puppeteer's refusals to click an element that left the page (or has no box) before any mouse event was sent. */
+const NOT_CLICKED = /not clickable|not an Element|detached|not attached/i;
+
+/**
+ * Clicks the button (or link) whose text is `text`, within `scope` (a selector) when given. The
+ * console renders again as its data arrives, so the element found may be replaced before it can be
+ * clicked: it is then looked up again (a few times), never clicked twice.
+ */
 export async function clickText(page: Page, text: string, scope = "body"): Promise<void> {
-  const handle = await page.waitForFunction(
-    (scopeSelector, wanted) =>
-      Array.from(document.querySelectorAll(`${scopeSelector} button, ${scopeSelector} a`)).find((node) => (node as HTMLElement).innerText.trim() === wanted),
-    {},
-    scope,
-    text,
-  );
-  const element = handle.asElement() as ElementHandle<Element> | null;
-  assert.ok(element, `no "${text}" in ${scope}`);
-  await element.click();
+  for (let attempt = 1; ; attempt++) {
+    const handle = await page.waitForFunction(
+      (scopeSelector, wanted) =>
+        Array.from(document.querySelectorAll(`${scopeSelector} button, ${scopeSelector} a`)).find((node) => (node as HTMLElement).innerText.trim() === wanted),
+      {},
+      scope,
+      text,
+    );
+    const element = handle.asElement() as ElementHandle<Element> | null;
+    assert.ok(element, `no "${text}" in ${scope}`);
+    try {
+      await element.click();
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !NOT_CLICKED.test(String(err))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 /** Waits until the page's text contains `text`. */
