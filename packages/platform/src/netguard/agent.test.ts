@@ -202,4 +202,21 @@ describe("createGuardedHttpAgent (real http server on 127.0.0.1)", () => {
     assert.equal(await get(`http://127.0.0.1:${port}/`, open), BODY);
     open.destroy();
   });
+
+  it("survives a keep-alive request destroyed from its response's last chunk, and keeps serving", async () => {
+    // Node's http client leaves the socket without an 'error' listener for a tick here: without the
+    // agent's own, the destroy's error is an uncaught exception, which fails this test.
+    const agent = createGuardedHttpAgent({ allowLoopback: true, keepAlive: true });
+    for (let round = 0; round < 5; round++) {
+      await new Promise<void>((resolve) => {
+        const request = http.get(`http://127.0.0.1:${port}/`, { agent }, (response) => {
+          response.on("data", () => request.destroy(new Error("refused by the reader")));
+        });
+        request.on("error", () => undefined);
+        request.on("close", () => setImmediate(resolve));
+      });
+    }
+    assert.equal(await get(`http://127.0.0.1:${port}/`, agent), BODY);
+    agent.destroy();
+  });
 });

@@ -72,8 +72,22 @@ function connectGuarded<O extends ConnectOptions>(
 ): Duplex | null | undefined {
   const blocked = checkTarget(options, parts.guard, parts.label);
   if (blocked) return refuse(blocked, callback);
-  return connect({ ...options, lookup: parts.lookup });
+  const socket = connect({ ...options, lookup: parts.lookup });
+  socket?.on("error", ignoreUnowned);
+  return socket;
 }
+
+/**
+ * Every socket's standing 'error' listener. Node's http client leaves a
+ * keep-alive socket without one for a tick (between a response's end and the
+ * socket's return to the pool, and between leaving the pool and joining a
+ * request), so a request destroyed in that tick (from its response's last
+ * 'data', or by its AbortSignal) would throw its error as an uncaught
+ * exception and take the process down. The request that owns the socket
+ * still gets the error from its own listener; this one only keeps a socket
+ * that nobody owns from throwing. The socket is destroyed either way.
+ */
+function ignoreUnowned(): void {}
 
 class GuardedHttpsAgent extends https.Agent {
   readonly #parts: GuardParts;

@@ -333,3 +333,35 @@ describe("the ports a sub-request may reach", () => {
     assert.ok(server.connections() >= 1, "the fetcher connected");
   });
 });
+
+/**
+ * A body the budget refuses fails its sub-request even when its response has
+ * already ended: the refusal is the fetcher's answer, and whatever had arrived
+ * is never handed to Chromium as the whole body.
+ */
+describe("a body refused as it arrives", () => {
+  it("fails a body the budget refuses even when the response has ended with it", async () => {
+    // Chunked (no Content-Length), so the budget sees the body in its one data event, with the end right behind.
+    const small = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("a whole body in one chunk");
+    });
+    await new Promise<void>((resolve) => small.listen(0, "127.0.0.1", resolve));
+    const smallPort = (small.address() as AddressInfo).port;
+    const refusing = {
+      take: () => {
+        throw new Error("over the job's budget");
+      },
+    };
+    try {
+      const fetcher = createSubresourceFetcher({ allowLoopback: true, ports: [smallPort] });
+      for (let round = 0; round < 3; round++) {
+        const request = { url: new URL(`http://127.0.0.1:${smallPort}/`), method: "GET", headers: {}, signal: AbortSignal.timeout(1_000), budget: refusing };
+        await assert.rejects(fetcher(request), /over the job's budget/);
+      }
+    } finally {
+      small.closeAllConnections();
+      await new Promise<void>((resolve) => small.close(() => resolve()));
+    }
+  });
+});

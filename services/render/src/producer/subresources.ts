@@ -45,17 +45,22 @@ export function createSubresourceFetcher(options: SubresourceOptions = {}): Subr
     return new Promise((resolve, reject) => {
       const request = transport.request(url, { method, headers: outgoing, agent: url.protocol === "https:" ? httpsAgent : httpAgent, signal }, (response) => {
         let collected: BodyCollector;
+        // A refused body fails the promise before the request is destroyed: its response may still end.
+        const refuse = (err: unknown) => {
+          reject(err as Error);
+          request.destroy(err as Error);
+        };
         try {
           collected = new BodyCollector(Number(response.headers["content-length"]), budget);
         } catch (err) {
-          request.destroy(err as Error);
+          refuse(err);
           return;
         }
         response.on("data", (chunk: Buffer) => {
           try {
             collected.add(chunk);
           } catch (err) {
-            request.destroy(err as Error);
+            refuse(err);
           }
         });
         response.on("end", () => {
