@@ -2,7 +2,6 @@ import type { CDPSession, Protocol } from "puppeteer-core";
 import { noop } from "./async";
 import { blockedNavigation, type ActiveJob } from "./job";
 import { assetContentType, decideRequest } from "./network";
-import { serveHtml } from "./page";
 import { answerSubrequest } from "./subrequest";
 import type { SubresourceFetcher } from "./types";
 
@@ -21,7 +20,7 @@ export interface InterceptedPage {
 
 /**
  * Answers one request the page made, as the request policy (decideRequest)
- * says: the job's document, one of its assets, a 404, through to Chromium (data:, blob:),
+ * says: one of the job's assets, a 404, through to Chromium (data:, blob:),
  * refused, or fetched by the SubresourceFetcher.
  */
 export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPausedEvent): void {
@@ -29,15 +28,10 @@ export function answerRequest(page: InterceptedPage, e: Protocol.Fetch.RequestPa
   const requestId = e.requestId;
   const decision = decideRequest(
     { url: e.request.url, resourceType: e.resourceType, isMainFrame: e.frameId === page.targetId },
-    job && { documentUrl: job.documentUrl, documentServed: job.documentServed, assets: job.assets },
+    job && { documentUrl: job.documentUrl, assets: job.assets },
   );
-  if (job && decision.kind !== "document" && decision.kind !== "continue") job.requested = true;
+  if (job && decision.kind !== "continue") job.requested = true;
   switch (decision.kind) {
-    case "document":
-      job!.documentServed = true;
-      job!.started = true;
-      void serveHtml(s, requestId, job!.html).catch(noop);
-      return;
     case "asset":
       void s
         .send("Fetch.fulfillRequest", {

@@ -1,20 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { assetContentType, decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus } from "./network";
+import { assetContentType, decideRequest, decodeBody, fetcherRequestHeaders, responseHeaders, responseStatus, type JobFacts } from "./network";
 
 describe("network policy", () => {
-  const job = { documentUrl: "https://abc.document.pressroom.invalid/", documentServed: false };
-  const served = { ...job, documentServed: true };
+  const job = { documentUrl: "https://abc.document.pressroom.invalid/" };
 
-  it("serves the document once, to the main frame only", () => {
-    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: true }, job), { kind: "document" });
-    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: true }, served), { kind: "block", navigation: true });
+  it("loads nothing into the main frame, the document's own URL included: the document is written into its page", () => {
+    assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: true }, job), { kind: "block", navigation: true });
     assert.deepEqual(decideRequest({ url: job.documentUrl, resourceType: "Document", isMainFrame: false }, job), { kind: "not_found" });
   });
 
   it("blocks top-level navigations and other schemes", () => {
-    assert.deepEqual(decideRequest({ url: "https://evil.test/", resourceType: "Document", isMainFrame: true }, served), { kind: "block", navigation: true });
+    assert.deepEqual(decideRequest({ url: "https://evil.test/", resourceType: "Document", isMainFrame: true }, job), { kind: "block", navigation: true });
     for (const url of [
       "file:///etc/passwd",
       "chrome://settings",
@@ -25,16 +23,16 @@ describe("network policy", () => {
       "javascript:1",
       "gopher://x",
     ]) {
-      assert.deepEqual(decideRequest({ url, resourceType: "Other", isMainFrame: false }, served), { kind: "block", navigation: false }, url);
+      assert.deepEqual(decideRequest({ url, resourceType: "Other", isMainFrame: false }, job), { kind: "block", navigation: false }, url);
     }
   });
 
   it("never reaches other jobs' origins", () => {
-    assert.deepEqual(decideRequest({ url: "https://other.document.pressroom.invalid/x", resourceType: "Image", isMainFrame: false }, served), {
+    assert.deepEqual(decideRequest({ url: "https://other.document.pressroom.invalid/x", resourceType: "Image", isMainFrame: false }, job), {
       kind: "block",
       navigation: false,
     });
-    assert.deepEqual(decideRequest({ url: "https://pressroom.invalid/", resourceType: "Image", isMainFrame: false }, served), {
+    assert.deepEqual(decideRequest({ url: "https://pressroom.invalid/", resourceType: "Image", isMainFrame: false }, job), {
       kind: "block",
       navigation: false,
     });
@@ -42,13 +40,13 @@ describe("network policy", () => {
 
   it("answers the job's own assets at assets/<name> of its origin, and nothing else there", () => {
     const withAssets = {
-      ...served,
+      ...job,
       assets: new Map([
         ["logo.png", new Uint8Array([1])],
         ["brand font.woff2", new Uint8Array([2])],
       ]),
     };
-    const at = (path: string, facts: typeof served = withAssets) =>
+    const at = (path: string, facts: JobFacts = withAssets) =>
       decideRequest({ url: `https://abc.document.pressroom.invalid${path}`, resourceType: "Image", isMainFrame: false }, facts);
     assert.deepEqual(at("/assets/logo.png"), { kind: "asset", name: "logo.png" });
     assert.deepEqual(at("/assets/brand%20font.woff2"), { kind: "asset", name: "brand font.woff2" });
@@ -56,7 +54,7 @@ describe("network policy", () => {
     assert.deepEqual(at("/assets/%E0%A4%A"), { kind: "not_found" });
     assert.deepEqual(at("/assets/sub/logo.png"), { kind: "not_found" });
     assert.deepEqual(at("/logo.png"), { kind: "not_found" });
-    assert.deepEqual(at("/assets/logo.png", served), { kind: "not_found" });
+    assert.deepEqual(at("/assets/logo.png", job), { kind: "not_found" });
     // Another origin's assets/ path is an ordinary sub-request, never the job's assets.
     assert.equal(decideRequest({ url: "https://cdn.test/assets/logo.png", resourceType: "Image", isMainFrame: false }, withAssets).kind, "fetch");
     assert.equal(assetContentType("brand.WOFF2"), "font/woff2");
@@ -65,9 +63,9 @@ describe("network policy", () => {
   });
 
   it("hands http(s) sub-resources to the fetcher and lets data:/blob: through", () => {
-    const d = decideRequest({ url: "http://127.0.0.1:8080/x.png", resourceType: "Image", isMainFrame: false }, served);
+    const d = decideRequest({ url: "http://127.0.0.1:8080/x.png", resourceType: "Image", isMainFrame: false }, job);
     assert.equal(d.kind, "fetch");
-    assert.equal(decideRequest({ url: "data:image/png;base64,AA==", resourceType: "Image", isMainFrame: false }, served).kind, "continue");
+    assert.equal(decideRequest({ url: "data:image/png;base64,AA==", resourceType: "Image", isMainFrame: false }, job).kind, "continue");
     assert.equal(decideRequest({ url: "https://x.test/", resourceType: "Image", isMainFrame: false }, undefined).kind, "block");
   });
 

@@ -15,8 +15,6 @@ export function newDocumentOrigin(): string {
 }
 
 export type RequestDecision =
-  /** The main frame asks for the job's document: answer with its HTML, once. */
-  | { kind: "document" }
   /** One of the job's assets (`assets/<name>` relative to the document): answer with its bytes. */
   | { kind: "asset"; name: string }
   /** Anything else under the document's own origin (favicon, relative links): 404. */
@@ -25,7 +23,7 @@ export type RequestDecision =
   | { kind: "fetch"; url: URL }
   /** data: and blob: never leave the renderer. */
   | { kind: "continue" }
-  /** Refused. `navigation`: the top-level document tried to go somewhere else. */
+  /** Refused. `navigation`: the top-level document tried to go somewhere (the job's document is written into its page, never loaded). */
   | { kind: "block"; navigation: boolean };
 
 export interface RequestFacts {
@@ -36,7 +34,6 @@ export interface RequestFacts {
 
 export interface JobFacts {
   documentUrl: string;
-  documentServed: boolean;
   /** The names of the job's assets. */
   assets?: ReadonlyMap<string, unknown>;
 }
@@ -62,11 +59,7 @@ export function decideRequest(req: RequestFacts, job: JobFacts | undefined): Req
   } catch {
     return { kind: "block", navigation: false };
   }
-  const topLevelNavigation = req.isMainFrame && req.resourceType === "Document";
-  if (topLevelNavigation) {
-    if (job && !job.documentServed && req.url === job.documentUrl) return { kind: "document" };
-    return { kind: "block", navigation: true };
-  }
+  if (req.isMainFrame && req.resourceType === "Document") return { kind: "block", navigation: true };
   if (url.protocol === "data:" || url.protocol === "blob:") return { kind: "continue" };
   if (url.protocol !== "http:" && url.protocol !== "https:") return { kind: "block", navigation: false };
   if (!job) return { kind: "block", navigation: false };

@@ -36,6 +36,9 @@ export interface SlotDeps extends SlotSettings {
   onGone: (slot: Slot, loss: PageLoss) => void;
 }
 
+/** A document the page holds between jobs, at its origin: a fresh shell, or a job's script-free document (`written`). */
+type PageDocument = { origin: string; written: boolean };
+
 /** Bound on the CDP steps that tidy up a page (wipe, dispose). */
 const HOUSEKEEPING_MS = 5_000;
 /** How long a CDP call that failed for no known cause waits for the page's loss to be reported (a closing window fails calls first). */
@@ -76,7 +79,7 @@ export class Slot {
    * last job left, which asked for nothing beyond itself and which the key's next script-free job is
    * written over, with no new document (see README.md).
    */
-  private document: { origin: string; written: boolean } | undefined;
+  private document: PageDocument | undefined;
   /** The last job run was written over the previous job's document. */
   lastRunWroteOver = false;
 
@@ -189,12 +192,12 @@ export class Slot {
       scriptFree?: boolean;
     } = {},
   ): Promise<RenderOutput> {
-    if (!this.document || (this.document.written && (!scriptFree || this.emulation.changes(layout)))) await this.loadFreshShell();
+    const kept = this.document;
+    const base = kept && !(kept.written && (!scriptFree || this.emulation.changes(layout))) ? kept : await this.loadFreshShell();
     const started = performance.now();
-    const base = this.document;
     this.document = undefined;
-    this.lastRunWroteOver = base?.written === true;
-    const job = new ActiveJob(base?.origin ?? newDocumentOrigin(), html, limits, this.deps.subresourceBudgetBytes, assets);
+    this.lastRunWroteOver = base.written;
+    const job = new ActiveJob(base.origin, html, limits, this.deps.subresourceBudgetBytes, assets);
     this.job = job;
     job.readyBy = started + readinessBudgetMs(deadline.ms);
     job.failOnResourceError = failOnResourceError;
@@ -204,7 +207,7 @@ export class Slot {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (signal?.aborted) onAbort();
-      const work = this.execute(job, kind, layout, base !== undefined, scriptFree, scriptErrors);
+      const work = this.execute(job, kind, layout, scriptFree, scriptErrors);
       work.catch(noop);
       const { data, pages } = await Promise.race([work, job.interrupted]);
       if (scriptFree && !job.requested) this.document = { origin: job.origin, written: true };
@@ -259,24 +262,17 @@ export class Slot {
     job: ActiveJob,
     kind: "pdf" | "png",
     layout: JobLayout,
-    inShell: boolean,
     scriptFree: boolean,
     scriptErrors: "fail" | "ignore",
   ): Promise<{ data: Uint8Array; pages: number }> {
     const s = this.session;
     await this.emulation.apply(s, layout, scriptFree);
     const loaded = this.nextLoad();
-    if (inShell) {
-      // document.open/write/close into the shell's untouched window, at the job's origin (or over the
-      // key's last script-free document: same window and Document, none of it touched by script).
-      job.documentServed = true;
-      job.started = true;
-      await s.send("Page.setDocumentContent", { frameId: this.targetId, html: job.html });
-    } else {
-      // No shell (it could not be loaded): navigate, and the interception serves the HTML.
-      const nav = await s.send("Page.navigate", { url: job.documentUrl });
-      if (nav.errorText) throw new Error(`navigation failed: ${nav.errorText}`);
-    }
+    // document.open/write/close into the shell's untouched window, at the job's origin (or over the
+    // key's last script-free document: same window and Document, none of it touched by script).
+    job.documentServed = true;
+    job.started = true;
+    await s.send("Page.setDocumentContent", { frameId: this.targetId, html: job.html });
     await loaded;
     if (layout.waitFor) await waitUntilReady(s, job, layout.waitFor, job.readyBy - performance.now());
 
@@ -311,7 +307,7 @@ export class Slot {
   }
 
   /** Navigates to an empty document at a fresh origin (served by the interception). */
-  private async loadShell(): Promise<void> {
+  private async loadShell(): Promise<PageDocument> {
     const origin = newDocumentOrigin();
     this.pendingShellUrl = `${origin}/`;
     const loaded = this.nextLoad();
@@ -319,7 +315,7 @@ export class Slot {
     if (nav.errorText) throw new Error(`shell: ${nav.errorText}`);
     await loaded;
     this.pendingShellUrl = undefined;
-    this.document = { origin, written: false };
+    return { origin, written: false };
   }
 
   /**
@@ -332,15 +328,23 @@ export class Slot {
     // A script-free document that asked for nothing left nothing beyond itself: it stays until the
     // next job writes over it (script-free) or unloads it (loadFreshShell).
     if (this.document?.written && !this.broken) return;
-    await withTimeout(
+    this.document = undefined;
+    this.document = await this.reset();
+  }
+
+  /** The wipe's work: a fresh shell, then the last job's state cleared; resolves to the shell. */
+  private async reset(): Promise<PageDocument> {
+    const shell = await withTimeout(
       (async () => {
-        await this.loadShell();
+        const loaded = await this.loadShell();
         await clearJobState(this.session, this.lastOrigins);
+        return loaded;
       })(),
       HOUSEKEEPING_MS,
       "wipe",
     );
     if (this.broken) throw new Error("page broke during the wipe");
+    return shell;
   }
 
   /**
@@ -349,10 +353,10 @@ export class Slot {
    * script never runs where another document ran. Off the job's deadline; nothing of the job has
    * run if it fails.
    */
-  private async loadFreshShell(): Promise<void> {
+  private async loadFreshShell(): Promise<PageDocument> {
     this.document = undefined;
     try {
-      await this.wipe();
+      return await this.reset();
     } catch (err) {
       this.broken = true;
       this.deps.logger?.warn({ err }, "could not give a job a fresh shell");
