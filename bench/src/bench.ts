@@ -21,6 +21,7 @@ import { JsreportPeer } from "./jsreport";
 import { memory } from "./memory";
 import { benchKeys, renderThroughPressroom, runPressroom } from "./pressroom";
 import { wipeCallsBench } from "./wipe-calls";
+import { pullsBench } from "./pulls";
 import type { RunStats } from "./stats";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
@@ -212,6 +213,7 @@ async function main(): Promise<void> {
     postprocess: () => postprocessBench(CHROMIUM, benchDocuments()[0]!, Math.max(5, Math.round(30 * SCALE))),
     efficiency: () => efficiency(CHROMIUM, 3, Math.max(20, Math.round(80 * SCALE))),
     "wipe-calls": () => wipeCallsBench(CHROMIUM, benchDocuments()[0]!, 5),
+    pulls: () => pullsBench(7),
     chromium: () => chromiumBench(CHROMIUM, benchDocuments()[0]!, Math.max(6, Math.round(20 * SCALE)), CONCURRENCY),
   };
   const run = modes[mode];

@@ -27,11 +27,12 @@ const until = async (check: () => boolean, ms: number) => {
 };
 
 /**
- * The prefetch-0 mode against a real JetStream (NATS_URL): a stop while a fetch waits ends at once
- * rather than waiting out the fetch's expiry, and the stopped loop's fetch does not take the next
- * message: another worker gets it at once, not after ack_wait.
+ * The prefetch-0 mode against a real JetStream (NATS_URL): a pull that expired is followed by
+ * another, a stop while a pull waits ends at once rather than waiting out its expiry, and the
+ * stopped loop's pull does not take the next message: another worker gets it at once, not after
+ * ack_wait.
  */
-describe("consumer loop, a fetch when a handler is free", () => {
+describe("consumer loop, a pull when a handler is free", () => {
   const stream = `LOOP_TEST_${randomBytes(4).toString("hex")}`;
   let nc: NatsConnection;
 
@@ -48,31 +49,49 @@ describe("consumer loop, a fetch when a handler is free", () => {
     await nc.close();
   });
 
-  const loop = () => new Recorder({ js: nc.jetstream(), stream, consumer: "work", concurrency: 1, prefetch: 0 });
+  const loop = () => new Recorder({ js: nc.jetstream(), nc, stream, consumer: "work", concurrency: 1, prefetch: 0 });
 
-  it("handles what is published while it runs", async () => {
+  it("handles what is published while it runs, the next message as soon as the last is done", async () => {
     const running = loop();
     await running.start();
-    await nc.jetstream().publish(`${stream}.first`);
-    assert.ok(await until(() => running.seen.length === 1, 10_000), "the running loop got nothing");
-    await running.stop();
+    try {
+      await nc.jetstream().publish(`${stream}.first`);
+      await nc.jetstream().publish(`${stream}.second`);
+      // Well within the 7 s after which a pull without an answer is taken for lost and asked again.
+      assert.ok(await until(() => running.seen.length === 2, 3_000), `handled ${running.seen.length} of 2 in 3 s`);
+    } finally {
+      await running.stop();
+    }
     await running.finish();
-    assert.deepEqual(running.seen, [`${stream}.first`]);
+    assert.deepEqual(running.seen, [`${stream}.first`, `${stream}.second`]);
   });
 
-  it("stops without waiting out the fetch under way, and leaves the next message to another worker", async () => {
+  it("asks again once its pull expired (after 5 s) with nothing to deliver", async () => {
+    const idle = loop();
+    await idle.start();
+    try {
+      // After the first pull's expiry, before the 7 s at which a pull without an answer is taken for lost.
+      await sleep(5_500);
+      await nc.jetstream().publish(`${stream}.late`);
+      assert.ok(await until(() => idle.seen.length === 1, 1_000), "no pull followed the expired one: the message waited for the watchdog (or for ever)");
+    } finally {
+      await idle.stop();
+    }
+  });
+
+  it("stops without waiting out the pull under way, and leaves the next message to another worker", async () => {
     const stopping = loop();
     await stopping.start();
-    // Its fetch is asked for and waiting on the server.
+    // Its pull is asked for and waiting on the server.
     await sleep(300);
     const stopped = await Promise.race([stopping.stop().then(() => "stopped"), sleep(4_000).then(() => "still waiting")]);
-    assert.equal(stopped, "stopped", "stop() waited for the fetch's expiry (5 s)");
+    assert.equal(stopped, "stopped", "stop() waited for the pull's expiry (5 s)");
 
     await nc.jetstream().publish(`${stream}.second`);
     const other = loop();
     await other.start();
     try {
-      assert.ok(await until(() => other.seen.length === 1, 10_000), "the message went to the stopped loop's fetch: it waits out ack_wait");
+      assert.ok(await until(() => other.seen.length === 1, 10_000), "the message went to the stopped loop's pull: it waits out ack_wait");
       assert.deepEqual(stopping.seen, []);
     } finally {
       await other.stop();

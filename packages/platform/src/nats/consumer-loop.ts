@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg, NatsConnection } from "nats";
 import type { Logger } from "../logger";
 import { consumeSpan } from "./events";
+import { KeptPull } from "./kept-pull";
 
 export interface ConsumerSource {
   js: JetStreamClient;
@@ -15,19 +16,13 @@ export interface ConsumerSource {
    * message is fetched only when a handler is free, so no message waits on
    * this process while its ack_wait runs (for long handlers, such as renders:
    * a message held here past ack_wait would be redelivered and spend one of
-   * its deliveries without ever being tried).
+   * its deliveries without ever being tried). The messages are then pulled over
+   * `nc`, js's connection (see KeptPull).
    */
   prefetch?: number;
+  nc?: NatsConnection;
 }
 
-/**
- * How long one fetch of the prefetch-0 mode waits for a message before asking again. stop() does not
- * wait it out: it closes the fetch, whose inbox then has no interest, and the server skips a pull
- * request with no interest when it has a message to deliver (nats-server 2.9.10, checked by
- * consumer-loop.test.ts). Not shorter: with 1 s, a command once stayed queued past 10 s in the
- * worker's test under CI's load, for a reason not found.
- */
-const FETCH_EXPIRES_MS = 5_000;
 /** The pause before consuming again after consume() ended or failed unasked. */
 const RESUME_MS = 1_000;
 
@@ -39,8 +34,8 @@ const RESUME_MS = 1_000;
  */
 export abstract class ConsumerLoop {
   private messages: ConsumerMessages | undefined;
-  /** The prefetch-0 mode's fetch under way, closed by stop(). */
-  private fetching: ConsumerMessages | undefined;
+  /** The prefetch-0 mode's pulls. */
+  private puller: KeptPull | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -54,7 +49,16 @@ export abstract class ConsumerLoop {
   async start(): Promise<void> {
     const consumer = await this.source.js.consumers.get(this.source.stream, this.source.consumer);
     if (this.source.prefetch === 0) {
-      this.loop = this.fetchWhenFree(consumer);
+      if (!this.source.nc) throw new Error("the prefetch-0 mode pulls over the connection of js: pass it as nc");
+      const { stream, consumer: name } = this.source;
+      this.puller = new KeptPull(
+        this.source.nc,
+        stream,
+        name,
+        (msg) => this.dispatch(msg),
+        () => this.pullIfFree(),
+      );
+      this.pullIfFree();
       return;
     }
     this.messages = await consumer.consume({ max_messages: this.source.prefetch ?? this.source.concurrency });
@@ -84,29 +88,9 @@ export abstract class ConsumerLoop {
     }
   }
 
-  private async fetchWhenFree(consumer: Consumer): Promise<void> {
-    while (!this.stopped) {
-      await this.capacity();
-      if (this.stopped) return;
-      let msg: JsMsg | undefined;
-      try {
-        const fetching = (this.fetching = await consumer.fetch({ max_messages: 1, expires: FETCH_EXPIRES_MS }));
-        // stop() came while the fetch was being asked for.
-        if (this.stopped) await fetching.close();
-        for await (const m of fetching) {
-          msg = m;
-          break;
-        }
-      } catch {
-        // Disconnected or the server restarting: ask again shortly.
-        await sleep(500);
-        continue;
-      } finally {
-        this.fetching = undefined;
-      }
-      // A message that came before the fetch was closed is this process's: handled, even after stop().
-      if (msg) this.dispatch(msg);
-    }
+  /** In the prefetch-0 mode, asks for the next message while a handler is free. */
+  private pullIfFree(): void {
+    if (!this.stopped && this.inFlight.size < this.source.concurrency) this.puller?.pull();
   }
 
   private dispatch(msg: JsMsg): void {
@@ -114,8 +98,12 @@ export abstract class ConsumerLoop {
       .catch((err: unknown) => this.onError(err, msg))
       // An onError that throws (a nak on a connection going away) must not end the loop.
       .catch(() => undefined)
-      .finally(() => this.inFlight.delete(task));
+      .finally(() => {
+        this.inFlight.delete(task);
+        this.pullIfFree();
+      });
     this.inFlight.add(task);
+    this.pullIfFree();
   }
 
   private async capacity(): Promise<void> {
@@ -124,7 +112,8 @@ export abstract class ConsumerLoop {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([this.messages?.close(), this.fetching?.close()]);
+    // A message the puller receives while it closes is this process's: handled, even after stop().
+    await Promise.all([this.messages?.close(), this.puller?.close()]);
     await this.loop;
   }
 

@@ -51,6 +51,8 @@ describe("ConsumerLoop (platform), as the render worker and the other consumers 
     await jsm.consumers.add("LOOP", { durable_name: "slow", ack_policy: AckPolicy.Explicit, ack_wait: nanos(1_000), max_deliver: 5 });
     await jsm.streams.add({ name: "BRITTLE", subjects: ["brittle.>"], retention: RetentionPolicy.Workqueue });
     await jsm.consumers.add("BRITTLE", { durable_name: "brittle", ack_policy: AckPolicy.Explicit, ack_wait: nanos(30_000), max_deliver: 1 });
+    await jsm.streams.add({ name: "AGAIN", subjects: ["again.>"], retention: RetentionPolicy.Workqueue });
+    await jsm.consumers.add("AGAIN", { durable_name: "again", ack_policy: AckPolicy.Explicit, ack_wait: nanos(30_000) });
   });
 
   after(async () => {
@@ -63,7 +65,7 @@ describe("ConsumerLoop (platform), as the render worker and the other consumers 
     const js = nc.jetstream();
     const work = ["a", "b", "c", "d", "e", "f"];
     for (const data of work) await js.publish("loop.work", data);
-    const loop = new SlowLoop({ js, stream: "LOOP", consumer: "slow", concurrency: 2, prefetch: 0 });
+    const loop = new SlowLoop({ js, nc, stream: "LOOP", consumer: "slow", concurrency: 2, prefetch: 0 });
     await loop.start();
     while (loop.seen.length < work.length) await new Promise((resolve) => setTimeout(resolve, 100));
     await loop.stop();
@@ -83,5 +85,29 @@ describe("ConsumerLoop (platform), as the render worker and the other consumers 
     while (loop.handled.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     await loop.stop();
     assert.deepEqual(loop.handled, ["after-1", "after-2"]);
+  });
+
+  it("asks again for a message when a server restart lost the pull it had waiting", { timeout: 60_000 }, async () => {
+    const loop = new BrittleLoop({ js: nc.jetstream(), nc, stream: "AGAIN", consumer: "again", concurrency: 1, prefetch: 0 });
+    await loop.start();
+    try {
+      // Its pull is asked for and waiting on the server, which forgets it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await nats.restart();
+      const deadline = Date.now() + 30_000;
+      // Published once the client is connected again (a publish times out while it is not).
+      for (;;) {
+        try {
+          await nc.jetstream().publish("again.work", "after the restart");
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+        }
+      }
+      while (loop.handled.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(loop.handled, ["after the restart"]);
+    } finally {
+      await loop.stop();
+    }
   });
 });

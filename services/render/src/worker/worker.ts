@@ -79,7 +79,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
 
   constructor(private readonly deps: WorkerDeps) {
     super(
-      { js: deps.js, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 },
+      { js: deps.js, nc: deps.nc, stream: streams.RENDER, consumer: consumers.renderWorkers, concurrency: deps.slots, prefetch: 0 },
       {
         spanSubject: subjects.renderRequested,
         logger: deps.logger,
