@@ -145,7 +145,7 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
     const stuck = jobs.filter((job) => job.status !== "succeeded" && job.status !== "failed");
 
     const asyncJobs = jobs.filter((job) => job.webhookUrl);
-    // A killed webhook service's messages come back after ack_wait (30 s), once for dispatch and once for delivery.
+    // A killed webhook service's messages come back after ack_wait (30 s).
     await eventually(
       "every async job's callback arrives",
       async () => (asyncJobs.every((job) => callbacksOf(job.id).length > 0) ? true : undefined),
@@ -155,15 +155,10 @@ describe("fault suite: kill -9 every part under load, then check the books", () 
     if (asyncJobs.some((job) => callbacksOf(job.id).length === 0)) {
       // Where the missing callbacks stand: the webhook consumers, and any service that is not running.
       const jsm = await nc.jetstreamManager();
-      for (const [stream, consumer] of [
-        [streams.JOBS, consumers.webhookDispatch],
-        [streams.WEBHOOKS, consumers.webhookDelivery],
-      ] as const) {
-        const info = await jsm.consumers.info(stream, consumer);
-        console.log(
-          `fault suite: ${consumer}: pending ${info.num_pending}, ack pending ${info.num_ack_pending}, redelivered ${info.num_redelivered}, pull requests waiting ${info.num_waiting}`,
-        );
-      }
+      const info = await jsm.consumers.info(streams.WEBHOOKS, consumers.webhookDelivery);
+      console.log(
+        `fault suite: ${consumers.webhookDelivery}: pending ${info.num_pending}, ack pending ${info.num_ack_pending}, redelivered ${info.num_redelivered}, pull requests waiting ${info.num_waiting}`,
+      );
       const exited = [...stack.services.processes.values()].filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
       console.log(`fault suite: services not running: ${exited.map((p) => `${p.name} (${p.child.exitCode ?? p.child.signalCode})`).join(", ") || "none"}`);
       for (const p of exited) console.log(`fault suite: the end of ${p.name}'s output:\n${p.output.join("").slice(-3_000)}`);

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CONSUMERS, STREAMS, ensureGrpcCertificates, grpcTlsEnv, objectStoreStream, streams as streamNames } from "@pressroom/platform";
+import { CONSUMERS, RETIRED_CONSUMERS, STREAMS, ensureGrpcCertificates, grpcTlsEnv, objectStoreStream, streams as streamNames } from "@pressroom/platform";
 import {
   REPO_ROOT,
   databaseCredentials,
@@ -20,7 +20,7 @@ import {
   type PrivateNats,
   type ServiceProcess,
 } from "@pressroom/stack";
-import { connect, type JetStreamManager, type NatsConnection } from "nats";
+import { AckPolicy, connect, type JetStreamManager, type NatsConnection } from "nats";
 
 /**
  * NATS topology is provisioned by a one-off step (the chart's provision Job,
@@ -128,6 +128,24 @@ describe("one-off NATS provisioning", () => {
 
     await provisionNats(nats.url);
     assert.deepEqual(await configs(), first);
+  });
+
+  it("deletes the durable consumers an earlier version made that nothing reads any more", async () => {
+    await provisionNats(nats.url);
+    for (const { stream, name } of RETIRED_CONSUMERS) await jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit });
+    await provisionNats(nats.url);
+    for (const { stream, name } of RETIRED_CONSUMERS) {
+      await assert.rejects(jsm.consumers.info(stream, name), /consumer not found/, `${stream}/${name} is gone`);
+    }
+    const names: string[] = [];
+    for await (const info of jsm.consumers.list(streamNames.JOBS)) names.push(info.name);
+    assert.deepEqual(
+      names.sort(),
+      CONSUMERS.filter((c) => c.stream === streamNames.JOBS)
+        .map((c) => c.config.durable_name)
+        .sort(),
+      "JOBS keeps its consumers",
+    );
   });
 
   it("updates a changed setting in place", async () => {

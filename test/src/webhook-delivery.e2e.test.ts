@@ -4,8 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { constructEvent, verifyWebhookSignature } from "@pressroom/client";
 import { jobEventsV1 } from "@pressroom/contracts";
-import { newId } from "@pressroom/platform";
-import { appendJobEvent, jobEvent, readJobEvents } from "@pressroom/domain";
+import { readJobEvents } from "@pressroom/domain";
 import { REPO_ROOT } from "@pressroom/stack";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
@@ -22,7 +21,6 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
   let harness: Harness;
   let nc: NatsConnection;
   let apiKey: string;
-  let keyId: string;
   let secret: string;
 
   before(async () => {
@@ -32,7 +30,7 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
       serviceEnv: { webhook: receiver.env({ WEBHOOK_RETRY_BASE_MS: "200", WEBHOOK_RETRY_CAP_MS: "1000", WEBHOOK_RETRY_WINDOW_MS: "20000" }) },
     });
     nc = await connect({ servers: harness.stack.natsUrl });
-    ({ apiKey, keyId } = await harness.admin.createKey("business"));
+    ({ apiKey } = await harness.admin.createKey("business"));
     const response = await harness.api.get("/v1/keys/webhook-secret", { key: apiKey });
     assert.equal(response.status, 200);
     secret = response.json.secret as string;
@@ -122,44 +120,6 @@ describe("webhook delivery: signed callbacks, retries, the job's record and the 
     assert.ok(view.events.slice(3).every((e: { source: string }) => e.source === "webhook"));
     const stored = await readJobEvents(await nc.jetstreamManager(), jobId);
     assert.equal(stored.find((e) => e.event.type === "job.succeeded")?.event.succeeded?.callback, true, "render's terminal event says a callback is wanted");
-  });
-
-  it("delivers the callback of a terminal event written before render said whether one is wanted", async () => {
-    // A job accepted and finished by the previous version, appended here as gateway and render would have.
-    const js = nc.jetstream();
-    const jobId = newId("job");
-    const accepted = jobEvent("job.accepted", {
-      jobId,
-      keyId,
-      source: "gateway",
-      accepted: {
-        ...jobEventsV1.JobAccepted.fromPartial({ kind: jobEventsV1.JobKind.JOB_KIND_RENDER, plan: "business" }),
-        webhookUrl: receiver.url("/hooks/legacy"),
-      },
-    });
-    await appendJobEvent(js, "gateway", accepted, 0);
-    const succeeded = jobEvent("job.succeeded", {
-      jobId,
-      keyId,
-      source: "render",
-      succeeded: {
-        outputId: newId("out"),
-        url: "https://pressroom.test/v1/outputs/legacy.pdf",
-        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-        contentType: "application/pdf",
-        sizeBytes: "1024",
-        pages: 1,
-        renderMs: 40,
-      },
-    });
-    assert.equal(succeeded.succeeded?.callback, undefined);
-    await appendJobEvent(js, "render", succeeded, 0);
-    const [callback] = await receiver.waitFor("/hooks/legacy", 1, 30_000);
-    assertVerified(callback!);
-    const body = JSON.parse(callback!.rawBody) as Record<string, unknown>;
-    assert.equal(body.id, succeeded.id);
-    assert.equal(body.job_id, jobId);
-    assert.equal(body.type, "job.succeeded");
   });
 
   it("reports a failed job with url and expires_at null and the error's code and message", async () => {

@@ -84,3 +84,4 @@ export {
   type Watermark,
 } from "./options";
 export { BatchArchive, BatchArchived, batchCallbackId, BatchCompleted, BatchEnded, BatchObject, decodeBatchEvent, publishBatchEvent } from "./batch-events";
+export { appendOutcome, decodeWebhookDelivery, encodeWebhookDelivery, type WebhookDelivery } from "./webhook-delivery";

@@ -85,6 +85,7 @@ export {
 export {
   consumers,
   CONSUMERS,
+  RETIRED_CONSUMERS,
   JOB_SETTLE_MARGIN_MS,
   JOB_WRITERS,
   jobOverdueAfterMs,

@@ -21,15 +21,13 @@ runService({
     const poster = configuredPoster(config, logger);
     closeWith("webhook poster", () => poster.close());
     const db = database<WebhookDb>("webhook", { max: databasePoolSize(config) });
-    const needs: { stream: string; name: string }[] = [consumers.webhookDispatch, consumers.auditProjection, consumers.readModels].map((name) => ({
-      stream: JOBS,
-      name,
-    }));
-    needs.push(
+    const needs: { stream: string; name: string }[] = [
+      { stream: JOBS, name: consumers.auditProjection },
+      { stream: JOBS, name: consumers.readModels },
       { stream: WEBHOOKS, name: consumers.webhookDelivery },
       { stream: DESTINATIONS, name: consumers.destinationDelivery },
       { stream: BATCHES, name: consumers.webhookBatchCallbacks },
-    );
+    ];
     const bus = await nats({ streams: [JOBS, WEBHOOKS, DESTINATIONS, BATCHES], consumers: needs });
     const secrets = identitySecrets(grpcClient(identityV1.IdentityServiceClient, config.IDENTITY_ADDR, "identity"));
     const outputs = storageOutputs(grpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, "storage"));

@@ -2,15 +2,14 @@ import { readSealingPrivateKey, type ServiceParts } from "@pressroom/platform";
 import { AuditProjectionConsumer } from "./audit/audit-projection.consumer";
 import { BatchCallbackConsumer } from "./delivery/batch-callback.consumer";
 import { DeliveryConsumer } from "./delivery/delivery.consumer";
-import { DispatchConsumer } from "./delivery/dispatch.consumer";
 import { DestinationConsumer } from "./destinations/destination.consumer";
 import type { WebhookDeps } from "./deps";
 import { CatchUpLoop, Projector, ReadModelConsumer } from "./read-models/projection";
 
 /**
  * The webhook service's consumers of NATS; nothing runs until the runner starts them. Callback
- * delivery: dispatch (a job's terminal event → its WEBHOOKS message) and delivery (→ the
- * customer's URL, with retries, and replays); a batch's end (batch.completed) → its one callback.
+ * delivery: a job's WEBHOOKS message (render schedules it with the job's outcome) → the customer's
+ * URL, with retries, and replays; a batch's end (batch.completed) → its one callback.
  * Destinations (destinations/): a rendered job's output PUT to the customer's presigned URL, on
  * the same schedule, before render ends the job. The job audit projection: every JOBS event → a row
  * of webhook.audit_job_events (see audit/). The read models (jobs, daily usage, deliveries; see
@@ -25,7 +24,6 @@ export function createService(deps: WebhookDeps): Pick<ServiceParts, "consumers"
   const projector = new Projector({ db, jsm, logger });
   return {
     consumers: {
-      "callback dispatch": new DispatchConsumer({ js, jsm, logger }),
       "callback delivery": new DeliveryConsumer({ js, jsm, db, logger, poster, secrets, policy, concurrency, perKeyConcurrency }),
       "destination delivery": new DestinationConsumer({
         nc,

@@ -94,6 +94,8 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         ...directGet(streams.JOBS),
         // A rendered job's destination, handed to the webhook service.
         subjects.destinationDelivery,
+        // An ended job's callback, scheduled with its outcome (appendOutcome).
+        subjects.webhookDelivery,
       ],
       subscribe: [...replies, subjects.jobExpiryRequested, subjects.destinationSettled],
     },
@@ -125,7 +127,6 @@ export function natsPermissions(outputBucket = DEFAULT_OUTPUT_BUCKET): Record<Na
         subjects.webhookDelivery,
         streamInfo(streams.JOBS),
         streamInfo(streams.WEBHOOKS),
-        ...pullConsumer(streams.JOBS, consumers.webhookDispatch),
         ...pullConsumer(streams.JOBS, consumers.auditProjection),
         ...pullConsumer(streams.JOBS, consumers.readModels),
         ...pullConsumer(streams.WEBHOOKS, consumers.webhookDelivery),

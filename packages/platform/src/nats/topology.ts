@@ -86,7 +86,6 @@ export const streams = {
 export const consumers = {
   renderWorkers: "render-workers",
   meteringJobs: "metering-jobs",
-  webhookDispatch: "webhook-dispatch",
   webhookDelivery: "webhook-delivery",
   destinationDelivery: "destination-delivery",
   auditProjection: "audit-projection",
@@ -95,6 +94,12 @@ export const consumers = {
   meteringBatches: "metering-batches",
   webhookBatchCallbacks: "webhook-batch-callbacks",
 } as const;
+
+/**
+ * Durable consumers an earlier version made that nothing reads any more: provisioning deletes them.
+ * `webhook-dispatch` (JOBS, render's events) scheduled callbacks; render does now (appendOutcome).
+ */
+export const RETIRED_CONSUMERS: { stream: string; name: string }[] = [{ stream: streams.JOBS, name: "webhook-dispatch" }];
 
 /**
  * Deliveries of a render command that may render it. One more delivery is
@@ -195,17 +200,6 @@ export const CONSUMERS: ConsumerSpec[] = [
     stream: streams.JOBS,
     config: {
       durable_name: consumers.meteringJobs,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      filter_subject: subjects.jobsBy("render"),
-      ack_wait: nanos(30_000),
-      max_ack_pending: 10_000,
-    },
-  },
-  {
-    stream: streams.JOBS,
-    config: {
-      durable_name: consumers.webhookDispatch,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: subjects.jobsBy("render"),
@@ -338,7 +332,7 @@ export interface ProvisionOptions {
 }
 
 /** What provisionTopology did to each stream, consumer and bucket. */
-export type ProvisionReport = { name: string; action: "created" | "updated" }[];
+export type ProvisionReport = { name: string; action: "created" | "updated" | "deleted" }[];
 
 async function createOrUpdate(exists: () => Promise<unknown>, update: () => Promise<unknown>, add: () => Promise<unknown>): Promise<"created" | "updated"> {
   try {
@@ -379,6 +373,15 @@ export async function provisionTopology(js: JetStreamClient, jsm: JetStreamManag
       () => jsm.consumers.add(spec.stream, spec.config),
     );
     report.push({ name: `consumer ${spec.stream}/${name}`, action });
+  }
+  if (!options.consumers) {
+    for (const { stream, name } of RETIRED_CONSUMERS) {
+      const deleted = await jsm.consumers.delete(stream, name).catch((err: unknown) => {
+        if (isNotFound(err)) return false;
+        throw err;
+      });
+      if (deleted) report.push({ name: `consumer ${stream}/${name}`, action: "deleted" });
+    }
   }
   const { bucket, ttlSeconds } = options.outputStore;
   const stream = objectStoreStream(bucket);

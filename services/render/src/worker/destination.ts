@@ -1,6 +1,6 @@
 import { jobEventsV1 } from "@pressroom/contracts";
 import { isWrongLastSequence, publishEvent, subjects, type Logger } from "@pressroom/platform";
-import { announceOutcome, appendJobEvent, foldJob, isTerminal, jobEvent, readJobEvents, type JobEvent, type JobState } from "@pressroom/domain";
+import { announceOutcome, appendOutcome, foldJob, isTerminal, jobEvent, readJobEvents, type JobEvent, type JobState } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection, Subscription } from "nats";
 import type { OutputFormat } from "../producer/producer";
 import { jobMetrics } from "./metrics";
@@ -112,7 +112,7 @@ export class DestinationSettler {
             },
           });
     try {
-      await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
+      await appendOutcome(this.deps.js, event, job.lastSeqOf.render);
     } catch (err) {
       if (isWrongLastSequence(err)) return false;
       throw err;

@@ -1,5 +1,5 @@
 import { isWrongLastSequence, jobOverdueAfterMs, subjects, type Logger } from "@pressroom/platform";
-import { appendJobEvent, foldJob, isTerminal, jobEvent, readJobEvents, type JobState } from "@pressroom/domain";
+import { appendOutcome, foldJob, isTerminal, jobEvent, readJobEvents, type JobState } from "@pressroom/domain";
 import type { JetStreamClient, JetStreamManager, NatsConnection, Subscription } from "nats";
 import { jobMetrics } from "./metrics";
 
@@ -77,7 +77,7 @@ export class JobExpiry {
       },
     });
     try {
-      await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
+      await appendOutcome(this.deps.js, event, job.lastSeqOf.render);
     } catch (err) {
       if (isWrongLastSequence(err)) return false;
       throw err;

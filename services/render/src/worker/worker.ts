@@ -14,6 +14,7 @@ import {
 import {
   announceOutcome,
   appendJobEvent,
+  appendOutcome,
   isTerminal,
   jobEvent,
   outcomeInboxOf,
@@ -280,7 +281,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
       },
     });
     try {
-      await appendJobEvent(this.deps.js, "render", succeeded, lastSeq);
+      await appendOutcome(this.deps.js, succeeded, lastSeq);
     } catch (err) {
       if (isWrongLastSequence(err)) throw new StaleJob();
       throw err;
@@ -326,7 +327,7 @@ export class RenderWorker extends EventConsumer<jobEventsV1.RenderCommand> {
     if (!job || isTerminal(job.status)) return;
     const event = jobEvent("job.failed", { jobId: job.id, keyId: job.keyId, source: "render", failed: { ...failed, callback: Boolean(job.webhookUrl) } });
     try {
-      await appendJobEvent(this.deps.js, "render", event, job.lastSeqOf.render);
+      await appendOutcome(this.deps.js, event, job.lastSeqOf.render);
       announceOutcome(this.deps.nc, outcomeInboxOf(command), event);
       jobMetrics.failed(failed.code);
     } catch (appendErr) {

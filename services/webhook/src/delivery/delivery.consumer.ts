@@ -1,10 +1,18 @@
 import { EventConsumer, consumers, streams, subjects, type Logger } from "@pressroom/platform";
-import { jobEvent, loadJob, nextScheduledAttempt, type JobEvent, type JobState, type WebhookReplay } from "@pressroom/domain";
+import {
+  decodeWebhookDelivery,
+  jobEvent,
+  loadJob,
+  nextScheduledAttempt,
+  type JobEvent,
+  type JobState,
+  type WebhookDelivery,
+  type WebhookReplay,
+} from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "nats";
 import type { WebhookDb } from "../db";
 import { USER_AGENT, callbackBody, signatureHeaders } from "./callback";
-import { decodeDelivery, type DeliveryMessage } from "./delivery-message";
 import { tryLockDelivery } from "./delivery.repository";
 import type { Poster, PostResult } from "./http";
 import { appendAfter } from "./job-log";
@@ -47,10 +55,13 @@ const HEARTBEAT_MS = 10_000;
 /** Wait before looking again at a delivery whose key already has its share in flight. */
 const KEY_BUSY_RETRY_MS = 500;
 /**
- * A replay's message is published just before its request is appended to the job: how long a
- * message whose request is not (yet) in the job's history is looked at again before it is dropped.
+ * A callback's message is published just before its job's outcome is appended, and a replay's just
+ * before its request is (appendOutcome of @pressroom/domain, replay.ts): how long a message whose
+ * event is not (yet) in the job's history is looked at again before it is dropped.
  */
-const REPLAY_APPEND_WAIT_MS = 60_000;
+const APPEND_WAIT_MS = 60_000;
+/** How soon a message that came before its job's outcome is looked at again: soon at first (the append is a moment behind), then seldom. */
+const outcomeRetryMs = (sincePublishedMs: number) => (sincePublishedMs < 1_000 ? 100 : 2_000);
 
 /**
  * Delivers callbacks from the WEBHOOKS work queue (durable
@@ -70,7 +81,7 @@ const REPLAY_APPEND_WAIT_MS = 60_000;
  * a message of a key at its share goes straight back to the queue (not an
  * attempt), so a slow or dead endpoint cannot take every slot of the replica.
  */
-export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
+export class DeliveryConsumer extends EventConsumer<WebhookDelivery> {
   private readonly inFlightByKey = new Map<string, number>();
 
   constructor(private readonly deps: DeliveryDeps) {
@@ -79,7 +90,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       {
         spanSubject: subjects.webhookDelivery,
         logger: deps.logger,
-        decode: (msg) => decodeDelivery(msg.data),
+        decode: (msg) => decodeWebhookDelivery(msg.data),
         attributes: (message) => ({ "pressroom.job.id": message.job_id, "pressroom.event.id": message.event_id }),
       },
     );
@@ -90,7 +101,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     msg.nak(BUSY_RETRY_MS);
   }
 
-  protected async apply(message: DeliveryMessage, msg: JsMsg): Promise<void> {
+  protected async apply(message: WebhookDelivery, msg: JsMsg): Promise<void> {
     const held = this.inFlightByKey.get(message.key_id) ?? 0;
     if (held >= this.deps.perKeyConcurrency) {
       msg.nak(KEY_BUSY_RETRY_MS);
@@ -106,7 +117,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     }
   }
 
-  private async handleOwn(msg: JsMsg, message: DeliveryMessage): Promise<void> {
+  private async handleOwn(msg: JsMsg, message: WebhookDelivery): Promise<void> {
     const heartbeat = setInterval(() => msg.working(), HEARTBEAT_MS);
     let disposition: Disposition;
     try {
@@ -128,7 +139,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
   }
 
   /** One step of one delivery: wait more, attempt, or drop the message. */
-  private async deliver(message: DeliveryMessage, publishedAtMs: number): Promise<Disposition> {
+  private async deliver(message: WebhookDelivery, publishedAtMs: number): Promise<Disposition> {
     const { logger } = this.deps;
     const job = await loadJob(this.deps.jsm, message.job_id);
     if (!job) {
@@ -136,6 +147,9 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
       return { term: "job not found" };
     }
     const body = callbackBody(job);
+    // Scheduled, its outcome not appended yet (or never: the attempt that scheduled it died first).
+    const sincePublishedMs = Date.now() - publishedAtMs;
+    if (!body && sincePublishedMs < APPEND_WAIT_MS) return { nakMs: outcomeRetryMs(sincePublishedMs) };
     if (!body || body.eventId !== message.event_id || !job.webhookUrl) {
       logger.warn({ jobId: job.id, eventId: message.event_id }, "webhook delivery does not match the job's outcome; dropping it");
       return { ack: true };
@@ -221,7 +235,7 @@ export class DeliveryConsumer extends EventConsumer<DeliveryMessage> {
     const { logger } = this.deps;
     const request: WebhookReplay | undefined = job.webhook.replays.find((r) => r.id === requestId);
     if (!request) {
-      if (Date.now() - publishedAtMs < REPLAY_APPEND_WAIT_MS) return { nakMs: 1_000 };
+      if (Date.now() - publishedAtMs < APPEND_WAIT_MS) return { nakMs: 1_000 };
       logger.warn({ jobId: job.id, requestId }, "a replay whose request never reached the job's history; dropping it");
       return { ack: true };
     }

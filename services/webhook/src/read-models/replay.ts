@@ -1,11 +1,10 @@
 import type { webhookV1 } from "@pressroom/contracts";
 import { AppError, isWrongLastSequence, publishEvent, subjects } from "@pressroom/platform";
-import { appendJobEvent, foldJob, jobEvent, loadJob, nextReplayAttempt, readJobEvents } from "@pressroom/domain";
+import { appendJobEvent, encodeWebhookDelivery, foldJob, jobEvent, loadJob, nextReplayAttempt, readJobEvents } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient, JetStreamManager } from "nats";
 import type { WebhookDb } from "../db";
 import { callbackBody } from "../delivery/callback";
-import { encodeDelivery } from "../delivery/delivery-message";
 import { insertDelivery, pending } from "./projection.repository";
 import { findDelivery, toDelivery } from "./queries";
 
@@ -38,7 +37,7 @@ export async function replayDelivery(
     spanSubject: subjects.webhookDelivery,
     msgId: request.id,
     type: "webhook.delivery",
-    data: encodeDelivery({ v: 1, event_id: delivery.event_id, job_id: job.id, key_id: job.keyId, replay_id: request.id }),
+    data: encodeWebhookDelivery({ v: 1, event_id: delivery.event_id, job_id: job.id, key_id: job.keyId, replay_id: request.id }),
   });
   const answer = async (seq: number) => {
     const row = pending({
