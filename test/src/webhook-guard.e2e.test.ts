@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jobEventsV1 } from "@pressroom/contracts";
 import { newId } from "@pressroom/platform";
-import { appendJobEvent, jobEvent, loadJob, readJobEvents } from "@pressroom/domain";
+import { appendJobEvent, appendOutcome, jobEvent, loadJob, readJobEvents } from "@pressroom/domain";
 import { connect, type NatsConnection } from "nats";
 import { startHarness, type Harness } from "./test-support/harness";
 import { eventually } from "./test-support/webhook-receiver";
@@ -10,7 +10,8 @@ import { eventually } from "./test-support/webhook-receiver";
 /**
  * The webhook service in its default configuration (no development
  * settings) never calls a non-public address. The jobs here are written
- * straight to JetStream, so only identity and webhook run.
+ * straight to JetStream as the gateway and render write them, so only identity
+ * and webhook run.
  */
 describe("webhook SSRF guard, default configuration", () => {
   let harness: Harness;
@@ -42,10 +43,10 @@ describe("webhook SSRF guard, default configuration", () => {
       }),
       0,
     );
-    await appendJobEvent(
+    // Ended as render ends a job that calls back: its callback scheduled with the outcome.
+    await appendOutcome(
       js,
-      "render",
-      jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false } }),
+      jobEvent("job.failed", { jobId, keyId, source: "test", failed: { code: "RENDER_FAILED", message: "test", refund: false, callback: true } }),
       0,
     );
     return jobId;
