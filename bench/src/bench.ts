@@ -204,7 +204,7 @@ async function main(): Promise<void> {
     compare,
     startup,
     memory: () => memory(Math.max(400, Math.round(10_000 * SCALE)), () => `npm run bench -- memory on ${measured}, ${machine()}`),
-    stages: () => stages(Math.max(10, Math.round(40 * SCALE))),
+    stages: () => stages(CHROMIUM, Math.max(10, Math.round(40 * SCALE))),
     admission: () => admission(Math.round(3000 * SCALE)),
     batch: () => batchBench(Math.max(20, Math.round(1000 * SCALE)), 3, [4, 10]),
     cpu: () => cpu(Math.max(20, Math.round(120 * SCALE))),

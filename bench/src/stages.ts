@@ -1,5 +1,6 @@
 import { connectNats, createLogger } from "@pressroom/platform";
 import { readJobEvents } from "@pressroom/domain";
+import { RenderEngine } from "@pressroom/render/engine";
 import { startTestStack } from "@pressroom/stack";
 import { benchDocuments } from "./documents";
 import { benchKeys } from "./pressroom";
@@ -9,6 +10,7 @@ const STAGES = [
   "gateway, before acceptance",
   "queue (accepted → started)",
   "worker: render",
+  "engine alone: render",
   "worker: rest (store, events)",
   "gateway, after success",
   "POST total",
@@ -36,10 +38,14 @@ export async function jobTimeline(
  * slot: the job's own events, read from its stream (times stamped by the
  * gateway and the worker, which share this machine's clock, and the engine's
  * render time), split the POST; the download of the signed URL is timed on
- * its own.
+ * its own. After each request, the engine alone (started in this process on
+ * the same Chromium, one slot, no service around it) renders the same job:
+ * its render time, taken in the same rounds, is what the worker's would be
+ * without the service, whatever this machine's speed at the moment.
  */
-export async function stages(count: number): Promise<string> {
+export async function stages(executablePath: string, count: number): Promise<string> {
   const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: "1" } });
+  const engine = await RenderEngine.start({ executablePath, slots: 1 });
   const nc = await connectNats({ url: stack.natsUrl, name: "bench-stages", logger: createLogger("bench", "silent") });
   try {
     const jsm = await nc.jetstreamManager();
@@ -67,10 +73,11 @@ export async function stages(count: number): Promise<string> {
         const download = await fetch(posted.url);
         await download.arrayBuffer();
         const t2 = performance.now();
+        const alone = await engine.render(doc.job);
         if (i < 5) continue;
         const { accepted, started, succeeded, renderMs } = await jobTimeline(jsm, posted.id);
-        [accepted - sent, started - accepted, renderMs, succeeded - started - renderMs, answered - succeeded, t1 - t0, t2 - t1].forEach((v, k) =>
-          samples[k]!.push(v),
+        [accepted - sent, started - accepted, renderMs, alone.renderMs, succeeded - started - renderMs, answered - succeeded, t1 - t0, t2 - t1].forEach(
+          (v, k) => samples[k]!.push(v),
         );
       }
       const cell = (values: number[]) => {
@@ -84,6 +91,7 @@ export async function stages(count: number): Promise<string> {
     return lines.join("\n");
   } finally {
     await nc.close();
+    await engine.close();
     await stack.stop();
   }
 }
