@@ -97,4 +97,12 @@ describe("consumer loop, a pull when a handler is free", () => {
       await other.stop();
     }
   });
+
+  it("stops on a connection that closed first", async () => {
+    const own = await connect({ servers: NATS_URL });
+    const orphaned = new Recorder({ js: own.jetstream(), nc: own, stream, consumer: "work", concurrency: 1, prefetch: 0 });
+    await orphaned.start();
+    await own.close();
+    await orphaned.stop();
+  });
 });

@@ -97,12 +97,13 @@ export class KeptPull {
   /**
    * Asks for no more. A pull still waiting on the server then finds no interest in its reply
    * subject and is skipped (nats-server 2.9.10, checked by consumer-loop.test.ts); a message
-   * already on its way still goes to onMessage.
+   * already on its way still goes to onMessage. On a connection closed already, the subscription
+   * went with it (nats.js refuses to drain it).
    */
   async close(): Promise<void> {
     this.closed = true;
     this.stopWaiting();
     clearTimeout(this.refused);
-    await this.subscription.drain();
+    if (!this.nc.isClosed()) await this.subscription.drain();
   }
 }
