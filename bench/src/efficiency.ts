@@ -228,12 +228,14 @@ async function floorRound(chromium: string, kind: FloorKind, docs: Record<"invoi
  * Issue 43's measurements, the way issue 34's baseline was taken: in rounds, each the two floors
  * and Pressroom on the same two cores within a minute of each other, and the median of the
  * rounds' ratios, every one against both floors. Pressroom is the whole stack (business keys, the
- * worker with RENDER_SLOTS=4); the floors and jsreport run only while they are measured, after their launch.
+ * worker with RENDER_SLOTS=4, or BENCH_RENDER_SLOTS); the floors and jsreport run only while they are
+ * measured, after their launch.
  */
 export async function efficiency(chromium: string, rounds: number, count: number): Promise<string> {
   const [invoice, , card] = benchDocuments();
   const docs = { invoice: invoice!, scripted: scriptedInvoice(invoice!), card: card! };
-  const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: "4" } });
+  const slots = process.env.BENCH_RENDER_SLOTS ?? "4";
+  const stack = await startTestStack({ env: { LOG_LEVEL: "warn", RENDER_SLOTS: slots } });
   const ratios = Object.fromEntries(FLOOR_TARGETS.map((t) => [t, { hot: [] as number[], safe: [] as number[] }])) as Record<
     FloorTarget,
     Record<FloorKind, number[]>
@@ -305,7 +307,7 @@ export async function efficiency(chromium: string, rounds: number, count: number
       "Pressroom with one key at c=4, the safe floor's bursts (the same five), Pressroom with eight keys in rotation at c=4, the scripted invoice with one key at c=4, " +
       "Pressroom's one trip at c=1, its social card at c=4, jsreport at c=2 and c=4. " +
       "A floor's CPU per invoice is the mean of its round's two invoice bursts, its Chromium's and its driver's, without its process start and launch. " +
-      "Render pod: the render worker and its Chromium. Whole machine: the six services, NATS, PostgreSQL and the bench client.",
+      `Render pod: the render worker (RENDER_SLOTS=${slots}) and its Chromium. Whole machine: the six services, NATS, PostgreSQL and the bench client.`,
     "",
     "| round | hot floor CPU per invoice | safe floor | hot floor, scripted | safe floor, scripted | render pod, one key | render pod, eight keys | render pod, scripted | whole machine, one key | floors' p50 c=1 (hot / safe) | one trip p50 c=1 | Pressroom c=4 | jsreport best | floors' card c=2 (hot / safe) | Pressroom card c=4 |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
