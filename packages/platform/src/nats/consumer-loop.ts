@@ -170,19 +170,23 @@ export abstract class EventConsumer<E> extends ConsumerLoop {
 }
 
 /**
- * An EventConsumer that applies its events in batches, one batch at a time: the first event of a
- * batch waits `lingerMs` for others, then up to `maxBatch` of them go to applyBatch() together (a
- * projection writes them in one transaction). Each message is acked once its batch was applied; a
- * failed batch sends each of its messages to onError().
+ * An EventConsumer that applies its events in batches, one batch at a time (a projection writes
+ * each in one transaction), up to `maxBatch` events each. An event that comes after a quiet
+ * `intervalMs` goes at once; while events keep coming, a batch starts at most every `intervalMs`
+ * and takes all that came meanwhile, so a steady stream costs one transaction per interval rather
+ * than one per event; a full batch (a backlog) is followed at once. Each message is acked once
+ * its batch was applied; a failed batch sends each of its messages to onError().
  */
 export abstract class BatchingEventConsumer<E> extends EventConsumer<E> {
   private pending: { event: E; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
+  /** When the last batch started, and whether it was full. */
+  private last = { at: -Infinity, full: false };
 
   constructor(
     source: ConsumerSource,
     spec: EventSpec<E>,
-    private readonly batching: { maxBatch: number; lingerMs: number },
+    private readonly batching: { maxBatch: number; intervalMs: number },
   ) {
     super(source, spec);
   }
@@ -199,9 +203,11 @@ export abstract class BatchingEventConsumer<E> extends EventConsumer<E> {
 
   /** Applies what is pending, batch after batch, until nothing is. */
   private async flush(): Promise<void> {
-    await sleep(this.batching.lingerMs);
     while (this.pending.length > 0) {
+      const wait = this.last.full ? 0 : this.last.at + this.batching.intervalMs - performance.now();
+      if (wait > 0) await sleep(wait);
       const batch = this.pending.splice(0, this.batching.maxBatch);
+      this.last = { at: performance.now(), full: batch.length === this.batching.maxBatch };
       try {
         await this.applyBatch(batch.map((p) => p.event));
         for (const p of batch) p.done();

@@ -17,8 +17,8 @@ import { projectEvents } from "./audit-projection.repository";
 
 /** Events projected in one transaction at most. */
 const MAX_BATCH = 256;
-/** How long the first event of a batch waits for others: the projection is a record, not on any request's path. */
-const LINGER_MS = 50;
+/** The least time between two batches while events keep coming (BatchingEventConsumer): the projection is a record, not on any request's path. */
+const INTERVAL_MS = 250;
 
 /**
  * Feeds the audit projection from JOBS (durable `audit-projection`, every
@@ -31,7 +31,7 @@ export class AuditProjectionConsumer extends BatchingEventConsumer<StoredJobEven
   constructor(private readonly deps: { js: JetStreamClient; db: Kysely<WebhookDb>; logger: Logger }) {
     super({ js: deps.js, stream: streams.JOBS, consumer: consumers.auditProjection, concurrency: MAX_BATCH }, jobEventSpec(deps.logger), {
       maxBatch: MAX_BATCH,
-      lingerMs: LINGER_MS,
+      intervalMs: INTERVAL_MS,
     });
   }
 

@@ -16,8 +16,11 @@ import { applyEvent, hasPosition, lockPosition, setPosition } from "./projection
 
 /** Events applied in one transaction at most. */
 const CHUNK = 500;
-/** How long the first event of a batch waits for others. */
-const LINGER_MS = 20;
+/**
+ * The least time between two batches while events keep coming (BatchingEventConsumer): an event
+ * after a quiet interval is in the models at once, and under a steady stream within about this.
+ */
+const INTERVAL_MS = 250;
 /** How often the catch-up loop compares the models' position with the stream's end. */
 export const CATCH_UP_INTERVAL_MS = 2_000;
 
@@ -84,7 +87,7 @@ export class ReadModelConsumer extends BatchingEventConsumer<StoredJobEvent> {
   constructor(private readonly deps: { js: JetStreamClient; projector: Projector; logger: Logger }) {
     super({ js: deps.js, stream: streams.JOBS, consumer: consumers.readModels, concurrency: CHUNK }, jobEventSpec(deps.logger), {
       maxBatch: CHUNK,
-      lingerMs: LINGER_MS,
+      intervalMs: INTERVAL_MS,
     });
   }
 
