@@ -287,8 +287,9 @@ class Webhooks(Stack):
             time.sleep(0.2)
         self.assertEqual(self.client.job(queued.id)["webhook"]["last_status"], 204)
 
-        # The lists show the job and its delivery; a replay sends the same callback again, signed afresh.
-        while not self.client.webhook_deliveries(job_id=queued.id).data and time.monotonic() < deadline:
+        # The lists show the job and its delivery (read models, a moment behind the job's events); a
+        # replay sends the same callback again, signed afresh.
+        while [d.status for d in self.client.webhook_deliveries(job_id=queued.id).data] != ["succeeded"] and time.monotonic() < deadline:
             time.sleep(0.2)
         [delivery] = self.client.webhook_deliveries(job_id=queued.id).data
         self.assertEqual((delivery.attempt, delivery.status, delivery.response_status, delivery.event_id), (1, "succeeded", 204, event["id"]))

@@ -44,7 +44,7 @@ describe("batching event consumer", () => {
     await nc.close();
   });
 
-  /** A new stream and consumer for each case, with `count` events stored before the consumer starts. */
+  /** A new stream and consumer for each case, with `stored` events in it before the consumer starts. */
   const start = async (maxBatch: number, stored = 0) => {
     const jsm = await nc.jetstreamManager();
     if (stream) await jsm.streams.delete(stream).catch(() => undefined);
@@ -70,7 +70,7 @@ describe("batching event consumer", () => {
       assert.ok(recorder.batches[0]!.at - sent < INTERVAL_MS / 2);
       for (let i = 0; i < 10; i++) {
         await nc.jetstream().publish(`${stream}.event`, `next ${i}`);
-        await sleep(50);
+        await sleep(20);
       }
       assert.ok(await until(() => recorder.batches.length === 2, 3 * INTERVAL_MS), `${recorder.batches.length} batches`);
       await sleep(200);
