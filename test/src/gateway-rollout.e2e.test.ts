@@ -111,7 +111,7 @@ describe("a rolling update of the gateway under load (issue 45)", () => {
     ] as const) {
       // A sync request waiting at the old gateway when it is told to stop (its page waits 8 s before it prints).
       const waiting = render({ html: "<p>Caught by the stop</p>", data: {}, options: { wait_for: { delay_ms: 8_000 } } }, old);
-      await waitFor(`a request in flight at gateway ${old}`, async () => balancer.inFlight(old) > 0, 5_000);
+      await waitFor(`the pinned request in flight at gateway ${old}`, async () => balancer.pinnedInFlight(old) > 0, 5_000);
       const stopped = stopService(gateways.get(old)!.child, 30_000);
       await startGateway(replacement);
       await stopped;

@@ -17,7 +17,7 @@ export interface Backend {
 
 export class Balancer {
   private server?: Server;
-  private readonly backends = new Map<string, { backend: Backend; ready: boolean; agent: Agent; inFlight: number }>();
+  private readonly backends = new Map<string, { backend: Backend; ready: boolean; agent: Agent; pinnedInFlight: number }>();
   private next = 0;
   private probing?: NodeJS.Timeout;
   /** Requests each backend was sent. */
@@ -40,7 +40,7 @@ export class Balancer {
   }
 
   add(backend: Backend): void {
-    this.backends.set(backend.name, { backend, ready: false, agent: new Agent({ keepAlive: true }), inFlight: 0 });
+    this.backends.set(backend.name, { backend, ready: false, agent: new Agent({ keepAlive: true }), pinnedInFlight: 0 });
   }
 
   remove(name: string): void {
@@ -53,9 +53,9 @@ export class Balancer {
     return this.backends.get(name)?.ready ?? false;
   }
 
-  /** Requests a backend is answering now. */
-  inFlight(name: string): number {
-    return this.backends.get(name)?.inFlight ?? 0;
+  /** Requests pinned to a backend (x-balancer-pin) that it is answering now. */
+  pinnedInFlight(name: string): number {
+    return this.backends.get(name)?.pinnedInFlight ?? 0;
   }
 
   async stop(): Promise<void> {
@@ -81,10 +81,11 @@ export class Balancer {
       return;
     }
     const entry = inRotation[this.next++ % inRotation.length]!;
-    entry.inFlight++;
+    const pin = entry === pinned ? 1 : 0;
+    entry.pinnedInFlight += pin;
     this.sent.set(entry.backend.name, (this.sent.get(entry.backend.name) ?? 0) + 1);
     const done = () => {
-      entry.inFlight--;
+      entry.pinnedInFlight -= pin;
     };
     const headers = { ...req.headers, "x-forwarded-for": req.socket.remoteAddress ?? "" };
     const upstream = request({ host: "127.0.0.1", port: entry.backend.httpPort, method: req.method, path: req.url, headers, agent: entry.agent }, (answer) => {
