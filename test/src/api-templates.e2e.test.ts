@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { errorShape, type ApiResponse } from "./test-support/api";
 import { endOfSuiteChecks, startHarness, type Harness } from "./test-support/harness";
-import { pdfInfo, pdfText, pngSize } from "./test-support/pdf";
+import { assertPageSize, pdfInfo, pdfText, pngSize } from "./test-support/pdf";
 
 /**
  * The template catalog and rendering over HTTP against the whole running
@@ -189,7 +189,7 @@ describe("templates over HTTP (full stack)", () => {
         if (t.output === "png") assert.deepEqual(size, { width: t.width, height: t.height }, t.id);
         else {
           const [pw, ph] = PAGE_PIXELS[t.page!.format] ?? PAGE_PIXELS.A4!;
-          assert.deepEqual(size, t.page!.landscape ? { width: ph, height: pw } : { width: pw, height: ph }, t.id);
+          assertPageSize(size, t.page!.landscape ? { width: ph, height: pw } : { width: pw, height: ph }, t.id);
         }
       }
     });

@@ -6,6 +6,8 @@ import { TemplateExpander } from "./catalog/expander";
 import type { Config } from "./config";
 import type { RenderDb } from "./db";
 import type { RenderEngine } from "./engine";
+import { PostProcessClient, type PostProcessor } from "./postprocess/client";
+import { PostProcessHost } from "./postprocess/host";
 
 /** What the render service is built from. */
 export interface RenderDeps {
@@ -17,6 +19,10 @@ export interface RenderDeps {
   catalog: TemplateCatalog;
   expander: TemplateExpander;
   storage: storageV1.StorageServiceClient;
+  /** Post-processing, for the worker's jobs and the catalog's previews. */
+  postprocessor: PostProcessor;
+  /** The child process that post-processes, when the chart gives no container for it (RENDER_POSTPROCESS_URL). */
+  postprocessHost: PostProcessHost | undefined;
 }
 
 /**
@@ -32,6 +38,10 @@ export async function connectRender(context: ServiceContext<Config>, starting: P
   const catalog = new TemplateCatalog(db);
   const expander = new TemplateExpander({ threads: config.RENDER_SLOTS, maxOutputBytes: config.RENDER_MAX_HTML_BYTES });
   const storage = context.grpcClient(storageV1.StorageServiceClient, config.STORAGE_ADDR, "storage");
+  // The chart's post-processing container, or a child process of this worker's own (postprocess/host.ts).
+  const remote = config.RENDER_POSTPROCESS_URL;
+  const postprocessHost = remote === undefined ? new PostProcessHost(logger) : undefined;
+  const postprocessor = new PostProcessClient(() => (postprocessHost ? postprocessHost.url() : Promise.resolve(remote!)));
   const connect = async () => {
     const bus = await context.nats({
       streams: [streams.JOBS, streams.RENDER, streams.ACCOUNTS],
@@ -43,5 +53,5 @@ export async function connectRender(context: ServiceContext<Config>, starting: P
   };
   const [engine, bus] = await Promise.all([starting, connect()]);
   context.readyWhen(() => engine.stats().browserLive);
-  return { config, logger, engine, db, bus, catalog, expander, storage };
+  return { config, logger, engine, db, bus, catalog, expander, storage, postprocessor, postprocessHost };
 }

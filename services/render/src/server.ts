@@ -18,13 +18,24 @@ export const CATALOG_CALLERS: MethodCallers<typeof renderV1.TemplateCatalogServi
 
 /** The template catalog's gRPC service (list, get, previews; customers' own templates), not yet bound to a port. */
 export function createServer(deps: RenderDeps): GrpcService[] {
-  const { catalog, expander, engine, logger, config, db } = deps;
+  const { catalog, expander, engine, postprocessor, logger, config, db } = deps;
   const previewQueue = new PreviewQueue({ slots: config.RENDER_PREVIEW_SLOTS, maxWaiting: config.RENDER_PREVIEW_QUEUE });
   const previewDeadlineMs = config.RENDER_PREVIEW_DEADLINE_MS;
   return [
     {
       definition: renderV1.TemplateCatalogServiceService,
-      implementation: catalogService({ catalog, expander, engine, db, js: deps.bus.js, previewDeadlineMs, previewQueue, logger }),
+      implementation: catalogService({
+        catalog,
+        expander,
+        engine,
+        postprocessor,
+        db,
+        js: deps.bus.js,
+        previewDeadlineMs,
+        maxOutputBytes: config.RENDER_MAX_OUTPUT_BYTES,
+        previewQueue,
+        logger,
+      }),
       callers: CATALOG_CALLERS,
     },
   ];

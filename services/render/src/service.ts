@@ -1,8 +1,6 @@
 import { storeOutput } from "@pressroom/domain";
 import { readSealingPrivateKey, type ServiceParts } from "@pressroom/platform";
 import type { RenderDeps } from "./deps";
-import { PostProcessClient } from "./postprocess/client";
-import { PostProcessHost } from "./postprocess/host";
 import { EngineProducer } from "./producer/engine-producer";
 import { observeRenderPool } from "./producer/metrics";
 import { attemptLog } from "./worker/attempts";
@@ -19,11 +17,7 @@ import { RenderWorker } from "./worker/worker";
  * the template threads close once the renders in flight have ended.
  */
 export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" | "afterWork" | "ready"> {
-  const { config, engine, logger } = deps;
-  // The chart's post-processing container, or a child process of this worker's own (postprocess/host.ts).
-  const remote = config.RENDER_POSTPROCESS_URL;
-  const host = remote === undefined ? new PostProcessHost(logger) : undefined;
-  const postprocessor = new PostProcessClient(() => (host ? host.url() : Promise.resolve(remote!)));
+  const { config, engine, logger, postprocessor } = deps;
   const { nc, js, jsm } = deps.bus;
   const producer = new EngineProducer({
     engine,
@@ -55,7 +49,7 @@ export function createService(deps: RenderDeps): Pick<ServiceParts, "consumers" 
       chromium: () => engine.close(),
       "template threads": () => deps.expander.close(),
       "post-processing": async () => {
-        await host?.close();
+        await deps.postprocessHost?.close();
       },
     },
     ready: { slots: config.RENDER_SLOTS, browserPid: engine.stats().browserPid },

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +41,15 @@ export function pngSize(bytes: Uint8Array): { width: number; height: number } {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buffer.subarray(1, 4).toString("latin1") !== "PNG") throw new Error("not a PNG");
   return { width: buffer.readUInt32BE(16), height: buffer.readUInt32BE(20) };
+}
+
+/**
+ * Asserts that a pdf template's preview, its first printed page drawn at 96 pixels to the inch, has its paper's size in CSS
+ * pixels: to a pixel, as Chromium gives a printed page's size in whole points.
+ */
+export function assertPageSize(actual: { width: number; height: number }, paper: { width: number; height: number }, message: string): void {
+  const near = Math.abs(actual.width - paper.width) <= 1 && Math.abs(actual.height - paper.height) <= 1;
+  assert.ok(near, `${message}: ${actual.width}×${actual.height}, not the paper's ${paper.width}×${paper.height}`);
 }
 
 /** The fonts of a PDF as poppler's pdffonts lists them: name and whether each is embedded. */

@@ -34,7 +34,11 @@ export const Template = z
       .meta({ description: "png only: device pixels per pixel; at 2 (retina) the PNG is 2 × width by 2 × height." }),
     data_schema: z.looseObject({}).meta({ description: "JSON Schema (draft 2020-12) that data must satisfy." }),
     sample_data: z.looseObject({}).meta({ description: "Data that satisfies data_schema." }),
-    preview_url: z.string().meta({ description: "Path of a PNG preview rendered with sample_data." }),
+    preview_url: z.string().meta({
+      description:
+        "Path of a PNG preview rendered with sample_data: a png template's image, a pdf template's first page as printed (paper, margins, " +
+        "header, footer and watermark), 96 pixels to the inch.",
+    }),
     visibility: z
       .enum(["public", "private"])
       .meta({ description: "public: the catalog's, for everyone. private: the caller's own template, seen only with its key." }),

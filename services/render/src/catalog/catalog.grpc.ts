@@ -1,10 +1,11 @@
 import { renderV1 } from "@pressroom/contracts";
 import { AppError, callSignal, unary, type Logger } from "@pressroom/platform";
-import { publishAccountEvent, templateNotFound } from "@pressroom/domain";
+import { camelKeys, publishAccountEvent, templateNotFound, type RenderOptions } from "@pressroom/domain";
 import type { Kysely } from "kysely";
 import type { JetStreamClient } from "nats";
 import type { RenderDb } from "../db";
 import { assetContentType, type RenderEngine } from "../engine";
+import { postProcessingOf, type PostProcessing, type PostProcessor } from "../postprocess/client";
 import { templateKey, toProto, type TemplateCatalog } from "./catalog";
 import type { TemplateRow } from "./catalog.repository";
 import { previewJob, type PreviewTemplate } from "./engine-job";
@@ -15,24 +16,47 @@ import type { PreviewQueue } from "./preview-queue";
 import { Previews } from "./previews";
 import { dropPreviews } from "./previews.repository";
 
-type PreviewSource = PreviewTemplate & Pick<TemplateRow, "body" | "sample_data">;
+type PreviewSource = PreviewTemplate & Pick<TemplateRow, "body" | "sample_data" | "options">;
+
+/** What of a template's post-processing shows on its page (its watermark), or undefined for none. */
+function visibleSteps(options: RenderOptions): PostProcessing | undefined {
+  const { watermark } = postProcessingOf(options);
+  return watermark ? { watermark, pdfua: false, test: false } : undefined;
+}
 
 export function catalogService(deps: {
   catalog: TemplateCatalog;
   expander: TemplateExpander;
   engine: RenderEngine;
+  /** Draws a pdf template's first page. */
+  postprocessor: Pick<PostProcessor, "pagePng">;
   db: Kysely<RenderDb>;
   js: JetStreamClient;
   /** A preview's own deadline, template expansion included (RENDER_PREVIEW_DEADLINE_MS). */
   previewDeadlineMs: number;
+  /** What a preview's printed PDF and its png may weigh (RENDER_MAX_OUTPUT_BYTES). */
+  maxOutputBytes: number;
   previewQueue: PreviewQueue;
   logger: Logger;
 }): renderV1.TemplateCatalogServiceServer {
+  /** A template's preview (see previewJob): the png an image template makes, or the first page of the PDF a pdf template prints. */
   async function renderPng(source: PreviewSource, cacheKey: string | undefined, assets: ReadonlyMap<string, Uint8Array>, signal: AbortSignal): Promise<Buffer> {
-    const timeoutMs = deps.previewDeadlineMs;
-    const html = await deps.expander.expand({ source: source.body, cacheKey, dataJson: JSON.stringify(source.sample_data), timeoutMs });
-    const output = await deps.engine.render({ ...previewJob(source, html, assets), deadlineMs: timeoutMs }, { signal });
-    return Buffer.from(output.data.buffer, output.data.byteOffset, output.data.byteLength);
+    const deadlineAt = performance.now() + deps.previewDeadlineMs;
+    const left = () => Math.max(1, Math.floor(deadlineAt - performance.now()));
+    const dataJson = JSON.stringify(source.sample_data);
+    const expand = (text: string, key?: string) => deps.expander.expand({ source: text, cacheKey: key, dataJson, timeoutMs: left() });
+    const options = camelKeys(source.options) as RenderOptions;
+    const [html, headerHtml, footerHtml] = await Promise.all([
+      expand(source.body, cacheKey),
+      ...[options.headerHtml, options.footerHtml].map((text) => (text === undefined ? undefined : expand(text))),
+    ]);
+    const job = previewJob(source, html!, assets, { ...options, headerHtml, footerHtml, pageRanges: options.pageRanges?.replace(/\s+/g, "") });
+    const output = await deps.engine.render({ ...job, deadlineMs: left(), jobDeadlineMs: deps.previewDeadlineMs }, { signal });
+    const png =
+      job.kind === "pdf"
+        ? await deps.postprocessor.pagePng(output.data, visibleSteps(options), { deadlineAt, maxOutputBytes: deps.maxOutputBytes }, signal)
+        : output.data;
+    return Buffer.from(png.buffer, png.byteOffset, png.byteLength);
   }
 
   const previews = new Previews({
@@ -50,7 +74,8 @@ export function catalogService(deps: {
   /** The preview of a version not stored (a save's before it is, a draft's): its sample data rendered in the preview queue. */
   function renderNew(owner: string, version: ReturnType<typeof newVersionOf>, signal: AbortSignal): Promise<Buffer> {
     const sample = JSON.parse(version.row.sample_data) as Record<string, unknown>;
-    const source = { owner, body: version.row.body, sample_data: sample, page: version.page, image: version.image, settings: {} };
+    const options = JSON.parse(version.row.options ?? "{}") as Record<string, unknown>;
+    const source = { owner, body: version.row.body, sample_data: sample, options, page: version.page, image: version.image, settings: {} };
     return previews.run(signal, (inQueue) => renderPng(source, undefined, version.assets, inQueue));
   }
 

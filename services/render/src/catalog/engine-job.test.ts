@@ -66,9 +66,9 @@ describe("a template as the engine renders it", () => {
     assert.deepEqual(rendered.options, { imageWidth: 100, imageHeight: 50, deviceScaleFactor: 2, imageFormat: "webp", quality: 70 });
   });
 
-  it("previews a template at its image's size, or its paper's turned for landscape, in its owner's windows", () => {
+  it("previews an image template at its image's size, in its owner's windows", () => {
     const assets = new Map<string, Uint8Array>();
-    assert.deepEqual(previewJob(card, "<p>card</p>", assets), {
+    assert.deepEqual(previewJob(card, "<p>card</p>", assets, {}), {
       html: "<p>card</p>",
       kind: "png",
       options: { imageWidth: 100, imageHeight: 50 },
@@ -76,9 +76,22 @@ describe("a template as the engine renders it", () => {
       scriptErrors: "fail",
       keyId: "key_1",
     });
-    const landscape = previewJob({ ...invoice, page: { ...page, format: "A4", landscape: true }, settings: { script_errors: "ignore" } }, "", assets);
-    assert.deepEqual(landscape.options, { imageWidth: 1123, imageHeight: 794 });
-    assert.equal(landscape.scriptErrors, "ignore");
-    assert.equal(landscape.keyId, undefined, "the public catalog's previews run in the shared windows");
+  });
+
+  it("previews a pdf template as a job of it prints it: its page settings under its version's default options, in the shared windows for the catalog's", () => {
+    const assets = new Map<string, Uint8Array>();
+    const defaults: RenderOptions = { margin: { top: "1in" }, headerHtml: "<p>For Ada</p>", scale: 0.9 };
+    const printed = previewJob({ ...invoice, settings: { script_errors: "ignore" } }, "<p>x</p>", assets, defaults);
+    assert.equal(printed.kind, "pdf");
+    assert.deepEqual(printed.options, {
+      ...templateOptions(invoice),
+      margin: { top: "1in", right: "15mm", bottom: "20mm", left: "15mm" },
+      headerHtml: "<p>For Ada</p>",
+      scale: 0.9,
+    });
+    assert.equal(printed.assets, assets);
+    assert.equal(printed.scriptErrors, "ignore");
+    assert.equal(printed.keyId, undefined, "the public catalog's previews run in the shared windows");
+    assert.equal(previewJob({ ...invoice, owner: "key_1" }, "", assets, {}).keyId, "key_1");
   });
 });

@@ -1,6 +1,6 @@
 import { DEFAULT_URL_VIEWPORT, type Margin, type RenderOptions } from "@pressroom/domain";
 import type { ImageJson, PageJson, TemplateSettingsJson } from "../db";
-import { paperPixels, type RenderJob } from "../engine";
+import type { RenderJob } from "../engine";
 
 /**
  * The one place a document becomes what the engine renders: a template (the
@@ -108,20 +108,25 @@ function scriptErrorsOf(options: RenderOptions, template: TemplateSettings | und
 }
 
 /**
- * A template's preview: a PNG of what its sample data makes, at its image's size, or at its
- * paper's (96 px to the inch, turned for landscape; A4 without a paper). An own template's
- * customer HTML runs only in its owner's windows; the public catalog's in the shared ones.
+ * A template's preview. A png template's: a PNG of what its sample data makes, at its image's
+ * size. A pdf template's: its PDF printed as a job of it with no options of its own would be
+ * (its paper, margins, header and footer, and its version's default `options`, their header
+ * and footer filled with the sample data), whose first page the post-processing process then
+ * draws (catalog.grpc.ts). An own template's customer HTML runs only in its owner's windows;
+ * the public catalog's in the shared ones.
  */
-export function previewJob(template: PreviewTemplate, html: string, assets: ReadonlyMap<string, Uint8Array>): RenderJob {
-  const page = template.page;
-  const paper = paperPixels(page?.format || "A4") ?? paperPixels("A4")!;
-  const size = template.image ?? (page?.landscape ? { width: paper.height, height: paper.width } : paper);
+export function previewJob(template: PreviewTemplate, html: string, assets: ReadonlyMap<string, Uint8Array>, options: RenderOptions): RenderJob {
+  const windows = template.owner ? { keyId: template.owner } : {};
+  if (!template.image) {
+    const { keyId: _owner, ...printed } = engineJob({ ...template, output: "pdf" }, { html, kind: "pdf", options, keyId: template.owner, assets });
+    return { ...printed, ...windows };
+  }
   return {
     html,
     kind: "png",
-    options: { imageWidth: size.width, imageHeight: size.height },
+    options: { imageWidth: template.image.width, imageHeight: template.image.height },
     assets,
     scriptErrors: template.settings.script_errors ?? "fail",
-    ...(template.owner ? { keyId: template.owner } : {}),
+    ...windows,
   };
 }

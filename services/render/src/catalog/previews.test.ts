@@ -13,6 +13,9 @@ import { connect, type NatsConnection } from "nats";
 import type { RenderDb } from "../db";
 import type { RenderEngine, RenderJob } from "../engine";
 import { migrations } from "../migrations";
+import { pngPixel } from "../postprocess";
+import { PostProcessClient } from "../postprocess/client";
+import { PostProcessHost } from "../postprocess/host";
 import { startEngine } from "../test-support/engine";
 import { loadBuiltinTemplates } from "./builtin-loader";
 import { TemplateCatalog } from "./catalog";
@@ -63,6 +66,7 @@ describe("catalog previews: renders of their own", () => {
   let db: Kysely<RenderDb>;
   let engine: RenderEngine;
   let expander: TemplateExpander;
+  let host: PostProcessHost;
   let nats: PrivateNats;
   let nc: NatsConnection;
   let dir: string;
@@ -87,15 +91,19 @@ describe("catalog previews: renders of their own", () => {
       return render(job, options);
     };
     expander = new TemplateExpander({ threads: 1, maxOutputBytes: 1024 * 1024 });
+    host = new PostProcessHost(createLogger("render-test", "warn"));
+    const postprocessor = new PostProcessClient(() => host.url());
     const logger = createLogger("render-test", "silent");
     replica = (previewQueue = new PreviewQueue({ slots: 2, maxWaiting: 4 })) =>
       catalogService({
         catalog: new TemplateCatalog(db),
         expander,
         engine,
+        postprocessor,
         db,
         js: nc.jetstream(),
         previewDeadlineMs: PREVIEW_DEADLINE_MS,
+        maxOutputBytes: 10 * 1024 * 1024,
         previewQueue,
         logger,
       });
@@ -104,6 +112,7 @@ describe("catalog previews: renders of their own", () => {
   after(async () => {
     await engine?.close();
     await expander?.close();
+    await host?.close();
     await nc?.close();
     await nats?.stop();
     await db?.destroy();
@@ -120,6 +129,28 @@ describe("catalog previews: renders of their own", () => {
     assert.equal(read.rendered, false, "stored: nothing rendered, nothing to count");
     assert.equal(Buffer.from(read.png).subarray(1, 4).toString("latin1"), "PNG");
     assert.deepEqual(keys, ["key-a"]);
+  });
+
+  it("previews a pdf template as its first printed page: its margins, its default options' footer filled with the sample data, its paper", async () => {
+    const request = saving("framed", '<div style="border-top:100px solid #000">{{who}}</div><div style="break-before:page">two</div>');
+    const framed = renderV1.SaveTemplateRequest.fromPartial({
+      ...request,
+      template: {
+        ...request.template,
+        page: { ...PAGE, format: "Letter", marginTop: "2in", marginLeft: "2in", marginBottom: "1in" },
+        optionsJson: JSON.stringify({ footer_html: '<div style="width:100%;border-top:20px solid #000;font-size:10px">{{who}}</div>' }),
+      },
+    });
+    await invoke(replica().saveTemplate, framed);
+    const { png } = await invoke(replica().getPreview, renderV1.GetPreviewRequest.fromPartial({ id: "framed", owner: "key-a", render: true }));
+    const dark = async (x: number, y: number) => (await pngPixel(png, x, y)).rgb.every((channel) => channel < 64);
+    const { width, height } = await pngPixel(png, 0, 0);
+    assert.deepEqual([width, height], [816, 1056], "US Letter at 96 px to the inch");
+    assert.equal(await dark(400, 240), true, "the document's band starts 2 in down the page");
+    assert.equal(await dark(400, 150), false, "the top margin is blank");
+    assert.equal(await dark(96, 240), false, "the left margin is blank");
+    const footer = await Promise.all(Array.from({ length: 24 }, (_, i) => dark(400, height - 96 + i * 4)));
+    assert.ok(footer.includes(true), "the footer is drawn in the bottom margin");
   });
 
   it("answers absent for an own template without a stored preview unless the caller admitted a render; renders it then, once", async () => {

@@ -18,7 +18,7 @@ export { engineSettings } from "./options";
 export { openChromium } from "./chromium";
 export { Slot, type SlotDeps } from "./slot";
 export { FifoSemaphore, WaiterQueue } from "./fifo";
-export { layoutOf, paperPixels } from "./paper";
+export { layoutOf } from "./paper";
 export { deadlineOf } from "./job";
 export { assetContentType } from "./network";
 export { CLEARED_STORAGE } from "./page";

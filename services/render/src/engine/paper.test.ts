@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { cssLengthToInches, layoutOf, paperPixels } from "./paper";
+import { cssLengthToInches, layoutOf } from "./paper";
 import { RenderFailure } from "./types";
 
 describe("paper", () => {
@@ -126,17 +126,5 @@ describe("paper", () => {
       quality: undefined,
       omitBackground: true,
     });
-  });
-
-  it("gives every paper format the templates take its size in CSS pixels, case-insensitively", () => {
-    assert.deepEqual(paperPixels("A4"), { width: 794, height: 1123 });
-    assert.deepEqual(paperPixels("A3"), { width: 1123, height: 1587 });
-    assert.deepEqual(paperPixels("A5"), { width: 559, height: 794 });
-    assert.deepEqual(paperPixels("Letter"), { width: 816, height: 1056 });
-    assert.deepEqual(paperPixels("Legal"), { width: 816, height: 1344 });
-    assert.deepEqual(paperPixels("tabloid"), { width: 1056, height: 1632 });
-    assert.deepEqual(paperPixels("b5"), { width: 665, height: 945 });
-    assert.deepEqual(paperPixels("EXECUTIVE"), { width: 696, height: 1008 });
-    assert.equal(paperPixels("B6"), undefined);
   });
 });

@@ -18,12 +18,6 @@ import { RenderFailure, type RenderJob, type RenderOutput } from "./types";
 
 const CSS_PX_PER_IN = 96;
 
-/** A named paper format's portrait size in CSS px (96 per inch), or undefined for a name the engine does not know. */
-export function paperPixels(format: string): { width: number; height: number } | undefined {
-  const paper = PAPER_INCHES[format.toLowerCase()];
-  return paper && { width: Math.round(paper.width * CSS_PX_PER_IN), height: Math.round(paper.height * CSS_PX_PER_IN) };
-}
-
 /** "12mm" → inches; "" and "0" → 0. Throws invalid_document on anything else. */
 export function cssLengthToInches(value: string, field: string): number {
   const text = value.trim().toLowerCase();

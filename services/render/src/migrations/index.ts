@@ -6,6 +6,7 @@ import * as templateGenerations from "./20261126T170000_template_generations";
 import * as previews from "./20261127T230000_previews";
 import * as attemptEnds from "./20261128T025045_attempt_ends";
 import * as templateOptions from "./20261128T094500_template_options";
+import * as printedPreviews from "./20261129T130000_printed_previews";
 
 /** Every migration of the render schema, by timestamped name. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "20261127T230000_previews": previews,
   "20261128T025045_attempt_ends": attemptEnds,
   "20261128T094500_template_options": templateOptions,
+  "20261129T130000_printed_previews": printedPreviews,
 };

@@ -18,6 +18,8 @@ export interface PostProcessor {
   merge(produce: (add: AddPart) => Promise<void>, limits: ToolLimits): Promise<Uint8Array>;
   /** A test-mode png with its TEST stamp drawn (see png-stamp.ts): the png is decoded there, not in the worker. */
   stampPng(png: Uint8Array, limits: ToolLimits): Promise<Uint8Array>;
+  /** The first page of a printed PDF as a png, after `steps` (see pagePng in index.ts); stops when `signal` aborts. */
+  pagePng(pdf: Uint8Array, steps: PostProcessing | undefined, limits: ToolLimits, signal: AbortSignal): Promise<Uint8Array>;
 }
 
 /** How long past a task's deadline the worker waits for the process's own answer (its tools stop at the deadline). */
@@ -59,9 +61,21 @@ export class PostProcessClient implements PostProcessor {
     return withSpan("postprocess.test_stamp", {}, () => this.call("/stamp-png", limits, undefined, (send) => send(png)));
   }
 
-  private async call(path: string, limits: ToolLimits, steps: PostProcessing | undefined, body: (send: AddPart) => Promise<void>): Promise<Uint8Array> {
+  pagePng(pdf: Uint8Array, steps: PostProcessing | undefined, limits: ToolLimits, signal: AbortSignal): Promise<Uint8Array> {
+    return withSpan("postprocess.page_png", {}, () => this.call("/page-png", limits, steps, (send) => send(pdf), signal));
+  }
+
+  private async call(
+    path: string,
+    limits: ToolLimits,
+    steps: PostProcessing | undefined,
+    body: (send: AddPart) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
     const task: WireTask = { timeLeftMs: timeLeft(limits), maxOutputBytes: limits.maxOutputBytes, ...(steps ? { steps } : {}) };
-    const req = request(new URL(path, await this.endpoint()), { method: "POST", agent: false, headers: { "content-type": "application/octet-stream" } });
+    const url = new URL(path, await this.endpoint());
+    signal?.throwIfAborted();
+    const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/octet-stream" }, ...(signal ? { signal } : {}) });
     const timer = setTimeout(
       () => req.destroy(new RenderFailure("deadline", "post-processing did not finish within the render deadline")),
       task.timeLeftMs + ANSWER_GRACE_MS,

@@ -1,8 +1,9 @@
 import { runPdfStep } from "./pdf-steps";
 import { convertToPdfa } from "./pdfa";
+import { firstPagePng } from "./page-png";
 import { encrypt, mergeParts, type AddPart } from "./qpdf";
 import type { ToolLimits } from "./tools";
-import { metadataOver, TEST_STAMP, type PostProcessing } from "./options";
+import { metadataOver, TEST_STAMP, wantsPostProcessing, type PostProcessing } from "./options";
 import type { StepTimes } from "./wire";
 
 export { postProcessingOf, wantsPostProcessing, type PostProcessing } from "./options";
@@ -49,6 +50,15 @@ export async function postProcess(pdf: Uint8Array, steps: PostProcessing, limits
     out = await step("encrypt", () => encrypt(out, encryption, limits));
   }
   return out;
+}
+
+/**
+ * The first page of a printed PDF as a png (a pdf template's preview; see firstPagePng), after
+ * the steps given, if any (a preview's watermark: what changes how the page looks).
+ */
+export async function pagePng(pdf: Uint8Array, steps: PostProcessing | undefined, limits: ToolLimits, times: StepTimes = []): Promise<Uint8Array> {
+  const page = steps && wantsPostProcessing(steps) ? await postProcess(pdf, steps, limits, times) : pdf;
+  return timed(times)("page_png", () => firstPagePng(page, limits));
 }
 
 /** The pages of the parts `produce` adds, in order, as one PDF (a merged job's documents; see mergeParts). */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Logger } from "@pressroom/platform/logger";
 import { RenderFailure, byteSize } from "../engine";
-import { merge, postProcess, stampPng } from "./index";
+import { merge, pagePng, postProcess, stampPng } from "./index";
 import { partsOverCap } from "./qpdf";
 import type { ToolLimits } from "./tools";
 import { MAX_TASK_BYTES, STEPS_HEADER, failureOf, readFrames, type StepTimes, type WireTask } from "./wire";
@@ -11,8 +11,9 @@ export const HEALTH_PATH = "/healthz";
 
 /**
  * The post-processing process's server (see wire.ts): POST /postprocess (the task, then the
- * printed PDF), POST /merge (the task, then each part as it is rendered) and POST /stamp-png
- * (the task, then a test-mode png to stamp TEST on). Every bound of
+ * printed PDF), POST /merge (the task, then each part as it is rendered), POST /stamp-png
+ * (the task, then a test-mode png to stamp TEST on) and POST /page-png (the task, its steps
+ * optional, then a printed PDF whose first page it answers as a png). Every bound of
  * the steps holds here as in one process: the deadline (the time left when the task was
  * sent), the output cap (a frame past it is refused before it is read, a merge's parts held
  * to it together), the tools' own limits.
@@ -27,7 +28,7 @@ export function createPostProcessServer(logger: Logger): Server {
     const started = performance.now();
     handle(req, req.url).then(
       ({ pdf, times }) => {
-        res.writeHead(200, { "content-type": req.url === "/stamp-png" ? "image/png" : "application/pdf", [STEPS_HEADER]: JSON.stringify(times) });
+        res.writeHead(200, { "content-type": PNG_TASKS.has(req.url!) ? "image/png" : "application/pdf", [STEPS_HEADER]: JSON.stringify(times) });
         res.end(pdf);
       },
       (err: unknown) => {
@@ -40,7 +41,8 @@ export function createPostProcessServer(logger: Logger): Server {
   });
 }
 
-const TASKS = ["/postprocess", "/merge", "/stamp-png"] as const;
+const TASKS = ["/postprocess", "/merge", "/stamp-png", "/page-png"] as const;
+const PNG_TASKS = new Set<string>(["/stamp-png", "/page-png"]);
 type Task = (typeof TASKS)[number];
 const isTask = (url: string | undefined): url is Task => (TASKS as readonly (string | undefined)[]).includes(url);
 
@@ -76,6 +78,7 @@ async function handle(req: IncomingMessage, task: Task): Promise<{ pdf: Uint8Arr
   const printed = await frames.next();
   if (printed.done) throw new Error("the request holds no document");
   if (task === "/stamp-png") return { pdf: await stampPng(printed.value), times };
+  if (task === "/page-png") return { pdf: await pagePng(printed.value, wire.steps, limits, times), times };
   if (!wire.steps) throw new Error("the request holds no steps");
   return { pdf: await postProcess(printed.value, wire.steps, limits, times), times };
 }
