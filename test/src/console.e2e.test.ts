@@ -164,7 +164,10 @@ describe("the console in a browser", () => {
     await clickText(page, "Save as a new version");
     await page.waitForFunction(() => location.pathname === "/console/templates/welcome-note" && document.body.innerText.includes("Compare version"));
     await clickText(page, "Show the changes");
-    await page.waitForSelector(".diff .cm-changedLine");
+    await page.waitForSelector(".diff .cm-changedLine", { timeout: 30_000 }).catch(async (err: unknown) => {
+      const shown = await page.evaluate(() => document.querySelector("main")?.innerText ?? document.body.innerText);
+      throw new Error(`no changed line in the diff; the page reads:\n${shown}`, { cause: err });
+    });
     assert.match(await page.$eval(".diff", (node) => (node as HTMLElement).innerText), /Second version\./);
     // Each version's own stored preview, side by side, with the pixels that changed marked.
     await page.waitForSelector(".visual-diff[data-changed-pixels]");

@@ -49,7 +49,7 @@ export { type RecentOutput, type RecentOutputInfo, RecentOutputs, type RecentOut
 export { type OutputTarget, storeOutput } from "./store-output";
 export { TEMPLATE_ID_PATTERN, templateNotFound, templateVersionNotFound } from "./templates";
 export { MAX_WEBHOOK_URL_LENGTH, outboundUrlProblem, webhookUrlProblem } from "./webhook-url";
-export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName } from "./paper";
+export { CSS_UNITS_PER_INCH, MAX_PAPER_IN, MIN_PAPER_IN, MIN_PRINTABLE_IN, PAPER_FORMATS, PAPER_INCHES, paperFormatName, previewPixels } from "./paper";
 export {
   camelKeys,
   type CamelKeys,

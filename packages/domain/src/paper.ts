@@ -37,3 +37,19 @@ export const MIN_PAPER_IN = 1;
 export const MAX_PAPER_IN = 200;
 /** What the margins must leave to print on, across and down, in inches. */
 export const MIN_PRINTABLE_IN = 0.5;
+
+/**
+ * A template preview's size in pixels, for a page to keep its room while the image loads: a png
+ * template's own width and height, a pdf template's paper at 96 pixels to the inch (landscape
+ * turned; A4 without a page or for a name not known), to a pixel of the png (Chromium prints a
+ * page's size in whole points).
+ */
+export function previewPixels(template: { width?: number; height?: number; page?: { format: string; landscape: boolean } | null }): {
+  width: number;
+  height: number;
+} {
+  if (template.width !== undefined && template.height !== undefined) return { width: template.width, height: template.height };
+  const paper = PAPER_INCHES[(template.page?.format ?? "").toLowerCase()] ?? PAPER_INCHES.a4!;
+  const [width, height] = [paper.width, paper.height].map((inches) => Math.round(inches * CSS_UNITS_PER_INCH.px));
+  return template.page?.landscape ? { width: height!, height: width! } : { width: width!, height: height! };
+}

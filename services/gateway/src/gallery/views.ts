@@ -1,4 +1,4 @@
-import { DEMO_API_KEY } from "@pressroom/domain";
+import { DEMO_API_KEY, previewPixels } from "@pressroom/domain";
 import { escapeHtml } from "../html";
 import type { CatalogEntry } from "../catalog-entry";
 import { snippets } from "../snippets";
@@ -65,8 +65,10 @@ function facts(template: CatalogEntry): string {
 </dl>`;
 }
 
-function previewImage(template: CatalogEntry): string {
-  return `<img src="/templates/${escapeHtml(template.id)}/preview.png" alt="Preview of the ${escapeHtml(template.name)} template">`;
+/** The template's preview; `sized`, with its size in pixels, so that the page keeps the image's room while it loads (a card's box is fixed). */
+function previewImage(template: CatalogEntry, sized = false): string {
+  const size = sized ? ` width="${previewPixels(template).width}" height="${previewPixels(template).height}"` : "";
+  return `<img src="/templates/${escapeHtml(template.id)}/preview.png" alt="Preview of the ${escapeHtml(template.name)} template"${size}>`;
 }
 
 export function galleryPage(templates: CatalogEntry[]): string {
@@ -175,7 +177,7 @@ export function templatePage(entry: CatalogEntry, baseUrl: string): string {
 ${facts(template)}
 <p>Template id <code>${escapeHtml(template.id)}</code>, version ${template.version}. Rendered with <code>POST ${endpoint}</code>.</p>
 </div>
-<figure>${previewImage(template)}<figcaption>Rendered with the sample data below.</figcaption></figure>
+<figure>${previewImage(template, true)}<figcaption>Rendered with the sample data below.</figcaption></figure>
 </div>
 
 <section aria-labelledby="schema-title">

@@ -1,3 +1,4 @@
+import { previewPixels } from "@pressroom/domain/paper";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { snippets } from "../../../snippets";
 import { api, type ApiError, type Template } from "../api";
@@ -48,7 +49,7 @@ export function TemplatePage({ id, readOnly }: { id: string; readOnly: boolean }
               {!readOnly && <RenderIt template={t} />}
             </div>
             <figure>
-              <img src={t.preview_url} alt={`Preview of ${t.name}, version ${t.version}`} />
+              <img src={t.preview_url} alt={`Preview of ${t.name}, version ${t.version}`} {...previewPixels(t)} />
               <figcaption>Version {t.version} with its sample data</figcaption>
             </figure>
           </div>
