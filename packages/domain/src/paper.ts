@@ -41,8 +41,8 @@ export const MIN_PRINTABLE_IN = 0.5;
 /**
  * A template preview's size in pixels, for a page to keep its room while the image loads: a png
  * template's own width and height, a pdf template's paper at 96 pixels to the inch (landscape
- * turned; A4 without a page or for a name not known), to a pixel of the png (Chromium prints a
- * page's size in whole points).
+ * turned; A4 without a page or for a name not known), to a pixel of the png (the page Chromium
+ * prints is not a whole number of pixels: its A4 is 794.56 × 1122.56).
  */
 export function previewPixels(template: { width?: number; height?: number; page?: { format: string; landscape: boolean } | null }): {
   width: number;

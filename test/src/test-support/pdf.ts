@@ -45,7 +45,7 @@ export function pngSize(bytes: Uint8Array): { width: number; height: number } {
 
 /**
  * Asserts that a pdf template's preview, its first printed page drawn at 96 pixels to the inch, has its paper's size in CSS
- * pixels: to a pixel, as Chromium gives a printed page's size in whole points.
+ * pixels, to a pixel: the page Chromium prints is not a whole number of pixels (its A4 is 794.56 × 1122.56).
  */
 export function assertPageSize(actual: { width: number; height: number }, paper: { width: number; height: number }, message: string): void {
   const near = Math.abs(actual.width - paper.width) <= 1 && Math.abs(actual.height - paper.height) <= 1;
