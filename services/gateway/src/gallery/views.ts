@@ -67,7 +67,8 @@ function facts(template: CatalogEntry): string {
 
 /** The template's preview; `sized`, with its size in pixels, so that the page keeps the image's room while it loads (a card's box is fixed). */
 function previewImage(template: CatalogEntry, sized = false): string {
-  const size = sized ? ` width="${previewPixels(template).width}" height="${previewPixels(template).height}"` : "";
+  const { width, height } = previewPixels(template);
+  const size = sized ? ` width="${width}" height="${height}"` : "";
   return `<img src="/templates/${escapeHtml(template.id)}/preview.png" alt="Preview of the ${escapeHtml(template.name)} template"${size}>`;
 }
 

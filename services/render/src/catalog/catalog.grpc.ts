@@ -46,11 +46,9 @@ export function catalogService(deps: {
     const dataJson = JSON.stringify(source.sample_data);
     const expand = (text: string, key?: string) => deps.expander.expand({ source: text, cacheKey: key, dataJson, timeoutMs: left() });
     const options = camelKeys(source.options) as RenderOptions;
-    const [html, headerHtml, footerHtml] = await Promise.all([
-      expand(source.body, cacheKey),
-      ...[options.headerHtml, options.footerHtml].map((text) => (text === undefined ? undefined : expand(text))),
-    ]);
-    const job = previewJob(source, html!, assets, { ...options, headerHtml, footerHtml, pageRanges: options.pageRanges?.replace(/\s+/g, "") });
+    const filled = (text: string | undefined) => (text === undefined ? undefined : expand(text));
+    const [html, headerHtml, footerHtml] = await Promise.all([expand(source.body, cacheKey), filled(options.headerHtml), filled(options.footerHtml)]);
+    const job = previewJob(source, html, assets, { ...options, headerHtml, footerHtml, pageRanges: options.pageRanges?.replace(/\s+/g, "") });
     const output = await deps.engine.render({ ...job, deadlineMs: left(), jobDeadlineMs: deps.previewDeadlineMs }, { signal });
     const png =
       job.kind === "pdf"
